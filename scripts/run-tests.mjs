@@ -21,7 +21,9 @@ const files = findTests('test')
   .filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)))
   .sort();
 if (files.length === 0) {
-  console.error(`run-tests: no test files matched ${filters.length ? filters.join(', ') : 'test/**/*.test.ts'}`);
+  console.error(
+    `run-tests: no test files matched ${filters.length ? filters.join(', ') : 'test/**/*.test.ts'}`,
+  );
   process.exit(1);
 }
 console.log(`run-tests: ${files.length} test files`);

@@ -43,7 +43,8 @@ export const notFound = (message: string, field?: string): LatticeError =>
 export const unavailable = (message: string, cause?: unknown): LatticeError =>
   new LatticeError('UNAVAILABLE', message, { cause });
 
-export const deadlineExceeded = (message: string): LatticeError => new LatticeError('DEADLINE_EXCEEDED', message);
+export const deadlineExceeded = (message: string): LatticeError =>
+  new LatticeError('DEADLINE_EXCEEDED', message);
 
 export function isLatticeError(err: unknown, code?: ErrorCode): err is LatticeError {
   return err instanceof LatticeError && (code === undefined || err.code === code);

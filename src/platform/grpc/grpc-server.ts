@@ -1,0 +1,140 @@
+import { fileURLToPath } from 'node:url';
+import {
+  type MethodDefinition,
+  Server,
+  ServerCredentials,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { HealthImplementation } from 'grpc-health-check';
+import { LatticeError } from '../errors.js';
+import type { Logger } from '../logging/index.js';
+import type { Metrics } from '../metrics/index.js';
+import { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
+import { type UnaryHandlers, unary } from './unary.js';
+
+/** The project's proto/ folder, the root that reflection loads service descriptions from. */
+export const protoRoot = fileURLToPath(new URL('../../../proto', import.meta.url));
+
+export interface GrpcServerOptions {
+  /** Names the server in logs and metrics, e.g. `orchestrator`. */
+  name: string;
+  host: string;
+  /** 0 picks a free port; `start()` returns the bound one. */
+  port: number;
+  logger: Logger;
+  metrics: Metrics;
+  /** Caller-token auth; off when absent or when no tokens are configured. */
+  auth?: CallerAuthOptions;
+  maxMessageBytes?: number;
+  /** Proto files (relative to proto/) whose services reflection describes. */
+  reflectionProtos?: string[];
+  /** How long `stop()` lets in-flight calls finish before cancelling them. */
+  shutdownGraceMs?: number;
+}
+
+/**
+ * A gRPC server with what every Lattice service needs: the standard health service, server
+ * reflection, metrics and optional caller-token auth as interceptors, one error→status mapping,
+ * and a shutdown that stops taking calls, drains in-flight ones and only then closes.
+ */
+export class GrpcServer {
+  private readonly server: Server;
+  private readonly health = new HealthImplementation({ '': 'NOT_SERVING' });
+  private readonly serviceNames: string[] = [];
+  private boundPort: number | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly options: GrpcServerOptions) {
+    const interceptors = [metricsInterceptor(options.metrics, options.name)];
+    if (options.auth && Object.keys(options.auth.tokens).length > 0) {
+      interceptors.push(callerAuthInterceptor(options.auth));
+    }
+    const maxBytes = options.maxMessageBytes ?? 16 * 1024 * 1024;
+    this.server = new Server({
+      interceptors,
+      'grpc.max_receive_message_length': maxBytes,
+      'grpc.max_send_message_length': maxBytes,
+    });
+    this.health.addToServer(this.server);
+    if (options.reflectionProtos && options.reflectionProtos.length > 0) {
+      const definition = loadSync(options.reflectionProtos, { includeDirs: [protoRoot] });
+      new ReflectionService(definition).addToServer(this.server);
+    }
+  }
+
+  /** Registers a service whose methods are promise-returning unary handlers. */
+  addUnaryService<D extends ServiceDefinition>(definition: D, handlers: UnaryHandlers<D>): void {
+    const implementation: UntypedServiceImplementation = {};
+    for (const [name, method] of Object.entries(definition) as [
+      string,
+      MethodDefinition<unknown, unknown>,
+    ][]) {
+      const handler = (handlers as Record<string, Parameters<typeof unary>[1]>)[name];
+      if (!handler) throw new LatticeError('INTERNAL', `no handler for ${method.path}`);
+      implementation[name] = unary(method.path, handler, (err, path) =>
+        this.options.logger.error({ err, method: path }, 'unexpected error in gRPC handler'),
+      );
+    }
+    this.addService(definition, implementation);
+  }
+
+  /** Registers a service with raw grpc-js handlers (streaming, or generated server interfaces). */
+  addService(definition: ServiceDefinition, implementation: UntypedServiceImplementation): void {
+    this.server.addService(definition, implementation);
+    const first = Object.values(definition)[0];
+    const serviceName = first?.path.split('/')[1];
+    if (serviceName) this.serviceNames.push(serviceName);
+  }
+
+  /** Binds and starts serving; resolves to the bound port. Health turns SERVING for every service. */
+  async start(): Promise<number> {
+    const { host, port, name } = this.options;
+    const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    this.boundPort = await new Promise<number>((resolve, reject) => {
+      this.server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) =>
+        err
+          ? reject(new LatticeError('UNAVAILABLE', `${name}: cannot listen on ${address}: ${err.message}`))
+          : resolve(bound),
+      );
+    });
+    this.health.setStatus('', 'SERVING');
+    for (const service of this.serviceNames) this.health.setStatus(service, 'SERVING');
+    this.options.logger.info(
+      { address: `${host}:${this.boundPort}`, services: this.serviceNames },
+      `${name} gRPC listening`,
+    );
+    return this.boundPort;
+  }
+
+  get port(): number | undefined {
+    return this.boundPort;
+  }
+
+  /**
+   * Stops taking new calls (health NOT_SERVING first, so balancers move away), waits up to the grace
+   * period for in-flight calls to finish, then cancels what is left. Safe to call more than once.
+   */
+  stop(graceMs = this.options.shutdownGraceMs ?? 10_000): Promise<void> {
+    this.stopping ??= new Promise<void>((resolve) => {
+      this.health.setStatus('', 'NOT_SERVING');
+      for (const service of this.serviceNames) this.health.setStatus(service, 'NOT_SERVING');
+      const timer = setTimeout(() => {
+        this.options.logger.warn(
+          { graceMs },
+          `${this.options.name}: calls still running after the grace period; cancelling them`,
+        );
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      timer.unref();
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    return this.stopping;
+  }
+}

@@ -1,0 +1,4 @@
+export { GrpcServer, type GrpcServerOptions, protoRoot } from './grpc-server.js';
+export { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
+export { grpcStatusOf, toServiceError } from './status.js';
+export { type CallContext, type UnaryHandler, type UnaryHandlers, unary } from './unary.js';

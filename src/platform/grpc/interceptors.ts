@@ -1,0 +1,104 @@
+import { timingSafeEqual } from 'node:crypto';
+import {
+  type Metadata,
+  ResponderBuilder,
+  ServerInterceptingCall,
+  type ServerInterceptor,
+  ServerListenerBuilder,
+  status,
+} from '@grpc/grpc-js';
+import type { Metrics } from '../metrics/index.js';
+
+/** Methods every caller may use without a token: health checks and reflection. */
+const openServices = ['/grpc.health.v1.Health/', '/grpc.reflection.'];
+
+export interface CallerAuthOptions {
+  /** Caller id → token. */
+  tokens: Record<string, string>;
+  idHeader: string;
+  tokenHeader: string;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function firstString(metadata: Metadata, key: string): string | undefined {
+  const value = metadata.get(key)[0];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Rejects calls whose caller-id / caller-token metadata is missing or wrong with UNAUTHENTICATED. */
+export function callerAuthInterceptor(options: CallerAuthOptions): ServerInterceptor {
+  const idHeader = options.idHeader.toLowerCase();
+  const tokenHeader = options.tokenHeader.toLowerCase();
+  return (method, call) => {
+    if (openServices.some((prefix) => method.path.startsWith(prefix)))
+      return new ServerInterceptingCall(call);
+    return new ServerInterceptingCall(
+      call,
+      new ResponderBuilder()
+        .withStart((next) => {
+          next(
+            new ServerListenerBuilder()
+              .withOnReceiveMetadata((metadata, nextMetadata) => {
+                const callerId = firstString(metadata, idHeader);
+                const token = firstString(metadata, tokenHeader);
+                if (!callerId || !token) {
+                  call.sendStatus({
+                    code: status.UNAUTHENTICATED,
+                    details: `missing ${!callerId ? idHeader : tokenHeader} metadata`,
+                  });
+                  return;
+                }
+                const expected = options.tokens[callerId];
+                if (expected === undefined || !sameSecret(expected, token)) {
+                  call.sendStatus({
+                    code: status.UNAUTHENTICATED,
+                    details: `caller ${callerId} is not authorized`,
+                  });
+                  return;
+                }
+                nextMetadata(metadata);
+              })
+              .build(),
+          );
+        })
+        .build(),
+    );
+  };
+}
+
+const statusNames = Object.fromEntries(Object.entries(status).map(([name, code]) => [code, name])) as Record<
+  number,
+  string
+>;
+
+/** Counts every call by method and status and records its latency. */
+export function metricsInterceptor(metrics: Metrics, serverName: string): ServerInterceptor {
+  const calls = metrics.counter('grpc_server_handled_total', 'gRPC calls completed, by method and status', [
+    'server',
+    'method',
+    'code',
+  ]);
+  const latency = metrics.timing('grpc_server_handling_seconds', 'gRPC call latency until status is sent', [
+    'server',
+    'method',
+  ]);
+  return (method, call) => {
+    const started = performance.now();
+    return new ServerInterceptingCall(
+      call,
+      new ResponderBuilder()
+        .withSendStatus((sent, next) => {
+          const labels = { server: serverName, method: method.path };
+          calls.inc({ ...labels, code: statusNames[sent.code] ?? String(sent.code) });
+          latency.observeMs(labels, performance.now() - started);
+          next(sent);
+        })
+        .build(),
+    );
+  };
+}

@@ -1,0 +1,9 @@
+export {
+  type CounterMetric,
+  type GaugeMetric,
+  type Labels,
+  Metrics,
+  type MetricsOptions,
+  type StatsdOptions,
+  type TimingMetric,
+} from './metrics.js';

@@ -1,0 +1,200 @@
+import { readFileSync } from 'node:fs';
+import { extname, join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { describeError, invalidArgument, LatticeError } from '../errors.js';
+import { type Settings, settingsSchema } from './schema.js';
+
+type EnvKind = 'string' | 'number' | 'list' | 'tokens';
+
+/** Every environment variable Lattice reads, and the setting it sets. */
+export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKind }> = [
+  { env: 'LATTICE_DATA_DIR', path: 'dataDir', kind: 'string' },
+  { env: 'LATTICE_HOST', path: 'host', kind: 'string' },
+  { env: 'LATTICE_LOG_LEVEL', path: 'logLevel', kind: 'string' },
+  { env: 'LATTICE_CONFIG_STORE', path: 'configStore.kind', kind: 'string' },
+  { env: 'LATTICE_CONFIG_DIR', path: 'configStore.dir', kind: 'string' },
+  { env: 'LATTICE_ETCD_ENDPOINTS', path: 'configStore.endpoints', kind: 'list' },
+  { env: 'LATTICE_ETCD_PREFIX', path: 'configStore.prefix', kind: 'string' },
+  { env: 'LATTICE_QUEUE', path: 'queue.kind', kind: 'string' },
+  { env: 'LATTICE_QUEUE_JOURNAL_DIR', path: 'queue.journalDir', kind: 'string' },
+  { env: 'LATTICE_NATS_SERVERS', path: 'queue.servers', kind: 'list' },
+  { env: 'LATTICE_SQL', path: 'sql.kind', kind: 'string' },
+  { env: 'LATTICE_SQL_DATA_DIR', path: 'sql.dataDir', kind: 'string' },
+  { env: 'LATTICE_POSTGRES_URL', path: 'sql.url', kind: 'string' },
+  { env: 'LATTICE_CACHE', path: 'cache.kind', kind: 'string' },
+  { env: 'LATTICE_CACHE_MAX_BYTES', path: 'cache.maxBytes', kind: 'number' },
+  { env: 'LATTICE_REDIS_URL', path: 'cache.url', kind: 'string' },
+  { env: 'LATTICE_METRICS_PORT', path: 'metrics.port', kind: 'number' },
+  { env: 'LATTICE_STATSD_HOST', path: 'metrics.statsdHost', kind: 'string' },
+  { env: 'LATTICE_STATSD_PORT', path: 'metrics.statsdPort', kind: 'number' },
+  { env: 'LATTICE_STATSD_PREFIX', path: 'metrics.statsdPrefix', kind: 'string' },
+  { env: 'LATTICE_STATSD_TAGS', path: 'metrics.statsdTags', kind: 'string' },
+  { env: 'LATTICE_CALLER_TOKENS', path: 'auth.callerTokens', kind: 'tokens' },
+  { env: 'LATTICE_GRPC_PORT', path: 'grpc.port', kind: 'number' },
+];
+
+/** Settings with every derived default filled in: the embedded adapters' directories are absolute. */
+export type LoadedSettings = Settings & {
+  configStore: { dir: string };
+  sql: { dataDir: string };
+  queue: { journalDir: string | undefined };
+};
+
+export interface LoadSettingsOptions {
+  /** Environment to read; defaults to `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** A JSON or YAML settings file; defaults to `$LATTICE_SETTINGS_FILE`. */
+  file?: string;
+  /** Values that win over the file and the environment (e.g. CLI flags), as a nested object. */
+  overrides?: Record<string, unknown>;
+}
+
+type Json = Record<string, unknown>;
+
+function setPath(target: Json, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[part] = {};
+    node = node[part] as Json;
+  }
+  node[parts.at(-1)!] = value;
+}
+
+function mergeInto(target: Json, source: Json): void {
+  for (const [key, value] of Object.entries(source)) {
+    const existing = target[key];
+    if (
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      typeof existing === 'object' &&
+      existing !== null &&
+      !Array.isArray(existing)
+    ) {
+      mergeInto(existing as Json, value as Json);
+    } else {
+      target[key] = value;
+    }
+  }
+}
+
+function parseEnvValue(env: string, raw: string, kind: EnvKind): unknown {
+  switch (kind) {
+    case 'string':
+      return raw;
+    case 'number': {
+      const n = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(n)) {
+        throw invalidArgument(`setting ${env}=${JSON.stringify(raw)} is not a number`, env);
+      }
+      return n;
+    }
+    case 'list':
+      return raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
+    case 'tokens': {
+      const tokens: Record<string, string> = {};
+      for (const pair of raw.split(',').filter((s) => s.trim() !== '')) {
+        const at = pair.indexOf(':');
+        if (at <= 0 || at === pair.length - 1) {
+          throw invalidArgument(
+            `setting ${env}: expected "caller-id:token,...", got ${JSON.stringify(pair)}`,
+            env,
+          );
+        }
+        tokens[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+      }
+      return tokens;
+    }
+  }
+}
+
+function readSettingsFile(file: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw invalidArgument(`settings file ${file} cannot be read: ${describeError(err)}`, file);
+  }
+  let parsed: unknown;
+  try {
+    parsed = extname(file) === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw invalidArgument(
+      `settings file ${file} is not valid ${extname(file) === '.json' ? 'JSON' : 'YAML'}: ${describeError(err)}`,
+      file,
+    );
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw invalidArgument(`settings file ${file} must hold an object at the top level`, file);
+  }
+  return parsed as Json;
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  sources: Map<string, string>,
+  file: string | undefined,
+): string {
+  const path = issue.path.map(String).join('.');
+  const keys =
+    issue.code === 'unrecognized_keys' ? issue.keys.map((k) => (path ? `${path}.${k}` : k)) : [path];
+  const where = keys
+    .map((key) => {
+      const fromEnv = sources.get(key);
+      if (fromEnv) return `${key} (from env ${fromEnv})`;
+      return file ? `${key || '(top level)'} (in ${file})` : key || '(top level)';
+    })
+    .join(', ');
+  return `${where}: ${issue.message}`;
+}
+
+/**
+ * Reads settings from (lowest to highest precedence) defaults, the settings file, the environment
+ * and explicit overrides; validates them once and names the setting and its source on any error.
+ */
+export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings {
+  const env = options.env ?? process.env;
+  const file = options.file ?? (env.LATTICE_SETTINGS_FILE || undefined);
+  const raw: Json = file ? readSettingsFile(file) : {};
+  const sources = new Map<string, string>();
+  for (const { env: name, path, kind } of settingsEnv) {
+    const value = env[name];
+    if (value === undefined || value === '') continue;
+    setPath(raw, path, parseEnvValue(name, value, kind));
+    sources.set(path, name);
+  }
+  if (options.overrides) mergeInto(raw, options.overrides);
+
+  const result = settingsSchema.safeParse(raw);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  - ${describeIssue(issue, sources, file)}`);
+    throw new LatticeError('INVALID_ARGUMENT', `invalid settings:\n${lines.join('\n')}`, {
+      field: result.error.issues[0]?.path.join('.'),
+    });
+  }
+  const settings = result.data;
+  const dataDir = resolve(settings.dataDir);
+  return {
+    ...settings,
+    dataDir,
+    configStore: {
+      ...settings.configStore,
+      dir: resolve(settings.configStore.dir ?? join(dataDir, 'config')),
+    },
+    sql: { ...settings.sql, dataDir: resolve(settings.sql.dataDir ?? join(dataDir, 'sql')) },
+    queue: {
+      ...settings.queue,
+      journalDir:
+        settings.queue.journalDir === ''
+          ? undefined
+          : resolve(settings.queue.journalDir ?? join(dataDir, 'queue')),
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+
+/**
+ * The settings every Lattice process reads once at start-up. Defaults make `npm start` work on a
+ * bare machine (embedded adapters, data under `.lattice/`); the distributed adapters are chosen by
+ * setting a port's `kind`, never by code changes.
+ */
+const port = z.number().int().min(0).max(65535);
+const logLevel = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
+const url = z.string().min(1);
+
+export const settingsSchema = z
+  .object({
+    /** Where embedded adapters keep their files. */
+    dataDir: z.string().min(1).default('.lattice'),
+    /** Address every server binds to. */
+    host: z.string().min(1).default('127.0.0.1'),
+    logLevel: logLevel.default('info'),
+    configStore: z
+      .object({
+        kind: z.enum(['file', 'etcd']).default('file'),
+        /** file: the watched directory; default `<dataDir>/config`. */
+        dir: z.string().min(1).optional(),
+        /** etcd: client endpoints. */
+        endpoints: z.array(url).min(1).default(['http://127.0.0.1:2379']),
+        /** etcd: every key is stored under this prefix. */
+        prefix: z.string().default('/lattice/'),
+        dialTimeoutMs: z.number().int().positive().default(3000),
+      })
+      .strict()
+      .prefault({}),
+    queue: z
+      .object({
+        kind: z.enum(['memory', 'jetstream']).default('memory'),
+        /** memory: journal directory so a crash loses nothing; default `<dataDir>/queue`; '' disables it. */
+        journalDir: z.string().optional(),
+        /** jetstream: NATS server URLs. */
+        servers: z.array(url).min(1).default(['nats://127.0.0.1:4222']),
+        connectTimeoutMs: z.number().int().positive().default(3000),
+      })
+      .strict()
+      .prefault({}),
+    sql: z
+      .object({
+        kind: z.enum(['pglite', 'postgres']).default('pglite'),
+        /** pglite: data directory; default `<dataDir>/sql`. */
+        dataDir: z.string().optional(),
+        /** postgres: connection URL. */
+        url: url.default('postgres://postgres@127.0.0.1:5432/lattice'),
+        poolSize: z.number().int().positive().default(10),
+        connectTimeoutMs: z.number().int().positive().default(3000),
+      })
+      .strict()
+      .prefault({}),
+    cache: z
+      .object({
+        kind: z.enum(['memory', 'redis']).default('memory'),
+        /** memory: size bound of the LRU, in bytes. */
+        maxBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(256 * 1024 * 1024),
+        /** redis: connection URL. */
+        url: url.default('redis://127.0.0.1:6379'),
+        keyPrefix: z.string().default('lattice:'),
+        connectTimeoutMs: z.number().int().positive().default(2000),
+      })
+      .strict()
+      .prefault({}),
+    metrics: z
+      .object({
+        /** Port of the HTTP ops server (/metrics, /healthz, /readyz); 0 picks a free one. */
+        port: port.default(9464),
+        /** StatsD is sent only when a host is set. */
+        statsdHost: z.string().optional(),
+        statsdPort: port.default(8125),
+        statsdPrefix: z.string().default('lattice.'),
+        /** How tags are written: DogStatsD (`|#k:v`), Telegraf (`,k=v`) or dropped for plain StatsD. */
+        statsdTags: z.enum(['datadog', 'telegraf', 'none']).default('datadog'),
+      })
+      .strict()
+      .prefault({}),
+    auth: z
+      .object({
+        /** Caller id → token. When empty, caller auth is off. */
+        callerTokens: z.record(z.string().min(1), z.string().min(1)).default({}),
+        callerIdHeader: z.string().min(1).default('caller-id'),
+        callerTokenHeader: z.string().min(1).default('caller-token'),
+      })
+      .strict()
+      .prefault({}),
+    grpc: z
+      .object({
+        /** Port of the platform gRPC server (health, reflection); 0 picks a free one. */
+        port: port.default(50050),
+        maxMessageBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(16 * 1024 * 1024),
+        /** How long shutdown waits for in-flight calls before cancelling them. */
+        shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type Settings = z.output<typeof settingsSchema>;
+export type SettingsInput = z.input<typeof settingsSchema>;

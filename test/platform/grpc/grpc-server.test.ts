@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { invalidArgument, notFound } from '../../../src/platform/errors.js';
+import { GrpcServer } from '../../../src/platform/grpc/index.js';
+import { createLogger } from '../../../src/platform/logging/index.js';
+import { Metrics } from '../../../src/platform/metrics/index.js';
+import { eventually } from '../../support/servers.js';
+
+const echoProto = fileURLToPath(new URL('../../fixtures/proto/echo.proto', import.meta.url));
+const reflectionProto = fileURLToPath(
+  new URL(
+    '../../../node_modules/@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto',
+    import.meta.url,
+  ),
+);
+const healthProto = fileURLToPath(
+  new URL('../../../node_modules/grpc-health-check/proto/health/v1/health.proto', import.meta.url),
+);
+
+type Pkg = Record<string, unknown>;
+function lookup(pkg: Pkg, path: string): grpc.ServiceClientConstructor {
+  return path
+    .split('.')
+    .reduce<unknown>((node, key) => (node as Pkg)[key], pkg) as grpc.ServiceClientConstructor;
+}
+const echoPkg = grpc.loadPackageDefinition(loadSync(echoProto)) as Pkg;
+const EchoClient = lookup(echoPkg, 'lattice.test.Echo');
+const HealthClient = lookup(
+  grpc.loadPackageDefinition(loadSync(healthProto, { enums: String })) as Pkg,
+  'grpc.health.v1.Health',
+);
+const ReflectionClient = lookup(
+  grpc.loadPackageDefinition(loadSync(reflectionProto)) as Pkg,
+  'grpc.reflection.v1.ServerReflection',
+);
+
+interface SayRequest {
+  text: string;
+  delayMs: number;
+  fail: string;
+}
+type Unary = (
+  req: object,
+  md: grpc.Metadata,
+  opts: grpc.CallOptions,
+  cb: (err: grpc.ServiceError | null, res: unknown) => void,
+) => void;
+
+function call<T>(
+  client: grpc.Client,
+  method: string,
+  request: object,
+  metadata = new grpc.Metadata(),
+  deadlineMs = 5000,
+): Promise<T> {
+  const fn = (client as unknown as Record<string, Unary>)[method]!.bind(client);
+  return new Promise((resolve, reject) =>
+    fn(request, metadata, { deadline: Date.now() + deadlineMs }, (err, res) =>
+      err ? reject(err) : resolve(res as T),
+    ),
+  );
+}
+
+function startEcho(options: { auth?: Record<string, string> } = {}) {
+  const metrics = new Metrics();
+  const slowCallsStarted = { count: 0 };
+  const server = new GrpcServer({
+    name: 'echo',
+    host: '127.0.0.1',
+    port: 0,
+    logger: createLogger('test', { level: 'silent' }),
+    metrics,
+    reflectionProtos: [echoProto],
+    auth: options.auth
+      ? { tokens: options.auth, idHeader: 'caller-id', tokenHeader: 'caller-token' }
+      : undefined,
+    shutdownGraceMs: 2000,
+  });
+  server.addUnaryService(EchoClient.service, {
+    Say: async (request: SayRequest, context) => {
+      if (request.delayMs > 0) {
+        slowCallsStarted.count++;
+        await new Promise<void>((resolve, reject) => {
+          const t = setTimeout(resolve, request.delayMs);
+          context.signal.addEventListener('abort', () => {
+            clearTimeout(t);
+            reject(context.signal.reason);
+          });
+        });
+      }
+      if (request.fail === 'invalid') throw invalidArgument('text must not be empty', 'text');
+      if (request.fail === 'not_found') throw notFound('no such echo');
+      if (request.fail === 'crash') throw new TypeError('secret internals');
+      return { text: `echo ${request.text}` };
+    },
+  });
+  return { server, metrics, slowCallsStarted };
+}
+
+describe('GrpcServer', () => {
+  const { server, metrics } = startEcho();
+  let client: grpc.Client;
+  let address: string;
+
+  before(async () => {
+    address = `127.0.0.1:${await server.start()}`;
+    client = new EchoClient(address, grpc.credentials.createInsecure());
+  });
+  after(async () => {
+    client.close();
+    await server.stop();
+  });
+
+  test('answers a unary call', async () => {
+    const res = await call<{ text: string }>(client, 'Say', { text: 'hi' });
+    assert.equal(res.text, 'echo hi');
+  });
+
+  test('maps Lattice errors to their status, with the field in trailers', async () => {
+    await assert.rejects(call(client, 'Say', { fail: 'invalid' }), (err: grpc.ServiceError) => {
+      assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
+      assert.equal(err.details, 'text must not be empty');
+      assert.deepEqual(err.metadata.get('field'), ['text']);
+      return true;
+    });
+    await assert.rejects(call(client, 'Say', { fail: 'not_found' }), { code: grpc.status.NOT_FOUND });
+  });
+
+  test('an unexpected error is INTERNAL without internals, and the server keeps serving', async () => {
+    await assert.rejects(call(client, 'Say', { fail: 'crash' }), (err: grpc.ServiceError) => {
+      assert.equal(err.code, grpc.status.INTERNAL);
+      assert.doesNotMatch(err.details, /secret/);
+      return true;
+    });
+    assert.equal((await call<{ text: string }>(client, 'Say', { text: 'still' })).text, 'echo still');
+  });
+
+  test('the deadline aborts the handler and the client gets DEADLINE_EXCEEDED', async () => {
+    await assert.rejects(call(client, 'Say', { text: 'slow', delayMs: 5000 }, new grpc.Metadata(), 100), {
+      code: grpc.status.DEADLINE_EXCEEDED,
+    });
+  });
+
+  test('serves grpc.health.v1 with SERVING for the server and each service', async () => {
+    const health = new HealthClient(address, grpc.credentials.createInsecure());
+    try {
+      assert.deepEqual(await call(health, 'check', { service: '' }), { status: 'SERVING' });
+      assert.deepEqual(await call(health, 'check', { service: 'lattice.test.Echo' }), { status: 'SERVING' });
+    } finally {
+      health.close();
+    }
+  });
+
+  test('serves reflection listing the registered services', async () => {
+    const reflection = new ReflectionClient(address, grpc.credentials.createInsecure());
+    try {
+      const stream = (
+        reflection as unknown as {
+          serverReflectionInfo(): grpc.ClientDuplexStream<
+            object,
+            { listServicesResponse?: { service: { name: string }[] } }
+          >;
+        }
+      ).serverReflectionInfo();
+      const response = await new Promise<{ listServicesResponse?: { service: { name: string }[] } }>(
+        (resolve, reject) => {
+          stream.once('data', resolve);
+          stream.once('error', reject);
+          stream.write({ listServices: '' });
+        },
+      );
+      stream.end();
+      const names = response.listServicesResponse?.service.map((s) => s.name) ?? [];
+      assert.ok(names.includes('lattice.test.Echo'), `reflection listed ${names.join(', ')}`);
+    } finally {
+      reflection.close();
+    }
+  });
+
+  test('counts calls by method and status on /metrics', async () => {
+    const { body } = await metrics.scrape();
+    assert.match(
+      body,
+      /grpc_server_handled_total\{server="echo",method="\/lattice.test.Echo\/Say",code="OK"\} \d+/,
+    );
+    assert.match(
+      body,
+      /grpc_server_handled_total\{server="echo",method="\/lattice.test.Echo\/Say",code="INVALID_ARGUMENT"\} 1/,
+    );
+  });
+});
+
+describe('GrpcServer caller auth', () => {
+  const { server } = startEcho({ auth: { ranker: 's3cret' } });
+  let client: grpc.Client;
+  let address: string;
+  before(async () => {
+    address = `127.0.0.1:${await server.start()}`;
+    client = new EchoClient(address, grpc.credentials.createInsecure());
+  });
+  after(async () => {
+    client.close();
+    await server.stop();
+  });
+
+  const metadata = (id?: string, token?: string) => {
+    const md = new grpc.Metadata();
+    if (id) md.set('caller-id', id);
+    if (token) md.set('caller-token', token);
+    return md;
+  };
+
+  test('accepts a known caller with its token', async () => {
+    assert.equal(
+      (await call<{ text: string }>(client, 'Say', { text: 'a' }, metadata('ranker', 's3cret'))).text,
+      'echo a',
+    );
+  });
+  test('rejects missing metadata, unknown callers and wrong tokens with UNAUTHENTICATED', async () => {
+    for (const md of [
+      metadata(),
+      metadata('ranker'),
+      metadata('other', 's3cret'),
+      metadata('ranker', 'wrong'),
+    ]) {
+      await assert.rejects(call(client, 'Say', { text: 'a' }, md), { code: grpc.status.UNAUTHENTICATED });
+    }
+  });
+  test('health checks need no token', async () => {
+    const health = new HealthClient(address, grpc.credentials.createInsecure());
+    try {
+      assert.deepEqual(await call(health, 'check', { service: '' }), { status: 'SERVING' });
+    } finally {
+      health.close();
+    }
+  });
+});
+
+describe('GrpcServer graceful shutdown', () => {
+  test('lets in-flight calls finish, refuses new ones', async () => {
+    const { server, slowCallsStarted } = startEcho();
+    const address = `127.0.0.1:${await server.start()}`;
+    const client = new EchoClient(address, grpc.credentials.createInsecure());
+    try {
+      await call(client, 'Say', { text: 'warm' });
+      const inFlight = call<{ text: string }>(client, 'Say', { text: 'slow', delayMs: 300 });
+      await eventually(() => slowCallsStarted.count === 1, 5000, 'the slow call to reach its handler');
+      const stopped = server.stop();
+      assert.equal((await inFlight).text, 'echo slow');
+      await stopped;
+      const late = new EchoClient(address, grpc.credentials.createInsecure());
+      await assert.rejects(call(late, 'Say', { text: 'late' }, new grpc.Metadata(), 1000), {
+        code: grpc.status.UNAVAILABLE,
+      });
+      late.close();
+    } finally {
+      client.close();
+    }
+  });
+});

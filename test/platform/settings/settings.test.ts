@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { isLatticeError } from '../../../src/platform/errors.js';
+import { loadSettings } from '../../../src/platform/settings/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lattice-settings-'));
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(isLatticeError(err, 'INVALID_ARGUMENT'), `expected INVALID_ARGUMENT, got ${String(err)}`);
+    return err.message;
+  }
+  assert.fail('expected an error');
+}
+
+describe('settings', () => {
+  test('defaults need no environment: embedded adapters under .lattice', () => {
+    const s = loadSettings({ env: {} });
+    assert.equal(s.configStore.kind, 'file');
+    assert.equal(s.queue.kind, 'memory');
+    assert.equal(s.sql.kind, 'pglite');
+    assert.equal(s.cache.kind, 'memory');
+    assert.equal(s.host, '127.0.0.1');
+    assert.ok(s.configStore.dir.endsWith(join('.lattice', 'config')));
+    assert.ok(s.sql.dataDir.endsWith(join('.lattice', 'sql')));
+    assert.ok(s.queue.journalDir?.endsWith(join('.lattice', 'queue')));
+    assert.deepEqual(s.auth.callerTokens, {});
+  });
+
+  test('environment selects the distributed adapters', () => {
+    const s = loadSettings({
+      env: {
+        LATTICE_CONFIG_STORE: 'etcd',
+        LATTICE_ETCD_ENDPOINTS: 'http://10.0.0.1:2379, http://10.0.0.2:2379',
+        LATTICE_QUEUE: 'jetstream',
+        LATTICE_NATS_SERVERS: 'nats://q:4222',
+        LATTICE_SQL: 'postgres',
+        LATTICE_POSTGRES_URL: 'postgres://u@db/x',
+        LATTICE_CACHE: 'redis',
+        LATTICE_REDIS_URL: 'redis://cache:6379',
+        LATTICE_CALLER_TOKENS: 'ranker:abc,search:def',
+        LATTICE_METRICS_PORT: '9100',
+      },
+    });
+    assert.deepEqual(s.configStore.endpoints, ['http://10.0.0.1:2379', 'http://10.0.0.2:2379']);
+    assert.equal(s.queue.kind, 'jetstream');
+    assert.deepEqual(s.queue.servers, ['nats://q:4222']);
+    assert.equal(s.sql.url, 'postgres://u@db/x');
+    assert.equal(s.cache.url, 'redis://cache:6379');
+    assert.deepEqual(s.auth.callerTokens, { ranker: 'abc', search: 'def' });
+    assert.equal(s.metrics.port, 9100);
+  });
+
+  test('a YAML or JSON file is read, and the environment wins over it', () => {
+    const yaml = file(
+      's.yaml',
+      'queue:\n  kind: jetstream\nmetrics:\n  port: 9000\n  statsdHost: 127.0.0.1\n',
+    );
+    const s = loadSettings({ env: { LATTICE_METRICS_PORT: '9001' }, file: yaml });
+    assert.equal(s.queue.kind, 'jetstream');
+    assert.equal(s.metrics.port, 9001);
+    assert.equal(s.metrics.statsdHost, '127.0.0.1');
+    const json = file('s.json', JSON.stringify({ cache: { kind: 'redis' } }));
+    assert.equal(loadSettings({ env: { LATTICE_SETTINGS_FILE: json } }).cache.kind, 'redis');
+  });
+
+  test('an invalid value names the setting and the variable it came from', () => {
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_QUEUE: 'kafka' } })),
+      /queue\.kind \(from env LATTICE_QUEUE\)/,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_GRPC_PORT: 'x' } })),
+      /LATTICE_GRPC_PORT="x" is not a number/,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_GRPC_PORT: '70000' } })),
+      /grpc\.port.*<=65535/,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_CALLER_TOKENS: 'nocolon' } })),
+      /LATTICE_CALLER_TOKENS/,
+    );
+  });
+
+  test('a bad file names the file and the path inside it', () => {
+    const typo = file('typo.yaml', 'queue:\n  knd: memory\n');
+    assert.match(
+      errorOf(() => loadSettings({ env: {}, file: typo })),
+      /queue\.knd \(in .*typo\.yaml\)/,
+    );
+    const wrongType = file('wrong.json', JSON.stringify({ sql: { poolSize: 'ten' } }));
+    assert.match(
+      errorOf(() => loadSettings({ env: {}, file: wrongType })),
+      /sql\.poolSize \(in .*wrong\.json\)/,
+    );
+    const broken = file('broken.json', '{ "queue": ');
+    assert.match(
+      errorOf(() => loadSettings({ env: {}, file: broken })),
+      /broken\.json is not valid JSON/,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: {}, file: join(dir, 'missing.yaml') })),
+      /cannot be read/,
+    );
+  });
+});
