@@ -1,0 +1,72 @@
+/**
+ * Pieces both SQL adapters share so that they behave the same: parameter conversion, int8 parsing,
+ * and the guard that keeps a transaction's statements on its own `tx`.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { LatticeError } from '../errors.js';
+import type { SqlValue } from './sql-client.js';
+
+/** Typed arrays other than bytes become plain arrays, which both drivers send as Postgres arrays. */
+export function toDriverParams(params: readonly SqlValue[] | undefined): unknown[] {
+  if (params === undefined) return [];
+  return params.map(toDriverValue);
+}
+
+function toDriverValue(value: SqlValue): unknown {
+  if (value instanceof Float32Array || value instanceof Float64Array || value instanceof Int32Array) {
+    return Array.from(value);
+  }
+  if (Array.isArray(value)) return value.map(toDriverValue);
+  return value;
+}
+
+/** int8 as a number while exact, a bigint beyond that (PGlite's own rule, applied to pg too). */
+export function parseInt8(text: string): number | bigint {
+  const n = BigInt(text);
+  return n < BigInt(Number.MIN_SAFE_INTEGER) || n > BigInt(Number.MAX_SAFE_INTEGER) ? n : Number(n);
+}
+
+/** Whether a transaction is still running; its `tx` refuses statements once it has ended. */
+export interface TransactionMark {
+  readonly open: boolean;
+}
+
+/**
+ * Knows, through async context, whether the current code runs inside one of this client's
+ * transactions. A client-level statement there would wait forever on PGlite (one connection, held by
+ * the transaction) and silently run outside the transaction on PostgreSQL, so both adapters refuse it.
+ */
+export class TransactionScope {
+  readonly #storage = new AsyncLocalStorage<{ open: boolean }>();
+
+  async run<T>(fn: (mark: TransactionMark) => Promise<T>): Promise<T> {
+    const mark = { open: true };
+    try {
+      return await this.#storage.run(mark, () => fn(mark));
+    } finally {
+      mark.open = false;
+    }
+  }
+
+  assertOutside(what: string): void {
+    if (this.#storage.getStore()?.open) {
+      throw new LatticeError(
+        'FAILED_PRECONDITION',
+        `${what} called on the SQL client inside one of its transactions: use the transaction's tx instead`,
+      );
+    }
+  }
+}
+
+export function assertOpen(mark: TransactionMark): void {
+  if (!mark.open) {
+    throw new LatticeError(
+      'FAILED_PRECONDITION',
+      'transaction already ended: tx is only valid inside its callback',
+    );
+  }
+}
+
+export function closedError(): LatticeError {
+  return new LatticeError('UNAVAILABLE', 'SQL client is closed');
+}

@@ -1,0 +1,48 @@
+/**
+ * SQL port: `createSqlClient` picks the adapter from configuration alone (PGlite embedded, PostgreSQL
+ * distributed); services see only `SqlClient`. `migrate` brings a schema up to date.
+ */
+import { PgliteSqlClient } from './pglite-sql-client.js';
+import { PostgresSqlClient } from './postgres-sql-client.js';
+import type { SqlClient } from './sql-client.js';
+
+export type { MigrateOptions, Migration, MigrationReport } from './migrations.js';
+export { migrate, migrationChecksum } from './migrations.js';
+export type {
+  SqlClient,
+  SqlClientKind,
+  SqlQueryable,
+  SqlResult,
+  SqlRow,
+  SqlScalar,
+  SqlTransaction,
+  SqlValue,
+} from './sql-client.js';
+
+export type SqlClientOptions =
+  | {
+      kind: 'pglite';
+      /** On-disk database directory; in memory when omitted. */
+      dataDir?: string;
+    }
+  | {
+      kind: 'postgres';
+      url: string;
+      poolSize?: number;
+      connectTimeoutMs?: number;
+      statementTimeoutMs?: number;
+      searchPath?: string;
+      applicationName?: string;
+    };
+
+/** Opens the configured database; rejects with UNAVAILABLE (naming the address) when it cannot. */
+export async function createSqlClient(options: SqlClientOptions): Promise<SqlClient> {
+  switch (options.kind) {
+    case 'pglite':
+      return PgliteSqlClient.open(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
+    case 'postgres': {
+      const { kind: _kind, ...postgres } = options;
+      return PostgresSqlClient.connect(postgres);
+    }
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * The distributed SQL adapter: a pool of connections to a PostgreSQL server (`pg`). Connection
+ * attempts are bounded (`connectTimeoutMs`), statements optionally (`statementTimeoutMs`), and every
+ * failure becomes a LatticeError naming the server's address.
+ */
+import pg from 'pg';
+import { LatticeError } from '../errors.js';
+import { withTimeout } from '../timeout.js';
+import {
+  assertOpen,
+  closedError,
+  parseInt8,
+  type TransactionMark,
+  TransactionScope,
+  toDriverParams,
+} from './adapter-support.js';
+import type { SqlClient, SqlResult, SqlTransaction, SqlValue } from './sql-client.js';
+import { toSqlError } from './sql-errors.js';
+
+export interface PostgresSqlClientOptions {
+  /** `postgres://user[:password]@host[:port]/database[?options]` */
+  url: string;
+  /** Connections in the pool (default 10). */
+  poolSize?: number;
+  /** Bound on opening a connection or waiting for a free one (default 5000 ms). */
+  connectTimeoutMs?: number;
+  /** Server-side `statement_timeout` for every statement; none by default. */
+  statementTimeoutMs?: number;
+  /** Schemas to resolve unqualified names in (`search_path`), e.g. a per-tenant or per-test schema. */
+  searchPath?: string;
+  /** Shown in `pg_stat_activity` (default `lattice`). */
+  applicationName?: string;
+}
+
+const INT8 = 20;
+const INT8_ARRAY = 1016;
+const TEXT_ARRAY = 1009 as Parameters<typeof pg.types.getTypeParser>[0];
+const parseTextArray: (text: string) => (string | null)[] = pg.types.getTypeParser(TEXT_ARRAY, 'text');
+
+/** Same value conventions as PGlite (see sql-client.ts): int8 as a number while exact. */
+const latticeTypes: pg.CustomTypesConfig = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') => {
+    if (format !== 'binary' && oid === INT8) return parseInt8;
+    if (format !== 'binary' && oid === INT8_ARRAY) {
+      return (text: string) =>
+        parseTextArray(text).map((entry) => (entry === null ? null : parseInt8(entry)));
+    }
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+const identifierList = /^[A-Za-z_][A-Za-z0-9_$]*(\s*,\s*[A-Za-z_][A-Za-z0-9_$]*)*$/;
+
+function serverLabel(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const socketHost = parsed.searchParams.get('host');
+    const host = socketHost ?? (parsed.hostname === '' ? 'localhost' : parsed.hostname);
+    return `PostgreSQL at ${host}:${parsed.port === '' ? '5432' : parsed.port}`;
+  } catch {
+    throw new LatticeError('INVALID_ARGUMENT', 'PostgreSQL url is not a valid URL', { field: 'url' });
+  }
+}
+
+function positiveInteger(value: number | undefined, field: string): void {
+  if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
+    throw new LatticeError('INVALID_ARGUMENT', `${field} must be a positive integer, got ${value}`, {
+      field,
+    });
+  }
+}
+
+function toResult<Row>(result: pg.QueryResult | pg.QueryResult[]): SqlResult<Row> {
+  // A parameterless script of several statements yields one result per statement: keep the last.
+  const last = Array.isArray(result) ? result.at(-1) : result;
+  if (last === undefined) return { rows: [], rowCount: 0 };
+  return { rows: last.rows as Row[], rowCount: last.rowCount ?? 0 };
+}
+
+async function run<Row>(
+  target: pg.Pool | pg.PoolClient,
+  text: string,
+  params: readonly SqlValue[] | undefined,
+  label: string,
+): Promise<SqlResult<Row>> {
+  try {
+    // No values → pg's simple protocol, which accepts several statements (as PGlite's exec does).
+    const result: pg.QueryResult | pg.QueryResult[] =
+      params === undefined || params.length === 0
+        ? await target.query(text)
+        : await target.query(text, toDriverParams(params));
+    return toResult<Row>(result);
+  } catch (err) {
+    throw toSqlError(err, label);
+  }
+}
+
+class PostgresTransaction implements SqlTransaction {
+  constructor(
+    private readonly connection: pg.PoolClient,
+    private readonly mark: TransactionMark,
+    private readonly label: string,
+  ) {}
+
+  async query<Row extends object>(text: string, params?: readonly SqlValue[]): Promise<SqlResult<Row>> {
+    assertOpen(this.mark);
+    return run<Row>(this.connection, text, params, this.label);
+  }
+}
+
+export class PostgresSqlClient implements SqlClient {
+  readonly kind = 'postgres' as const;
+  readonly #pool: pg.Pool;
+  readonly #label: string;
+  readonly #scope = new TransactionScope();
+  #closing: Promise<void> | undefined;
+
+  private constructor(pool: pg.Pool, label: string) {
+    this.#pool = pool;
+    this.#label = label;
+  }
+
+  /**
+   * Creates the pool and proves the server answers (`SELECT 1`), so a wrong address fails at
+   * start-up with UNAVAILABLE rather than on the first request.
+   */
+  static async connect(options: PostgresSqlClientOptions): Promise<PostgresSqlClient> {
+    const label = serverLabel(options.url);
+    positiveInteger(options.poolSize, 'poolSize');
+    positiveInteger(options.connectTimeoutMs, 'connectTimeoutMs');
+    positiveInteger(options.statementTimeoutMs, 'statementTimeoutMs');
+    if (options.searchPath !== undefined && !identifierList.test(options.searchPath)) {
+      throw new LatticeError('INVALID_ARGUMENT', `searchPath must be a list of schema names`, {
+        field: 'searchPath',
+      });
+    }
+    const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: connectTimeoutMs,
+      idleTimeoutMillis: 30_000,
+      keepAlive: true,
+      application_name: options.applicationName ?? 'lattice',
+      types: latticeTypes,
+      ...(options.statementTimeoutMs === undefined
+        ? {}
+        : {
+            statement_timeout: options.statementTimeoutMs,
+            // A client-side bound too, for a server that stops answering altogether.
+            query_timeout: options.statementTimeoutMs + connectTimeoutMs,
+          }),
+      ...(options.searchPath === undefined
+        ? {}
+        : { options: `-c search_path=${options.searchPath.replace(/\s+/g, '')}` }),
+    });
+    // An idle connection that breaks (server restart) is dropped from the pool and reported here;
+    // without a listener the process would crash. The next statement opens a fresh connection.
+    pool.on('error', () => {});
+    const client = new PostgresSqlClient(pool, label);
+    const probe = client.query('SELECT 1');
+    probe.catch(() => {}); // observed below; may settle after the deadline
+    try {
+      await withTimeout(`connecting to ${label}`, connectTimeoutMs + 1000, probe, 'UNAVAILABLE');
+    } catch (err) {
+      void pool.end().catch(() => {}); // not awaited: it waits for the attempt still in flight
+      throw toSqlError(err, label);
+    }
+    return client;
+  }
+
+  query<Row extends object>(text: string, params?: readonly SqlValue[]): Promise<SqlResult<Row>> {
+    if (this.#closing !== undefined) return Promise.reject(closedError());
+    try {
+      this.#scope.assertOutside('query');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return run<Row>(this.#pool, text, params, this.#label);
+  }
+
+  async transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+    if (this.#closing !== undefined) throw closedError();
+    this.#scope.assertOutside('transaction');
+    let connection: pg.PoolClient;
+    try {
+      connection = await this.#pool.connect();
+    } catch (err) {
+      throw toSqlError(err, this.#label);
+    }
+    // A failed BEGIN / COMMIT / ROLLBACK leaves the connection in an unknown state: destroy it.
+    let broken: Error | undefined;
+    const control = async (statement: string) => {
+      try {
+        await run(connection, statement, undefined, this.#label);
+      } catch (err) {
+        broken = err instanceof Error ? err : new Error(String(err));
+        throw err;
+      }
+    };
+    try {
+      await control('BEGIN');
+      let result: T;
+      try {
+        result = await this.#scope.run((mark) => fn(new PostgresTransaction(connection, mark, this.#label)));
+      } catch (error) {
+        await control('ROLLBACK').catch(() => {});
+        throw error;
+      }
+      await control('COMMIT');
+      return result;
+    } finally {
+      connection.release(broken);
+    }
+  }
+
+  close(): Promise<void> {
+    // pool.end() waits for checked-out connections to be released, so running work finishes first.
+    this.#closing ??= this.#pool.end().catch(() => {});
+    return this.#closing;
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The SQL port: what services (vss model state, embedding store, aggregator) need from a relational
+ * database. Adapters: PGlite (embedded, `pglite-sql-client.ts`) and PostgreSQL (`postgres-sql-client.ts`).
+ * Both speak PostgreSQL's dialect: `$1` parameters, RETURNING, arrays (`real[]`, `text[]`), ON CONFLICT.
+ *
+ * Values the adapters agree on, so repositories never branch on the adapter:
+ * - parameters: strings, numbers, bigints, booleans, null, Dates, `Uint8Array` (bytea), arrays of
+ *   those (Postgres arrays), and `Float32Array` / `Float64Array` / `Int32Array` (sent as a numeric
+ *   array, e.g. for `real[]`). Pass JSON as a string (`JSON.stringify`) and cast it (`$1::jsonb`).
+ * - results: int2/int4/float4/float8 as numbers; int8 (e.g. `count(*)`) as a number, or a bigint when
+ *   beyond 2^53; numeric as a string; arrays as arrays; bytea as a `Uint8Array`; json/jsonb parsed;
+ *   timestamps as Dates.
+ * - errors: `LatticeError`s (see `sql-errors.ts`): a unique violation is ALREADY_EXISTS, an unreachable
+ *   server UNAVAILABLE, a statement timeout DEADLINE_EXCEEDED, a bad statement INTERNAL with its SQLSTATE.
+ */
+
+export type SqlScalar = string | number | bigint | boolean | Date | Uint8Array | null;
+
+/** A query parameter (see the module comment for how each kind is sent). */
+export type SqlValue = SqlScalar | Float32Array | Float64Array | Int32Array | readonly SqlValue[];
+
+export interface SqlResult<Row> {
+  rows: Row[];
+  /** Rows returned by a SELECT or affected by INSERT / UPDATE / DELETE; 0 for other statements. */
+  rowCount: number;
+}
+
+export type SqlRow = Record<string, unknown>;
+
+/** Something statements can run on: the client itself, or an open transaction. */
+export interface SqlQueryable {
+  /**
+   * Runs one statement with `$1`-style parameters and returns its rows. With no parameters, `text`
+   * may hold several statements separated by `;` (a migration script); the result is the last one's.
+   * The `Row` type is the caller's promise about the selected columns, not checked at run time.
+   */
+  query<Row extends object = SqlRow>(text: string, params?: readonly SqlValue[]): Promise<SqlResult<Row>>;
+}
+
+/** An open transaction; only valid inside the callback given to `SqlClient.transaction`. */
+export interface SqlTransaction extends SqlQueryable {}
+
+export type SqlClientKind = 'pglite' | 'postgres';
+
+export interface SqlClient extends SqlQueryable {
+  /** Which adapter this is, for diagnostics only: behaviour is the same for both. */
+  readonly kind: SqlClientKind;
+
+  /**
+   * Runs `fn` inside one transaction: commits when it resolves, rolls back and rethrows when it
+   * throws (with the callback's own error). Statements of the transaction go through `tx`; the
+   * client's own methods called from inside the callback fail with FAILED_PRECONDITION (on PGlite's
+   * single connection they would otherwise wait forever).
+   */
+  transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T>;
+
+  /** Waits for running statements, then releases connections (or the embedded database). Idempotent. */
+  close(): Promise<void>;
+}

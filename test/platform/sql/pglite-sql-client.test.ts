@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createSqlClient, type Migration, migrate } from '../../../src/platform/sql/index.js';
+import { sqlClientContract } from './contract.js';
+
+sqlClientContract({ name: 'PGlite in memory', open: () => createSqlClient({ kind: 'pglite' }) });
+
+describe('PGlite on disk', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lattice-pglite-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  sqlClientContract({
+    name: 'PGlite on disk',
+    open: () => createSqlClient({ kind: 'pglite', dataDir: join(dir, 'contract') }),
+  });
+
+  test('data and migration history survive closing and reopening the directory', async () => {
+    const dataDir = join(dir, 'reopen', 'nested');
+    const migrations: Migration[] = [
+      {
+        version: 1,
+        name: 'create models',
+        up: 'CREATE TABLE models (name text PRIMARY KEY, dims int NOT NULL)',
+      },
+      {
+        version: 2,
+        name: 'seed',
+        up: async (tx) => {
+          await tx.query('INSERT INTO models VALUES ($1, $2)', ['m1', 128]);
+        },
+      },
+    ];
+    const first = await createSqlClient({ kind: 'pglite', dataDir });
+    try {
+      assert.deepEqual((await migrate(first, migrations)).applied, [1, 2]);
+      await first.transaction((tx) => tx.query('INSERT INTO models VALUES ($1, $2)', ['m2', 64]));
+    } finally {
+      await first.close();
+    }
+
+    const reopened = await createSqlClient({ kind: 'pglite', dataDir });
+    try {
+      assert.deepEqual(await migrate(reopened, migrations), { applied: [], current: 2 });
+      const rows = await reopened.query('SELECT name, dims FROM models ORDER BY name');
+      assert.deepEqual(rows.rows, [
+        { name: 'm1', dims: 128 },
+        { name: 'm2', dims: 64 },
+      ]);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
