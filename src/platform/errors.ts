@@ -53,6 +53,8 @@ export function isLatticeError(err: unknown, code?: ErrorCode): err is LatticeEr
 /** A readable message for any thrown value, including its cause chain. */
 export function describeError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
-  const cause = err.cause === undefined ? '' : `: ${describeError(err.cause)}`;
-  return `${err.message}${cause}`;
+  if (err.cause === undefined) return err.message;
+  const cause = describeError(err.cause);
+  // Adapters often fold the cause into their own message already; do not say it twice.
+  return err.message.includes(cause) ? err.message : `${err.message}: ${cause}`;
 }

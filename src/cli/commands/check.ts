@@ -1,0 +1,37 @@
+import { describeError } from '../../platform/errors.js';
+import { createLogger } from '../../platform/logging/index.js';
+import { Platform } from '../../platform/platform.js';
+import { loadSettings } from '../../platform/settings/index.js';
+import type { CliContext } from '../main.js';
+import { describePorts } from './ports.js';
+
+/**
+ * Opens each configured port's adapter, runs its readiness check, and prints one line per port.
+ * Exits non-zero when any fails: a quick way to verify settings before starting a service.
+ */
+export async function runCheck(context: CliContext): Promise<void> {
+  const settings = loadSettings({ file: context.settingsFile });
+  const platform = new Platform(settings, { logger: createLogger('lattice', { level: 'silent' }) });
+  const where = describePorts(platform);
+  const open: Record<string, () => Promise<unknown>> = {
+    configStore: () => platform.configStore(),
+    sql: () => platform.sqlClient(),
+    cache: () => platform.cache(),
+  };
+  let failed = 0;
+  for (const [name, openPort] of Object.entries(open)) {
+    const started = performance.now();
+    try {
+      await openPort();
+      await platform.readiness()[name]?.();
+      console.log(
+        `ok      ${name.padEnd(12)} ${where[name]} (${Math.round(performance.now() - started)} ms)`,
+      );
+    } catch (err) {
+      failed++;
+      console.log(`FAILED  ${name.padEnd(12)} ${where[name]}: ${describeError(err)}`);
+    }
+  }
+  await platform.close();
+  if (failed > 0) process.exitCode = 1;
+}

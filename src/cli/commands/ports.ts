@@ -1,0 +1,23 @@
+import type { Platform } from '../../platform/platform.js';
+
+/** Where each port's adapter points, in words, for start-up and check output. */
+export function describePorts(platform: Platform): Record<string, string> {
+  const s = platform.settings;
+  return {
+    configStore:
+      s.configStore.kind === 'file'
+        ? `directory ${s.configStore.dir}`
+        : `etcd ${s.configStore.endpoints.join(',')}`,
+    sql:
+      s.sql.kind === 'pglite'
+        ? `PGlite ${s.sql.dataDir}`
+        : `PostgreSQL ${s.sql.url.replace(/\/\/[^@/]*@/, '//***@')}`,
+    cache:
+      s.cache.kind === 'memory' ? 'in-memory LRU' : `Redis ${s.cache.url.replace(/\/\/[^@/]*@/, '//***@')}`,
+  };
+}
+
+/** Opens every port's adapter; rejects with the first that cannot be opened, naming it. */
+export async function openAllPorts(platform: Platform): Promise<void> {
+  await Promise.all([platform.configStore(), platform.sqlClient(), platform.cache()]);
+}

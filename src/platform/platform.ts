@@ -1,0 +1,131 @@
+import { type Cache, createCache } from './cache/index.js';
+import { type ConfigStore, createConfigStore } from './config-store/index.js';
+import type { ReadinessCheck } from './http/index.js';
+import { createLogger, type Logger } from './logging/index.js';
+import { Metrics } from './metrics/index.js';
+import type { LoadedSettings } from './settings/index.js';
+import { createSqlClient, type SqlClient } from './sql/index.js';
+
+interface Opened {
+  name: string;
+  ready: ReadinessCheck;
+  close: () => Promise<void>;
+}
+
+/**
+ * The composition root of a process: settings in, the logger, the metrics and the adapter each port's
+ * settings select out. Adapters open on first use (a part that needs no SQL never starts PGlite), once
+ * per process, and `close()` closes them in reverse order.
+ */
+export class Platform {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  private readonly opening = new Map<string, Promise<unknown>>();
+  private readonly opened: Opened[] = [];
+
+  constructor(
+    readonly settings: LoadedSettings,
+    options: { logger?: Logger; metrics?: Metrics } = {},
+  ) {
+    this.logger = options.logger ?? createLogger('lattice', { level: settings.logLevel });
+    const { statsdHost, statsdPort, statsdPrefix, statsdTags } = settings.metrics;
+    this.metrics =
+      options.metrics ??
+      new Metrics({
+        processMetrics: true,
+        statsd: statsdHost
+          ? { host: statsdHost, port: statsdPort, prefix: statsdPrefix, tags: statsdTags }
+          : undefined,
+      });
+  }
+
+  private open<T>(
+    name: string,
+    create: () => Promise<T>,
+    ready: (adapter: T) => Promise<unknown>,
+    close: (adapter: T) => Promise<void>,
+  ): Promise<T> {
+    let pending = this.opening.get(name) as Promise<T> | undefined;
+    if (!pending) {
+      pending = create().then(
+        (adapter) => {
+          this.opened.push({
+            name,
+            ready: async () => void (await ready(adapter)),
+            close: () => close(adapter),
+          });
+          return adapter;
+        },
+        (err: unknown) => {
+          this.opening.delete(name); // a later call may try again
+          throw err;
+        },
+      );
+      this.opening.set(name, pending);
+    }
+    return pending;
+  }
+
+  configStore(): Promise<ConfigStore> {
+    const s = this.settings.configStore;
+    return this.open(
+      'configStore',
+      () =>
+        createConfigStore(
+          s.kind === 'file'
+            ? { kind: 'file', dir: s.dir }
+            : { kind: 'etcd', endpoints: s.endpoints, prefix: s.prefix, dialTimeoutMs: s.dialTimeoutMs },
+        ),
+      (store) => store.list('lattice-readiness/'),
+      (store) => store.close(),
+    );
+  }
+
+  sqlClient(): Promise<SqlClient> {
+    const s = this.settings.sql;
+    return this.open(
+      'sql',
+      () =>
+        createSqlClient(
+          s.kind === 'pglite'
+            ? { kind: 'pglite', dataDir: s.dataDir }
+            : { kind: 'postgres', url: s.url, poolSize: s.poolSize, connectTimeoutMs: s.connectTimeoutMs },
+        ),
+      (sql) => sql.query('select 1'),
+      (sql) => sql.close(),
+    );
+  }
+
+  cache(): Promise<Cache> {
+    const s = this.settings.cache;
+    return this.open(
+      'cache',
+      () =>
+        createCache(
+          s.kind === 'memory'
+            ? { kind: 'memory', maxBytes: s.maxBytes }
+            : { kind: 'redis', url: s.url, keyPrefix: s.keyPrefix, connectTimeoutMs: s.connectTimeoutMs },
+        ),
+      (cache) => cache.get('lattice-readiness'),
+      (cache) => cache.close(),
+    );
+  }
+
+  /** Readiness checks of every adapter opened so far, for /readyz. */
+  readiness(): Record<string, ReadinessCheck> {
+    return Object.fromEntries(this.opened.map(({ name, ready }) => [name, ready]));
+  }
+
+  /** Closes every opened adapter, last opened first, then the metrics channel. */
+  async close(): Promise<void> {
+    for (const { name, close } of this.opened.splice(0).reverse()) {
+      try {
+        await close();
+      } catch (err) {
+        this.logger.warn({ err, port: name }, 'closing an adapter failed');
+      }
+    }
+    this.opening.clear();
+    await this.metrics.close();
+  }
+}

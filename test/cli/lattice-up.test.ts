@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { eventually } from '../support/servers.js';
+
+const bin = fileURLToPath(new URL('../../bin/lattice.js', import.meta.url));
+const healthProto = fileURLToPath(
+  new URL('../../node_modules/grpc-health-check/proto/health/v1/health.proto', import.meta.url),
+);
+
+function startLattice(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: {
+      ...process.env,
+      LATTICE_GRPC_PORT: '0',
+      LATTICE_METRICS_PORT: '0',
+      LATTICE_LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => {
+    output.stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    output.stderr += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output, exited };
+}
+
+describe('lattice up', () => {
+  const children: ChildProcess[] = [];
+  after(() => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+
+  test('starts on embedded defaults, serves health, readiness and metrics, and stops on SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'lattice-up-'));
+    const { child, output, exited } = startLattice(['up'], { LATTICE_DATA_DIR: dataDir });
+    children.push(child);
+    await eventually(
+      () => output.stdout.includes('Ctrl-C'),
+      60_000,
+      `lattice up to start (stderr: ${output.stderr})`,
+    );
+    const grpcAddress = /gRPC \(health, reflection\)\s+(\S+)/.exec(output.stdout)?.[1];
+    const httpBase = /HTTP \/healthz \/readyz \/metrics\s+(\S+)/.exec(output.stdout)?.[1];
+    assert.ok(grpcAddress && httpBase, output.stdout);
+
+    assert.equal((await fetch(`${httpBase}/healthz`)).status, 200);
+    const ready = await fetch(`${httpBase}/readyz`);
+    const readiness = (await ready.json()) as { checks: Record<string, string> };
+    assert.equal(ready.status, 200, JSON.stringify(readiness));
+    assert.deepEqual(Object.keys(readiness.checks).sort(), ['cache', 'configStore', 'sql']);
+    assert.match(await (await fetch(`${httpBase}/metrics`)).text(), /process_cpu_seconds_total/);
+
+    const pkg = grpc.loadPackageDefinition(loadSync(healthProto, { enums: String })) as unknown as {
+      grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } };
+    };
+    const health = new pkg.grpc.health.v1.Health(grpcAddress, grpc.credentials.createInsecure());
+    const status = await new Promise<unknown>((resolve, reject) =>
+      (health as unknown as { check(r: object, cb: (e: Error | null, r: unknown) => void): void }).check(
+        { service: '' },
+        (err, res) => (err ? reject(err) : resolve(res)),
+      ),
+    );
+    health.close();
+    assert.deepEqual(status, { status: 'SERVING' });
+
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  });
+
+  test('invalid settings stop it with a message naming the setting', async () => {
+    const { child, output, exited } = startLattice(['up'], { LATTICE_QUEUE: 'kafka' });
+    children.push(child);
+    assert.equal(await exited, 1);
+    assert.match(output.stderr, /queue\.kind \(from env LATTICE_QUEUE\)/);
+  });
+
+  test('an unknown command prints usage and exits 2', async () => {
+    const { child, output, exited } = startLattice(['frobnicate'], {});
+    children.push(child);
+    assert.equal(await exited, 2);
+    assert.match(output.stderr, /unknown command "frobnicate"/);
+  });
+});
