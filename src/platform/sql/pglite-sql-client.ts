@@ -8,6 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
+import { type DirLock, lockDirectory } from '../dir-lock.js';
 import {
   assertOpen,
   closedError,
@@ -66,8 +67,11 @@ export class PgliteSqlClient implements SqlClient {
   readonly #running = new Set<Promise<unknown>>();
   #closing: Promise<void> | undefined;
 
-  private constructor(db: PGlite, label: string) {
+  readonly #lock: DirLock | undefined;
+
+  private constructor(db: PGlite, label: string, lock: DirLock | undefined) {
     this.#db = db;
+    this.#lock = lock;
     this.#label = label;
   }
 
@@ -75,11 +79,14 @@ export class PgliteSqlClient implements SqlClient {
   static async open(options: PgliteSqlClientOptions = {}): Promise<PgliteSqlClient> {
     const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
     const label = dataDir === undefined ? 'PGlite (in memory)' : `PGlite at ${dataDir}`;
+    // Two processes on one data directory would corrupt it: the first one owns it until it closes.
+    if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
+    const lock = dataDir === undefined ? undefined : await lockDirectory(dataDir, 'PGlite data directory');
     try {
-      if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
       const db = dataDir === undefined ? await PGlite.create() : await PGlite.create(dataDir);
-      return new PgliteSqlClient(db, label);
+      return new PgliteSqlClient(db, label, lock);
     } catch (err) {
+      await lock?.release();
       throw toSqlError(err, label);
     }
   }
@@ -113,7 +120,11 @@ export class PgliteSqlClient implements SqlClient {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.allSettled(this.#running);
-      await this.#db.close();
+      try {
+        await this.#db.close();
+      } finally {
+        await this.#lock?.release();
+      }
     })();
     return this.#closing;
   }
