@@ -1,0 +1,191 @@
+/**
+ * One member of a consumer group on JetStream: a pull subscription on the durable consumer of
+ * every partition it handles. The server enforces the group-wide limits (ack wait, at most
+ * `inFlightPerPartition` unsettled messages per partition); this class bounds the handlers running
+ * in this member and hands each message to the shared delivery rules (delivery.ts).
+ */
+import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import { describeError } from '../errors.js';
+import { Delivery, type DeliveryContext, type DeliveryTransport, runHandler } from './delivery.js';
+import { durableName } from './jetstream-topics.js';
+import type { Consumer, MessageHandler } from './queue.js';
+import { Slots } from './slots.js';
+import { KEY_HEADER, MESSAGE_ID_HEADER } from './validation.js';
+
+const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+const PULL_EXPIRES_MS = 10_000;
+
+export class JetStreamConsumer implements Consumer {
+  readonly topic: string;
+  readonly group: string;
+  readonly partitions: readonly number[];
+  readonly closed: Promise<void>;
+  readonly #js: JetStreamClient;
+  readonly #handler: MessageHandler;
+  readonly #context: DeliveryContext;
+  readonly #memberSlots: Slots;
+  readonly #running = new Set<Promise<void>>();
+  readonly #subscriptions: ConsumerMessages[] = [];
+  readonly #loops: Promise<void>[] = [];
+  readonly #onStop: (consumer: JetStreamConsumer) => void;
+  readonly #requestTimeoutMs: number;
+  #stopping = false;
+  #signalStop: () => void = () => {};
+  readonly #stopped = new Promise<false>((resolve) => {
+    this.#signalStop = () => resolve(false);
+  });
+  #markClosed: () => void = () => {};
+
+  constructor(
+    js: JetStreamClient,
+    handler: MessageHandler,
+    context: DeliveryContext,
+    requestTimeoutMs: number,
+    onStop: (consumer: JetStreamConsumer) => void,
+  ) {
+    this.#requestTimeoutMs = requestTimeoutMs;
+    this.topic = context.config.topic;
+    this.group = context.group;
+    this.partitions = context.subscribe.partitions;
+    this.#js = js;
+    this.#handler = handler;
+    this.#context = context;
+    this.#memberSlots = new Slots(context.subscribe.concurrency);
+    this.#onStop = onStop;
+    this.closed = new Promise((resolve) => {
+      this.#markClosed = resolve;
+    });
+  }
+
+  /** Opens the pull subscriptions; the durable consumers must exist. */
+  async start(): Promise<void> {
+    const { inFlightPerPartition } = this.#context.subscribe;
+    try {
+      for (const partition of this.partitions) {
+        const consumer = await this.#js.consumers.get(this.topic, durableName(this.group, partition));
+        const messages = await consumer.consume({
+          max_messages: Math.max(inFlightPerPartition, 1),
+          expires: PULL_EXPIRES_MS,
+          abort_on_missing_resource: true,
+        });
+        this.#subscriptions.push(messages);
+        this.#loops.push(this.#loop(partition, messages));
+      }
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+    void Promise.all(this.#loops).then(() => this.#finish());
+  }
+
+  async close(): Promise<void> {
+    // Running handlers are not waited for: they may still settle their messages, or leave them to
+    // be redelivered after ackWait.
+    this.#stop();
+    this.#finish();
+  }
+
+  async drain(timeoutMs = DEFAULT_DRAIN_TIMEOUT_MS): Promise<void> {
+    this.#stop();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    });
+    await Promise.race([Promise.all([...this.#loops, ...this.#running]), timeout]);
+    clearTimeout(timer);
+    this.#finish();
+  }
+
+  #stop(): void {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    this.#signalStop();
+    for (const messages of this.#subscriptions) void messages.close().catch(() => undefined);
+  }
+
+  #finish(): void {
+    this.#stopping = true;
+    this.#onStop(this);
+    this.#markClosed();
+  }
+
+  async #loop(partition: number, messages: ConsumerMessages): Promise<void> {
+    const partitionSlots = new Slots(this.#context.subscribe.inFlightPerPartition);
+    try {
+      for await (const message of messages) {
+        if (this.#stopping) {
+          message.nak();
+          continue;
+        }
+        // A stop must not wait for a slot: the running handlers keep theirs, this message goes back.
+        const gotPartitionSlot = await Promise.race([
+          partitionSlots.acquire().then(() => true),
+          this.#stopped,
+        ]);
+        const gotSlots =
+          gotPartitionSlot &&
+          (await Promise.race([this.#memberSlots.acquire().then(() => true), this.#stopped]));
+        if (!gotSlots || this.#stopping) {
+          message.nak();
+          continue;
+        }
+        const run = this.#handle(partition, message).finally(() => {
+          partitionSlots.release();
+          this.#memberSlots.release();
+          this.#running.delete(run);
+        });
+        this.#running.add(run);
+        // One at a time: finish before the loop asks the server for more, so a member that stops
+        // never leaves a pull request open that could catch the partition's next message.
+        if (this.#context.subscribe.inFlightPerPartition === 1) await run;
+      }
+    } catch (err) {
+      if (!this.#stopping) {
+        this.#context.logger.error(
+          { topic: this.topic, group: this.group, partition, err: describeError(err) },
+          'queue consumer stopped: its JetStream subscription failed',
+        );
+      }
+    }
+  }
+
+  #handle(partition: number, message: JsMsg): Promise<void> {
+    const headers: Record<string, string> = {};
+    let key: string | undefined;
+    let messageId: string | undefined;
+    for (const name of message.headers?.keys() ?? []) {
+      const value = message.headers?.get(name) ?? '';
+      if (name === KEY_HEADER) key = value;
+      else if (name === MESSAGE_ID_HEADER) messageId = value;
+      else if (!/^nats-/i.test(name)) headers[name] = value;
+    }
+    const ackTimeout = { timeout: this.#requestTimeoutMs };
+    const transport: DeliveryTransport = {
+      ack: async () => {
+        await message.ackAck(ackTimeout);
+      },
+      nak: async (delayMs) => message.nak(delayMs),
+      finish: async () => {
+        await message.ackAck(ackTimeout);
+      },
+      inProgress: async () => message.working(),
+    };
+    const delivery = new Delivery(
+      {
+        topic: this.topic,
+        partition,
+        sequence: message.seq,
+        key,
+        messageId,
+        headers,
+        payload: message.data,
+        publishedAt: message.time,
+        deliveryCount: message.info.deliveryCount,
+      },
+      transport,
+      this.#context,
+    );
+    return runHandler(delivery, this.#handler, this.#context);
+  }
+}

@@ -1,0 +1,339 @@
+/**
+ * The memory queue's write-ahead journal: an append-only sequence of segment files in one
+ * directory, replayed on open so that a restarted process continues with every published and not
+ * yet acknowledged message.
+ *
+ * - Durability: every record is written to the file (a `write` system call) before the operation
+ *   that produced it resolves, so killing the process loses nothing. Against power loss, `fsync`
+ *   decides: `always` (default) resolves publish and settle calls only after an fdatasync covering
+ *   them (concurrent calls share one fdatasync), `interval` fdatasyncs every `fsyncIntervalMs`,
+ *   `never` leaves it to the OS.
+ * - Framing: `u32 length | u32 crc32 | body`, body = `u8 type | u32 meta length | JSON meta |
+ *   payload`. A torn record at the end of the newest segment (a crash mid-write) is cut off on open;
+ *   damage anywhere else fails the open rather than silently dropping messages.
+ * - Compaction: a segment is closed at `segmentBytes` and the next starts with a snapshot of the
+ *   topics and groups. Segments are deleted oldest first once none of their messages is retained
+ *   any more (acknowledged by every group, or past retention) and their de-duplication window has
+ *   passed, so the directory stays proportional to the unacknowledged backlog.
+ * - One process at a time: a lock file beside the directory holds the owner's pid; a lock left by a dead process is taken
+ *   over, a live owner fails the open with FAILED_PRECONDITION.
+ */
+import {
+  closeSync,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { crc32 } from 'node:zlib';
+import { type DirLock, lockDirectory } from '../dir-lock.js';
+import { LatticeError } from '../errors.js';
+import type { TopicConfig } from './queue.js';
+
+export type FsyncPolicy = 'always' | 'interval' | 'never';
+
+export interface JournalOptions {
+  fsync: FsyncPolicy;
+  fsyncIntervalMs: number;
+  segmentBytes: number;
+}
+
+export type JournalRecord =
+  | { type: 'topic'; config: TopicConfig; nextSequence: number }
+  | { type: 'deleteTopic'; topic: string }
+  | { type: 'group'; topic: string; group: string }
+  | {
+      type: 'publish';
+      topic: string;
+      partition: number;
+      sequence: number;
+      key?: string;
+      messageId?: string;
+      headers: Record<string, string>;
+      publishedAtMs: number;
+      payload: Uint8Array;
+    }
+  | { type: 'deliver'; topic: string; group: string; partition: number; sequence: number; count: number }
+  | { type: 'ack'; topic: string; group: string; partition: number; sequence: number };
+
+const TYPE_CODES: Record<JournalRecord['type'], number> = {
+  topic: 1,
+  deleteTopic: 2,
+  group: 3,
+  publish: 4,
+  deliver: 5,
+  ack: 6,
+};
+const TYPES_BY_CODE = new Map(Object.entries(TYPE_CODES).map(([type, code]) => [code, type]));
+const FRAME_HEADER = 8;
+const SEGMENT_NAME = /^segment-(\d{12})\.log$/;
+const fdatasyncAsync = promisify(fdatasync);
+
+interface Segment {
+  id: number;
+  path: string;
+  /** Messages in this segment still retained by the queue. */
+  live: number;
+  /** The segment is kept at least until then, so de-duplication survives a restart. */
+  holdUntilMs: number;
+}
+
+export class Journal {
+  readonly dir: string;
+  readonly #options: JournalOptions;
+  readonly #segments: Segment[] = [];
+  readonly #snapshot: () => JournalRecord[];
+  #fd = -1;
+  #activeBytes = 0;
+  #written = 0;
+  #synced = 0;
+  #syncing: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  readonly #lock: DirLock;
+
+  private constructor(dir: string, options: JournalOptions, snapshot: () => JournalRecord[], lock: DirLock) {
+    this.dir = dir;
+    this.#options = options;
+    this.#snapshot = snapshot;
+    this.#lock = lock;
+  }
+
+  /**
+   * Locks `dir`, replays every record through `apply` (with the id of the segment holding it) and
+   * opens the newest segment for appending. `snapshot` lists the records a new segment starts with.
+   */
+  static open(
+    dir: string,
+    options: JournalOptions,
+    apply: (record: JournalRecord, segment: number) => void,
+    snapshot: () => JournalRecord[],
+  ): Journal {
+    mkdirSync(dir, { recursive: true });
+    const lock = lockDirectory(dir, 'queue journal');
+    const journal = new Journal(dir, options, snapshot, lock);
+    try {
+      journal.#replay(apply);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+    if (options.fsync === 'interval') {
+      journal.#timer = setInterval(() => void journal.sync().catch(() => undefined), options.fsyncIntervalMs);
+      journal.#timer.unref();
+    }
+    return journal;
+  }
+
+  /** Writes records (durable against a process crash once this returns); the segment id holding them. */
+  append(records: readonly JournalRecord[]): number {
+    if (this.#closed) throw new LatticeError('FAILED_PRECONDITION', `queue journal ${this.dir} is closed`);
+    if (this.#activeBytes >= this.#options.segmentBytes) this.#roll();
+    const frame = Buffer.concat(records.map(encode));
+    writeAll(this.#fd, frame);
+    this.#activeBytes += frame.length;
+    this.#written += frame.length;
+    return this.#active.id;
+  }
+
+  /** Resolves once everything appended so far is fdatasync'ed; the `always` policy awaits this. */
+  async sync(): Promise<void> {
+    const target = this.#written;
+    while (this.#synced < target && !this.#closed) {
+      this.#syncing ??= this.#syncOnce().finally(() => {
+        this.#syncing = undefined;
+      });
+      await this.#syncing;
+    }
+  }
+
+  /** Resolves when a publish or settle may report success under the fsync policy. */
+  async durable(): Promise<void> {
+    if (this.#options.fsync === 'always') await this.sync();
+  }
+
+  /** Counts one more retained message in `segment`, kept at least until `holdUntilMs`. */
+  retain(segment: number, holdUntilMs: number): void {
+    const s = this.#segment(segment);
+    if (!s) return;
+    s.live++;
+    if (holdUntilMs > s.holdUntilMs) s.holdUntilMs = holdUntilMs;
+  }
+
+  /** One message of `segment` is no longer retained. */
+  release(segment: number): void {
+    const s = this.#segment(segment);
+    if (s && s.live > 0) s.live--;
+  }
+
+  /** Deletes the oldest segments that hold nothing retained any more. Returns how many. */
+  compact(nowMs: number): number {
+    let deleted = 0;
+    while (this.#segments.length > 1) {
+      const oldest = this.#segments[0]!;
+      if (oldest.live > 0 || oldest.holdUntilMs > nowMs) break;
+      rmSync(oldest.path, { force: true });
+      this.#segments.shift();
+      deleted++;
+    }
+    return deleted;
+  }
+
+  /** Segment files on disk, oldest first (for tests and health output). */
+  segmentCount(): number {
+    return this.#segments.length;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    clearInterval(this.#timer);
+    if (this.#options.fsync !== 'never') await this.sync();
+    this.#closed = true;
+    closeSync(this.#fd);
+    this.#lock.release();
+  }
+
+  get #active(): Segment {
+    return this.#segments[this.#segments.length - 1]!;
+  }
+
+  #segment(id: number): Segment | undefined {
+    // Segments are few and ids ascend; search from the newest, where most lookups land.
+    for (let i = this.#segments.length - 1; i >= 0; i--) {
+      const s = this.#segments[i]!;
+      if (s.id === id) return s;
+      if (s.id < id) return undefined;
+    }
+    return undefined;
+  }
+
+  async #syncOnce(): Promise<void> {
+    const upTo = this.#written;
+    try {
+      await fdatasyncAsync(this.#fd);
+    } catch (err) {
+      // The segment was closed by a roll meanwhile, which synced it itself.
+      if ((err as NodeJS.ErrnoException).code !== 'EBADF') throw err;
+    }
+    if (upTo > this.#synced) this.#synced = upTo;
+  }
+
+  #replay(apply: (record: JournalRecord, segment: number) => void): void {
+    const files = readdirSync(this.dir)
+      .map((name) => ({ name, match: SEGMENT_NAME.exec(name) }))
+      .filter((f) => f.match)
+      .map((f) => ({ id: Number(f.match![1]), path: join(this.dir, f.name) }))
+      .sort((a, b) => a.id - b.id);
+    for (const [index, file] of files.entries()) {
+      const segment: Segment = { ...file, live: 0, holdUntilMs: 0 };
+      this.#segments.push(segment);
+      const data = readFileSync(file.path);
+      const last = index === files.length - 1;
+      const end = decodeAll(data, file.path, last, (record) => apply(record, file.id));
+      if (end < data.length) {
+        // Torn tail of the newest segment: a crash mid-write. Cut it so appends follow good records.
+        const fd = openSync(file.path, 'r+');
+        ftruncateSync(fd, end);
+        closeSync(fd);
+      }
+    }
+    if (this.#segments.length === 0) {
+      this.#roll();
+      return;
+    }
+    this.#fd = openSync(this.#active.path, 'a');
+    this.#activeBytes = fstatSync(this.#fd).size;
+  }
+
+  /** Closes the active segment and starts the next with a snapshot of topics and groups. */
+  #roll(): void {
+    if (this.#fd >= 0) {
+      // A closing segment is synced synchronously: once per segmentBytes, and later syncs cannot cover it.
+      if (this.#options.fsync !== 'never') fdatasyncSync(this.#fd);
+      closeSync(this.#fd);
+      this.#synced = this.#written;
+    }
+    const id = (this.#segments.length ? this.#active.id : 0) + 1;
+    const path = join(this.dir, `segment-${String(id).padStart(12, '0')}.log`);
+    this.#fd = openSync(path, 'a');
+    this.#segments.push({ id, path, live: 0, holdUntilMs: 0 });
+    const snapshot = Buffer.concat(this.#snapshot().map(encode));
+    writeAll(this.#fd, snapshot);
+    this.#activeBytes = snapshot.length;
+    this.#written += snapshot.length;
+    this.compact(Date.now());
+  }
+}
+
+function encode(record: JournalRecord): Buffer {
+  let meta: unknown = record;
+  let payload: Uint8Array | undefined;
+  if (record.type === 'publish') {
+    const { payload: body, ...rest } = record;
+    meta = rest;
+    payload = body;
+  }
+  const json = Buffer.from(JSON.stringify(meta));
+  const bodyLength = 5 + json.length + (payload?.length ?? 0);
+  const frame = Buffer.allocUnsafe(FRAME_HEADER + bodyLength);
+  frame.writeUInt8(TYPE_CODES[record.type], FRAME_HEADER);
+  frame.writeUInt32LE(json.length, FRAME_HEADER + 1);
+  json.copy(frame, FRAME_HEADER + 5);
+  if (payload) frame.set(payload, FRAME_HEADER + 5 + json.length);
+  frame.writeUInt32LE(bodyLength, 0);
+  frame.writeUInt32LE(crc32(frame.subarray(FRAME_HEADER)), 4);
+  return frame;
+}
+
+/** Applies every whole record; returns the offset after the last good one. */
+function decodeAll(
+  data: Buffer,
+  path: string,
+  last: boolean,
+  apply: (record: JournalRecord) => void,
+): number {
+  let offset = 0;
+  while (offset < data.length) {
+    const problem = frameProblem(data, offset);
+    if (problem) {
+      if (last) return offset;
+      throw new LatticeError('INTERNAL', `queue journal ${path} is damaged at byte ${offset}: ${problem}`);
+    }
+    const length = data.readUInt32LE(offset);
+    const body = data.subarray(offset + FRAME_HEADER, offset + FRAME_HEADER + length);
+    const type = TYPES_BY_CODE.get(body.readUInt8(0));
+    const metaLength = body.readUInt32LE(1);
+    const meta = JSON.parse(body.subarray(5, 5 + metaLength).toString('utf8')) as JournalRecord;
+    if (type === 'publish' && meta.type === 'publish') {
+      // Copy: the record outlives this file buffer.
+      meta.payload = new Uint8Array(body.subarray(5 + metaLength));
+    }
+    apply(meta);
+    offset += FRAME_HEADER + length;
+  }
+  return offset;
+}
+
+function frameProblem(data: Buffer, offset: number): string | undefined {
+  if (data.length - offset < FRAME_HEADER) return 'truncated frame header';
+  const length = data.readUInt32LE(offset);
+  if (length < 5 || data.length - offset - FRAME_HEADER < length) return 'truncated record';
+  const body = data.subarray(offset + FRAME_HEADER, offset + FRAME_HEADER + length);
+  if (crc32(body) !== data.readUInt32LE(offset + 4)) return 'checksum mismatch';
+  if (!TYPES_BY_CODE.has(body.readUInt8(0)) || body.readUInt32LE(1) > length - 5) return 'unknown record';
+  return undefined;
+}
+
+function writeAll(fd: number, buffer: Buffer): void {
+  let offset = 0;
+  while (offset < buffer.length) offset += writeSync(fd, buffer, offset);
+}

@@ -1,0 +1,138 @@
+/**
+ * One member of a consumer group on the memory queue. The topic state (memory-topic.ts) decides
+ * what is due; this class bounds the handlers running in the member and hands each delivery to the
+ * shared delivery rules (delivery.ts).
+ */
+import { Delivery, type DeliveryContext, type DeliveryTransport, runHandler } from './delivery.js';
+import type { StoredMessage } from './memory-log.js';
+import type { GroupPartition, Member, Outstanding } from './memory-topic.js';
+import type { Consumer, MessageHandler } from './queue.js';
+
+const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
+export class MemoryConsumer implements Consumer, Member {
+  readonly topic: string;
+  readonly group: string;
+  readonly partitions: readonly number[];
+  readonly closed: Promise<void>;
+  readonly #handler: MessageHandler;
+  readonly #context: DeliveryContext;
+  /** Resolves when a publish or settle may report success (the journal's fsync policy). */
+  readonly #durable: () => Promise<void>;
+  readonly #onStop: (consumer: MemoryConsumer) => void;
+  readonly #running = new Set<Promise<void>>();
+  #states: GroupPartition[] = [];
+  #free: number;
+  #nextState = 0;
+  #stopping = false;
+  #markClosed: () => void = () => {};
+
+  constructor(
+    handler: MessageHandler,
+    context: DeliveryContext,
+    durable: () => Promise<void>,
+    onStop: (consumer: MemoryConsumer) => void,
+  ) {
+    this.topic = context.config.topic;
+    this.group = context.group;
+    this.partitions = context.subscribe.partitions;
+    this.#handler = handler;
+    this.#context = context;
+    this.#durable = durable;
+    this.#onStop = onStop;
+    this.#free = context.subscribe.concurrency;
+    this.closed = new Promise((resolve) => {
+      this.#markClosed = resolve;
+    });
+  }
+
+  /** Joins the group's partitions and starts receiving. */
+  attach(states: GroupPartition[]): void {
+    this.#states = states;
+    for (const state of states) {
+      state.maxInFlight = this.#context.subscribe.inFlightPerPartition;
+      state.members.push(this);
+    }
+    for (const state of states) state.pump();
+  }
+
+  tryTake(): boolean {
+    if (this.#stopping || this.#free === 0) return false;
+    this.#free--;
+    return true;
+  }
+
+  run(state: GroupPartition, message: StoredMessage, out: Outstanding): void {
+    const { sequence } = message;
+    const settle = async (change: () => void) => {
+      change();
+      await this.#durable();
+    };
+    const transport: DeliveryTransport = {
+      ack: () => settle(() => state.ack(sequence)),
+      nak: (delayMs) => settle(() => state.nak(sequence, out.token, delayMs)),
+      finish: () => settle(() => state.ack(sequence)),
+      inProgress: async () => state.touch(sequence, out.token),
+    };
+    const delivery = new Delivery(
+      {
+        topic: this.topic,
+        partition: message.partition,
+        sequence,
+        key: message.key,
+        messageId: message.messageId,
+        headers: { ...message.headers },
+        // A copy: a handler that writes into its payload must not change what other groups receive.
+        payload: message.payload.slice(),
+        publishedAt: new Date(message.publishedAtMs),
+        deliveryCount: out.deliveries,
+      },
+      transport,
+      this.#context,
+    );
+    // Not synchronously: the topic state is in the middle of its delivery loop.
+    const run: Promise<void> = Promise.resolve()
+      .then(() => runHandler(delivery, this.#handler, this.#context))
+      .finally(() => {
+        this.#running.delete(run);
+        this.#free++;
+        if (!this.#stopping) this.#pumpAll();
+      });
+    this.#running.add(run);
+  }
+
+  /** Offers the freed slot to each partition in turn, starting one further each time, so none starves. */
+  #pumpAll(): void {
+    const count = this.#states.length;
+    this.#nextState = (this.#nextState + 1) % Math.max(count, 1);
+    for (let k = 0; k < count; k++) this.#states[(this.#nextState + k) % count]!.pump();
+  }
+
+  async close(): Promise<void> {
+    this.#detach();
+    this.#finish();
+  }
+
+  async drain(timeoutMs = DEFAULT_DRAIN_TIMEOUT_MS): Promise<void> {
+    this.#detach();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    });
+    await Promise.race([Promise.all(this.#running), timeout]);
+    clearTimeout(timer);
+    this.#finish();
+  }
+
+  #detach(): void {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    for (const state of this.#states) state.removeMember(this);
+  }
+
+  #finish(): void {
+    this.#onStop(this);
+    this.#markClosed();
+  }
+}

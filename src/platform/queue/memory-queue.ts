@@ -1,0 +1,325 @@
+/**
+ * The embedded Queue adapter: everything in this process's memory, with the same guarantees as
+ * JetStream for the processes that share it (that is, this one).
+ *
+ * - Without `journalDir`, messages live only in memory and are lost when the process exits.
+ * - With `journalDir`, every publish, delivery and acknowledgement is appended to a journal
+ *   (journal.ts) before it takes effect and replayed on open: a process killed at any point
+ *   restarts with every unacknowledged message, which is delivered again (at least once), and with
+ *   its de-duplication window. Only one process may open a journal directory at a time.
+ *
+ * Retention differs from JetStream in one way the port allows: a message is dropped as soon as
+ * every existing group has acknowledged it (it is kept, up to `retentionMs`, while no group exists).
+ */
+import pino from 'pino';
+import { describeError } from '../errors.js';
+import type { Logger } from '../logging/index.js';
+import type { DeliveryContext } from './delivery.js';
+import { QueueClosedError, TopicConflictError, TopicNotFoundError } from './errors.js';
+import { type FsyncPolicy, Journal, type JournalRecord } from './journal.js';
+import { MemoryConsumer } from './memory-consumer.js';
+import { type StateSink, TopicState } from './memory-topic.js';
+import { PartitionPicker } from './partition.js';
+import type {
+  Consumer,
+  MessageHandler,
+  PublishOptions,
+  PublishResult,
+  Queue,
+  SubscribeOptions,
+  TopicConfig,
+  TopicOptions,
+} from './queue.js';
+import {
+  checkGroupName,
+  checkMemoryOptions,
+  checkMessageSize,
+  checkPublishOptions,
+  checkSubscribeOptions,
+  checkTopicName,
+  deadLetterTopicOptions,
+  resolveTopicConfig,
+  storedHeaders,
+} from './validation.js';
+
+export interface MemoryQueueOptions {
+  /** Directory of the journal; without it nothing survives the process. */
+  journalDir?: string;
+  /** When journal writes reach the disk; see journal.ts. Default `always`. */
+  fsync?: FsyncPolicy;
+  /** Period of the `interval` fsync policy. Default 200 ms. */
+  fsyncIntervalMs?: number;
+  /** Journal segment size at which a new segment starts. Default 64 MiB. */
+  segmentBytes?: number;
+  /** Largest message any topic accepts. Default 1 MiB, NATS's default, so limits match JetStream. */
+  maxMessageBytes?: number;
+  logger?: Logger;
+}
+
+const HOUSEKEEPING_MS = 1000;
+/** No journal, or a replay: state changes are not written anywhere. */
+const NO_SINK: StateSink = { write: () => 0, release: () => {} };
+
+export class MemoryQueue implements Queue {
+  readonly kind = 'memory';
+  readonly maxMessageBytes: number;
+  readonly #topics = new Map<string, TopicState>();
+  readonly #consumers = new Set<MemoryConsumer>();
+  readonly #picker = new PartitionPicker();
+  readonly #logger: Logger;
+  readonly #housekeeping: NodeJS.Timeout;
+  #journal: Journal | undefined;
+  #sink: StateSink = NO_SINK;
+  #closed = false;
+
+  private constructor(options: MemoryQueueOptions) {
+    this.maxMessageBytes = options.maxMessageBytes ?? 1024 * 1024;
+    this.#logger = options.logger ?? pino({ level: 'silent' });
+    this.#housekeeping = setInterval(() => this.#tidy(), HOUSEKEEPING_MS);
+    this.#housekeeping.unref();
+  }
+
+  /** Opens the queue; with a journal, replays it first (FAILED_PRECONDITION if another process holds it). */
+  static async open(options: MemoryQueueOptions = {}): Promise<MemoryQueue> {
+    checkMemoryOptions(options);
+    const queue = new MemoryQueue(options);
+    if (options.journalDir !== undefined) {
+      try {
+        queue.#openJournal(options.journalDir, options);
+      } catch (err) {
+        clearInterval(queue.#housekeeping);
+        throw err;
+      }
+    }
+    return queue;
+  }
+
+  /** Journal segment files currently on disk (0 without a journal). */
+  journalSegments(): number {
+    return this.#journal?.segmentCount() ?? 0;
+  }
+
+  async ensureTopic(topic: string, options: TopicOptions = {}): Promise<TopicConfig> {
+    this.#checkOpen('ensureTopic');
+    const wanted = resolveTopicConfig(topic, options, this.maxMessageBytes);
+    if (wanted.deadLetterTopic !== false) {
+      await this.ensureTopic(wanted.deadLetterTopic, deadLetterTopicOptions(wanted));
+    }
+    const existing = this.#topics.get(topic);
+    if (existing && existing.config.partitions !== wanted.partitions) {
+      throw new TopicConflictError(
+        topic,
+        `has ${existing.config.partitions} partitions; ${wanted.partitions} were asked for (the partition count cannot change)`,
+        'partitions',
+      );
+    }
+    if (existing && JSON.stringify(existing.config) === JSON.stringify(wanted)) return existing.config;
+    const nextSequence = existing?.nextSequence ?? 1;
+    this.#sink.write([{ type: 'topic', config: wanted, nextSequence }]);
+    if (existing) existing.config = wanted;
+    else this.#topics.set(topic, new TopicState(wanted, this.#sink));
+    await this.#durable();
+    return wanted;
+  }
+
+  async describeTopic(topic: string): Promise<TopicConfig> {
+    this.#checkOpen('describeTopic');
+    return this.#topic(topic).config;
+  }
+
+  async deleteTopic(topic: string): Promise<boolean> {
+    this.#checkOpen('deleteTopic');
+    checkTopicName(topic);
+    const state = this.#topics.get(topic);
+    if (!state) return false;
+    this.#sink.write([{ type: 'deleteTopic', topic }]);
+    this.#topics.delete(topic);
+    this.#picker.forget(topic);
+    await Promise.all([...this.#consumers].filter((c) => c.topic === topic).map((c) => c.close()));
+    state.remove();
+    await this.#durable();
+    return true;
+  }
+
+  async publish(topic: string, payload: Uint8Array, options?: PublishOptions): Promise<PublishResult> {
+    this.#checkOpen('publish');
+    const state = this.#topic(topic);
+    const message = checkPublishOptions(options);
+    checkMessageSize(state.config, payload, storedHeaders(message));
+    const now = Date.now();
+    if (message.messageId !== undefined) {
+      const original = state.duplicateOf(message.messageId, now);
+      if (original) {
+        await this.#durable();
+        return { partition: original.partition, sequence: original.sequence, duplicate: true };
+      }
+    }
+    const partition = this.#picker.pick(topic, state.config.partitions, message.key, message.messageId);
+    const sequence = state.nextSequence;
+    const stored = {
+      sequence,
+      partition,
+      key: message.key,
+      messageId: message.messageId,
+      headers: message.headers,
+      payload: new Uint8Array(payload),
+      publishedAtMs: now,
+    };
+    const segment = this.#sink.write([{ type: 'publish', topic, ...stored }]);
+    this.#retain(state, segment, stored.messageId, now);
+    state.append({ ...stored, segment });
+    await this.#durable();
+    return { partition, sequence, duplicate: false };
+  }
+
+  async subscribe(
+    topic: string,
+    group: string,
+    handler: MessageHandler,
+    options?: SubscribeOptions,
+  ): Promise<Consumer> {
+    this.#checkOpen('subscribe');
+    const state = this.#topic(topic);
+    checkGroupName(group);
+    const subscribe = checkSubscribeOptions(state.config, options);
+    const { partitions, created } = state.group(group);
+    if (created) {
+      try {
+        this.#sink.write([{ type: 'group', topic, group }]);
+      } catch (err) {
+        state.groups.delete(group);
+        throw err;
+      }
+      await this.#durable();
+    }
+    const context: DeliveryContext = {
+      config: state.config,
+      group,
+      subscribe,
+      publish: (t, p, o) => this.publish(t, p, o),
+      logger: this.#logger,
+    };
+    const consumer = new MemoryConsumer(
+      handler,
+      context,
+      () => this.#durable(),
+      (c) => this.#consumers.delete(c),
+    );
+    this.#consumers.add(consumer);
+    consumer.attach(subscribe.partitions.map((p) => partitions[p]!));
+    return consumer;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#housekeeping);
+    await Promise.all([...this.#consumers].map((c) => c.close()));
+    for (const state of this.#topics.values()) state.stop();
+    await this.#journal?.close();
+  }
+
+  #topic(topic: string): TopicState {
+    checkTopicName(topic);
+    const state = this.#topics.get(topic);
+    if (!state) throw new TopicNotFoundError(topic);
+    return state;
+  }
+
+  #retain(state: TopicState, segment: number, messageId: string | undefined, publishedAtMs: number): void {
+    const holdUntil = messageId === undefined ? 0 : publishedAtMs + state.config.dedupWindowMs;
+    this.#journal?.retain(segment, holdUntil);
+  }
+
+  async #durable(): Promise<void> {
+    await this.#journal?.durable();
+  }
+
+  #tidy(): void {
+    try {
+      const now = Date.now();
+      for (const state of this.#topics.values()) state.discard(now);
+      this.#journal?.compact(now);
+    } catch (err) {
+      this.#logger.error({ err: describeError(err) }, 'memory queue housekeeping failed');
+    }
+  }
+
+  #checkOpen(what: string): void {
+    if (this.#closed) throw new QueueClosedError(what);
+  }
+
+  #openJournal(dir: string, options: MemoryQueueOptions): void {
+    const sink: StateSink = {
+      write: (records) => {
+        if (this.#closed || !this.#journal) throw new QueueClosedError('writing the queue journal');
+        return this.#journal.append(records);
+      },
+      release: (segment) => this.#journal?.release(segment),
+    };
+    const apply = (record: JournalRecord, segment: number): void => {
+      if (record.type === 'topic') {
+        const existing = this.#topics.get(record.config.topic);
+        if (existing) {
+          existing.config = record.config;
+          existing.nextSequence = Math.max(existing.nextSequence, record.nextSequence);
+        } else {
+          const state = new TopicState(record.config, NO_SINK);
+          state.nextSequence = record.nextSequence;
+          this.#topics.set(record.config.topic, state);
+        }
+        return;
+      }
+      if (record.type === 'deleteTopic') {
+        this.#topics.delete(record.topic);
+        return;
+      }
+      const state = this.#topics.get(record.topic);
+      if (!state) return;
+      if (record.type === 'group') {
+        state.group(record.group);
+      } else if (record.type === 'publish') {
+        const { type: _type, topic: _topic, ...message } = record;
+        state.append({ ...message, key: message.key, messageId: message.messageId, segment }, false);
+      } else if (record.type === 'deliver') {
+        state
+          .group(record.group)
+          .partitions[record.partition]?.restoreDelivery(record.sequence, record.count);
+      } else {
+        state.group(record.group).partitions[record.partition]?.ack(record.sequence, false);
+      }
+    };
+    const snapshot = (): JournalRecord[] => {
+      const records: JournalRecord[] = [];
+      for (const state of this.#topics.values()) {
+        records.push({ type: 'topic', config: state.config, nextSequence: state.nextSequence });
+        for (const group of state.groups.keys())
+          records.push({ type: 'group', topic: state.config.topic, group });
+      }
+      return records;
+    };
+    this.#journal = Journal.open(
+      dir,
+      {
+        fsync: options.fsync ?? 'always',
+        fsyncIntervalMs: options.fsyncIntervalMs ?? 200,
+        segmentBytes: options.segmentBytes ?? 64 * 1024 * 1024,
+      },
+      apply,
+      snapshot,
+    );
+    // Hand the replayed topics the real sink, count what each segment still holds, then drop what
+    // every group had acknowledged or what expired while the process was down.
+    const now = Date.now();
+    for (const state of this.#topics.values()) {
+      state.sink = sink;
+      for (const log of state.logs) {
+        for (const message of log.from(0))
+          this.#retain(state, message.segment, message.messageId, message.publishedAtMs);
+      }
+      state.discard(now);
+    }
+    this.#journal.compact(now);
+    this.#sink = sink;
+  }
+}

@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { isLatticeError } from '../../../src/platform/errors.js';
+import { createQueue, MemoryQueue, type QueueMessage } from '../../../src/platform/queue/index.js';
+import { eventually } from '../../support/servers.js';
+import { queueContract } from './contract.js';
+
+queueContract({ name: 'memory', open: () => createQueue({ kind: 'memory' }) });
+
+let journalDir = '';
+queueContract({
+  name: 'memory with journal',
+  open: () => {
+    journalDir = mkdtempSync(join(tmpdir(), 'lattice-queue-contract-'));
+    return createQueue({ kind: 'memory', journalDir });
+  },
+  cleanup: async () => rmSync(journalDir, { recursive: true, force: true }),
+});
+
+const text = (value: string) => new TextEncoder().encode(value);
+const read = (message: QueueMessage) => new TextDecoder().decode(message.payload);
+
+function tempDir(t: { after: (fn: () => void) => void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'lattice-queue-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Subscribes, collects deliveries, and lets the test choose how to settle each. */
+async function collect(
+  queue: MemoryQueue,
+  topic: string,
+  handle: (message: QueueMessage) => void | Promise<void> = () => {},
+  autoAck = true,
+) {
+  const seen: QueueMessage[] = [];
+  const consumer = await queue.subscribe(
+    topic,
+    'g',
+    async (message) => {
+      seen.push(message);
+      await handle(message);
+    },
+    { autoAck },
+  );
+  return { seen, consumer };
+}
+
+describe('MemoryQueue journal', () => {
+  it('restores unacknowledged messages, delivery counts, sequences and dedup after a reopen', async (t) => {
+    const journalDir = tempDir(t);
+    const first = await MemoryQueue.open({ journalDir });
+    await first.ensureTopic('orders', { partitions: 2 });
+    for (let i = 0; i < 6; i++)
+      await first.publish('orders', text(`m${i}`), { key: 'k', messageId: `id-${i}` });
+    // Ack m0..m2, leave m3 delivered but unsettled, m4 and m5 never delivered.
+    const { seen, consumer } = await collect(first, 'orders', () => {}, false);
+    await eventually(() => seen.length === 1, 5000, 'first delivery');
+    for (let i = 0; i < 3; i++) {
+      await seen[i]!.ack();
+      await eventually(() => seen.length === i + 2, 5000, `delivery ${i + 2}`);
+    }
+    assert.equal(read(seen[3]!), 'm3');
+    await consumer.close();
+    await first.close();
+
+    const second = await MemoryQueue.open({ journalDir });
+    assert.equal((await second.describeTopic('orders')).partitions, 2);
+    const again = await collect(second, 'orders');
+    await eventually(() => again.seen.length === 3, 5000, 'the unacknowledged messages');
+    assert.deepEqual(
+      again.seen.map((m) => `${read(m)}#${m.deliveryCount}`),
+      ['m3#2', 'm4#1', 'm5#1'],
+    );
+    const dup = await second.publish('orders', text('m1'), { key: 'k', messageId: 'id-1' });
+    assert.equal(dup.duplicate, true);
+    const next = await second.publish('orders', text('m6'), { key: 'k' });
+    assert.equal(next.sequence, 7, 'sequences continue after the restart');
+    await second.close();
+  });
+
+  it('compacts segments whose messages every group acknowledged', async (t) => {
+    const journalDir = tempDir(t);
+    const queue = await MemoryQueue.open({ journalDir, segmentBytes: 4096, fsync: 'never' });
+    await queue.ensureTopic('events', { partitions: 2, dedupWindowMs: 1 });
+    const { seen, consumer } = await collect(queue, 'events');
+    for (let i = 0; i < 400; i++) await queue.publish('events', new Uint8Array(100), { key: `k${i % 7}` });
+    await eventually(() => seen.length === 400, 5000, 'every message');
+    await consumer.close();
+    // The next publishes roll segments; compaction then drops every older, fully acknowledged one.
+    await queue.publish('events', new Uint8Array(5000));
+    await queue.publish('events', new Uint8Array(10));
+    await eventually(() => queue.journalSegments() <= 2, 5000, 'compaction');
+    assert.ok(readdirSync(journalDir).filter((f) => f.endsWith('.log')).length <= 2);
+    await queue.close();
+
+    const reopened = await MemoryQueue.open({ journalDir });
+    const rest = await collect(reopened, 'events');
+    await eventually(() => rest.seen.length === 2, 5000, 'the unacknowledged tail');
+    assert.deepEqual(
+      rest.seen.map((m) => [m.sequence, m.payload.length]),
+      [
+        [401, 5000],
+        [402, 10],
+      ],
+    );
+    await reopened.close();
+  });
+
+  it('cuts a torn record at the end of the journal and keeps what came before', async (t) => {
+    const journalDir = tempDir(t);
+    const queue = await MemoryQueue.open({ journalDir });
+    await queue.ensureTopic('t');
+    await queue.publish('t', text('kept'));
+    await queue.close();
+    const [segment] = readdirSync(journalDir).filter((f) => f.endsWith('.log'));
+    appendFileSync(join(journalDir, segment!), Buffer.from([200, 0, 0, 0, 1, 2, 3]));
+
+    const reopened = await MemoryQueue.open({ journalDir });
+    const { seen } = await collect(reopened, 't');
+    await eventually(() => seen.length === 1, 5000, 'the kept message');
+    assert.equal(read(seen[0]!), 'kept');
+    await reopened.publish('t', text('after'));
+    await eventually(() => seen.length === 2, 5000, 'a message after the repair');
+    await reopened.close();
+  });
+
+  it('refuses a journal another live queue holds', async (t) => {
+    const journalDir = tempDir(t);
+    const queue = await MemoryQueue.open({ journalDir });
+    await assert.rejects(MemoryQueue.open({ journalDir }), (err) => {
+      assert.ok(isLatticeError(err, 'FAILED_PRECONDITION'));
+      assert.match(err.message, /in use by process/);
+      return true;
+    });
+    await queue.close();
+    const again = await MemoryQueue.open({ journalDir });
+    await again.close();
+  });
+
+  it('rejects invalid settings', async () => {
+    await assert.rejects(
+      createQueue({ kind: 'memory', fsync: 'sometimes' as 'always' }),
+      (err) => isLatticeError(err, 'INVALID_ARGUMENT') && err.field === 'fsync',
+    );
+  });
+
+  it('keeps nothing without a journal', async () => {
+    const queue = await MemoryQueue.open();
+    await queue.ensureTopic('volatile');
+    await queue.publish('volatile', text('gone'));
+    await queue.close();
+    const fresh = await MemoryQueue.open();
+    await assert.rejects(fresh.describeTopic('volatile'), (err) => isLatticeError(err, 'NOT_FOUND'));
+    await fresh.close();
+  });
+
+  it('keeps messages until a first group takes them, then only until every group acked them', async () => {
+    const queue = await MemoryQueue.open();
+    await queue.ensureTopic('early', { partitions: 1 });
+    await queue.publish('early', text('before anyone listened'));
+    const first = await collect(queue, 'early');
+    await eventually(() => first.seen.length === 1, 5000, 'the early message');
+    await eventually(() => first.seen[0]!.settled, 5000, 'the ack');
+    // Acknowledged by the only group: gone, so a group that arrives later starts after it.
+    const late = await queue.subscribe('early', 'late', () => {});
+    const lateSeen: string[] = [];
+    await late.close();
+    const again = await queue.subscribe('early', 'late', (m) => {
+      lateSeen.push(read(m));
+    });
+    await queue.publish('early', text('after both'));
+    await eventually(() => lateSeen.length === 1 && first.seen.length === 2, 5000, 'the next message');
+    assert.deepEqual(lateSeen, ['after both']);
+    await again.close();
+    await queue.close();
+  });
+});
