@@ -1,9 +1,9 @@
-import { open, readFile, unlink } from 'node:fs/promises';
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { LatticeError } from './errors.js';
 
 export interface DirLock {
-  release(): Promise<void>;
+  release(): void;
 }
 
 function alive(pid: number): boolean {
@@ -15,44 +15,55 @@ function alive(pid: number): boolean {
   }
 }
 
+function readOwner(path: string): { pid?: unknown; host?: unknown } {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; host?: unknown };
+  } catch {
+    return {}; // missing, or cut short by a crash while being written: stale
+  }
+}
+
 /**
  * Takes an exclusive lock on a directory that one process must own (an embedded database, a queue
- * journal), as a sibling file `<dir>.lock` holding the owner's pid. A lock left by a process that
- * died is taken over; one held by a live process is FAILED_PRECONDITION naming that pid.
+ * journal), as a sibling file `<dir>.lock` holding the owner's pid and host. A lock left by a process
+ * that died is taken over; one held by a live process is FAILED_PRECONDITION naming that pid.
+ * Synchronous, so both synchronous and asynchronous openers can use it.
  */
-export async function lockDirectory(dir: string, what: string): Promise<DirLock> {
+export function lockDirectory(dir: string, what: string): DirLock {
   const path = `${dir}.lock`;
   for (let attempt = 0; attempt < 2; attempt++) {
+    let fd: number;
     try {
-      const handle = await open(path, 'wx');
-      await handle.writeFile(JSON.stringify({ pid: process.pid, host: hostname() }));
-      await handle.close();
-      let released = false;
-      return {
-        release: async () => {
-          if (released) return;
-          released = true;
-          await unlink(path).catch(() => {});
-        },
-      };
+      fd = openSync(path, 'wx');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      let owner: { pid?: unknown; host?: unknown } = {};
-      try {
-        owner = JSON.parse(await readFile(path, 'utf8')) as typeof owner;
-      } catch {
-        // An unreadable lock file was cut short by a crash while being written: stale.
-      }
+      const owner = readOwner(path);
       const pid = typeof owner.pid === 'number' ? owner.pid : undefined;
       const sameHost = owner.host === undefined || owner.host === hostname();
       if (pid !== undefined && (!sameHost || alive(pid))) {
+        const who = pid === process.pid ? ' (this process)' : sameHost ? '' : ` on ${String(owner.host)}`;
         throw new LatticeError(
           'FAILED_PRECONDITION',
-          `${what} ${dir} is in use by process ${pid}${sameHost ? '' : ` on ${String(owner.host)}`} (lock file ${path})`,
+          `${what} ${dir} is in use by process ${pid}${who} (lock file ${path})`,
         );
       }
-      await unlink(path).catch(() => {});
+      try {
+        unlinkSync(path);
+      } catch {
+        // another process took it over first; the next attempt sees its lock
+      }
+      continue;
     }
+    writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname() }));
+    closeSync(fd);
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        if (readOwner(path).pid === process.pid) unlinkSync(path);
+      },
+    };
   }
   throw new LatticeError('FAILED_PRECONDITION', `${what} ${dir}: could not take the lock ${path}`);
 }

@@ -3,6 +3,7 @@ import { type ConfigStore, createConfigStore } from './config-store/index.js';
 import type { ReadinessCheck } from './http/index.js';
 import { createLogger, type Logger } from './logging/index.js';
 import { Metrics } from './metrics/index.js';
+import { createQueue, type Queue, TopicNotFoundError } from './queue/index.js';
 import type { LoadedSettings } from './settings/index.js';
 import { createSqlClient, type SqlClient } from './sql/index.js';
 
@@ -108,6 +109,30 @@ export class Platform {
         ),
       (cache) => cache.get('lattice-readiness'),
       (cache) => cache.close(),
+    );
+  }
+
+  queue(): Promise<Queue> {
+    const s = this.settings.queue;
+    return this.open(
+      'queue',
+      () =>
+        createQueue(
+          s.kind === 'memory'
+            ? { kind: 'memory', journalDir: s.journalDir, logger: this.logger }
+            : {
+                kind: 'jetstream',
+                servers: s.servers,
+                connectTimeoutMs: s.connectTimeoutMs,
+                logger: this.logger,
+              },
+        ),
+      // Any answer about a topic, even "no such topic", shows the queue is serving.
+      (queue) =>
+        queue.describeTopic('lattice-readiness').catch((err: unknown) => {
+          if (!(err instanceof TopicNotFoundError)) throw err;
+        }),
+      (queue) => queue.close(),
     );
   }
 

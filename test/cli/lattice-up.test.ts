@@ -59,7 +59,7 @@ describe('lattice up', () => {
     const ready = await fetch(`${httpBase}/readyz`);
     const readiness = (await ready.json()) as { checks: Record<string, string> };
     assert.equal(ready.status, 200, JSON.stringify(readiness));
-    assert.deepEqual(Object.keys(readiness.checks).sort(), ['cache', 'configStore', 'sql']);
+    assert.deepEqual(Object.keys(readiness.checks).sort(), ['cache', 'configStore', 'queue', 'sql']);
     assert.match(await (await fetch(`${httpBase}/metrics`)).text(), /process_cpu_seconds_total/);
 
     const pkg = grpc.loadPackageDefinition(loadSync(healthProto, { enums: String })) as unknown as {

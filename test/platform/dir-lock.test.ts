@@ -13,15 +13,18 @@ const root = mkdtempSync(join(tmpdir(), 'lattice-lock-'));
 describe('lockDirectory', () => {
   test('a second owner is refused while the first holds the lock, and admitted after release', async () => {
     const dir = join(root, 'a');
-    const lock = await lockDirectory(dir, 'test dir');
-    await assert.rejects(lockDirectory(dir, 'test dir'), (err) => {
-      assert.ok(isLatticeError(err, 'FAILED_PRECONDITION'));
-      assert.match(err.message, new RegExp(`in use by process ${process.pid}`));
-      return true;
-    });
-    await lock.release();
+    const lock = lockDirectory(dir, 'test dir');
+    assert.throws(
+      () => lockDirectory(dir, 'test dir'),
+      (err) => {
+        assert.ok(isLatticeError(err, 'FAILED_PRECONDITION'));
+        assert.match(err.message, new RegExp(`in use by process ${process.pid}`));
+        return true;
+      },
+    );
+    lock.release();
     assert.equal(existsSync(`${dir}.lock`), false);
-    await (await lockDirectory(dir, 'test dir')).release();
+    lockDirectory(dir, 'test dir').release();
   });
 
   test('a lock left by a dead process, or cut short, is taken over', async () => {
@@ -31,9 +34,9 @@ describe('lockDirectory', () => {
     ]).stdout.toString();
     const dir = join(root, 'b');
     writeFileSync(`${dir}.lock`, JSON.stringify({ pid: Number(dead) }));
-    await (await lockDirectory(dir, 'test dir')).release();
+    lockDirectory(dir, 'test dir').release();
     writeFileSync(`${dir}.lock`, '{"pi');
-    await (await lockDirectory(dir, 'test dir')).release();
+    lockDirectory(dir, 'test dir').release();
   });
 
   test('PGlite refuses a data directory another client has open', async () => {

@@ -15,6 +15,7 @@ export async function runCheck(context: CliContext): Promise<void> {
   const where = describePorts(platform);
   const open: Record<string, () => Promise<unknown>> = {
     configStore: () => platform.configStore(),
+    queue: () => platform.queue(),
     sql: () => platform.sqlClient(),
     cache: () => platform.cache(),
   };

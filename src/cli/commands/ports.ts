@@ -8,6 +8,10 @@ export function describePorts(platform: Platform): Record<string, string> {
       s.configStore.kind === 'file'
         ? `directory ${s.configStore.dir}`
         : `etcd ${s.configStore.endpoints.join(',')}`,
+    queue:
+      s.queue.kind === 'jetstream'
+        ? `NATS JetStream ${s.queue.servers.join(',')}`
+        : `in-process, ${s.queue.journalDir ? `journal ${s.queue.journalDir}` : 'no journal (lost on exit)'}`,
     sql:
       s.sql.kind === 'pglite'
         ? `PGlite ${s.sql.dataDir}`
@@ -19,5 +23,5 @@ export function describePorts(platform: Platform): Record<string, string> {
 
 /** Opens every port's adapter; rejects with the first that cannot be opened, naming it. */
 export async function openAllPorts(platform: Platform): Promise<void> {
-  await Promise.all([platform.configStore(), platform.sqlClient(), platform.cache()]);
+  await Promise.all([platform.configStore(), platform.queue(), platform.sqlClient(), platform.cache()]);
 }

@@ -81,12 +81,12 @@ export class PgliteSqlClient implements SqlClient {
     const label = dataDir === undefined ? 'PGlite (in memory)' : `PGlite at ${dataDir}`;
     // Two processes on one data directory would corrupt it: the first one owns it until it closes.
     if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
-    const lock = dataDir === undefined ? undefined : await lockDirectory(dataDir, 'PGlite data directory');
+    const lock = dataDir === undefined ? undefined : lockDirectory(dataDir, 'PGlite data directory');
     try {
       const db = dataDir === undefined ? await PGlite.create() : await PGlite.create(dataDir);
       return new PgliteSqlClient(db, label, lock);
     } catch (err) {
-      await lock?.release();
+      lock?.release();
       throw toSqlError(err, label);
     }
   }
@@ -123,7 +123,7 @@ export class PgliteSqlClient implements SqlClient {
       try {
         await this.#db.close();
       } finally {
-        await this.#lock?.release();
+        this.#lock?.release();
       }
     })();
     return this.#closing;
