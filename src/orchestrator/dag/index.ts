@@ -1,0 +1,16 @@
+/**
+ * The DAG executor: builds and caches topologies of `component_dependency` and runs components in
+ * dependency order with eager scheduling, cancellation and deadlines. Knows nothing of features,
+ * models or matrices; callers adapt their components to `DagComponent`.
+ */
+export type {
+  ComponentOutcome,
+  DagComponent,
+  ExecuteOptions,
+  ExecutionReport,
+} from './dag-executor.js';
+export { DagExecutor } from './dag-executor.js';
+export type { ComponentDependency, TopologyOptions } from './topology.js';
+export { Topology } from './topology.js';
+export type { TopologyCacheOptions } from './topology-cache.js';
+export { TopologyCache } from './topology-cache.js';
