@@ -1,0 +1,200 @@
+import { describeError } from '../../platform/errors.js';
+import type { FeatureFetcher, FeatureQuery, FeatureRows } from '../clients/index.js';
+import type { FeatureComponentConfig } from '../config/index.js';
+import type { DagComponent } from '../dag/index.js';
+import type { ExecutionContext } from '../engine/execution-context.js';
+import type { ByteColumn, ColumnSpec, ComponentMatrix } from '../matrix/component-matrix.js';
+import { keyTexts } from './key-columns.js';
+
+/**
+ * FeatureComponent: fetches one entity's features for every row. Keys come from `fs_keys` (each
+ * entry reads a column; several schema names split its value on `|`), are de-duplicated, and sent in
+ * batches of `batch_size`, concurrently, each bounded by `deadline_ms` and the request deadline.
+ * Values land in the typed columns `<prefix><entity>:<group>:<feature>`. A row whose entity is
+ * missing, or whose batch failed, keeps the defaults and is marked with this component's name; the
+ * component fails only when every batch failed (which fails the request if it is required).
+ */
+export class FeatureComponent implements DagComponent<ExecutionContext> {
+  readonly name: string;
+  readonly required: boolean;
+  private readonly query: Omit<FeatureQuery, 'keys'>;
+
+  constructor(
+    private readonly config: FeatureComponentConfig,
+    private readonly columns: readonly ColumnSpec[],
+    private readonly fetcher: FeatureFetcher,
+  ) {
+    this.name = config.name;
+    this.required = config.required;
+    this.query = {
+      entity: config.entity,
+      keysSchema: config.fs_keys.flatMap((k) => k.schema),
+      featureGroups: config.feature_groups.map((g) => ({ label: g.label, features: g.features })),
+    };
+  }
+
+  async run(context: ExecutionContext, signal: AbortSignal): Promise<void> {
+    const { matrix } = context;
+    const rows = matrix.rowCount;
+    const { keys, rowKey } = this.collectKeys(context);
+    const columns = this.columns.map((c) => matrix.byteColumn(c.name));
+    const fetched: (readonly Uint8Array[] | undefined)[] = new Array(keys.length);
+    const failed = new Uint8Array(keys.length);
+    const batchSize = this.config.batch_size;
+    const deadline = Math.min(context.deadline, Date.now() + this.config.deadline_ms);
+    const batches: Promise<void>[] = [];
+    let lastError: unknown;
+    for (let start = 0; start < keys.length; start += batchSize) {
+      const end = Math.min(keys.length, start + batchSize);
+      batches.push(
+        this.fetcher.retrieve({ ...this.query, keys: keys.slice(start, end) }, { signal, deadline }).then(
+          (result: FeatureRows) => {
+            for (let k = start; k < end; k++) fetched[k] = result[k - start];
+          },
+          (err: unknown) => {
+            lastError = err;
+            failed.fill(1, start, end);
+          },
+        ),
+      );
+    }
+    await Promise.all(batches);
+    if (keys.length > 0 && failed.every((f) => f === 1)) throw lastError;
+
+    const failure =
+      lastError === undefined ? '' : `${this.name}: feature store call failed: ${describeError(lastError)}`;
+    // First decide each row's values (or mark why it has none), then write column by column.
+    const rowValues: (readonly Uint8Array[] | undefined)[] = new Array(rows);
+    for (let row = 0; row < rows; row++) {
+      const key = rowKey[row]!;
+      if (key < 0) {
+        matrix.addRowError(row, `${this.name}: no key (empty or incomplete key column)`);
+      } else if (failed[key] === 1) {
+        matrix.addRowError(row, failure);
+      } else {
+        const values = fetched[key];
+        if (values === undefined || values.length === 0) {
+          matrix.addRowError(row, `${this.name}: entity ${keys[key]!.join('|')} not found`);
+        } else {
+          rowValues[row] = values;
+        }
+      }
+    }
+    for (let c = 0; c < columns.length; c++) this.writeColumn(matrix, columns[c]!, c, rowValues);
+  }
+
+  /** Writes feature `c` of every row that has values; the hot loop of the component. */
+  private writeColumn(
+    matrix: ComponentMatrix,
+    column: ByteColumn,
+    c: number,
+    rowValues: readonly (readonly Uint8Array[] | undefined)[],
+  ): void {
+    const width = column.width;
+    const { data, filled } = column;
+    for (let row = 0; row < rowValues.length; row++) {
+      const values = rowValues[row];
+      if (values === undefined) continue;
+      const value = values[c];
+      if (value === undefined || (width !== undefined && value.length !== width)) {
+        matrix.addRowError(
+          row,
+          `${this.name}: ${column.name} has ${value?.length ?? 0} bytes, expected ${width}`,
+        );
+        continue;
+      }
+      if (width === undefined) {
+        column.set(row, value);
+        continue;
+      }
+      copyCell(data, row * width, value, width);
+      filled[row] = 1;
+    }
+  }
+
+  /** The unique key tuples of the request and, per row, the index of its key (-1: no key). */
+  private collectKeys(context: ExecutionContext): { keys: string[][]; rowKey: Int32Array } {
+    const { matrix } = context;
+    const sources = this.config.fs_keys.map((k) => ({
+      texts: keyTexts(matrix, k.col),
+      parts: k.schema.length,
+    }));
+    const rowKey = new Int32Array(matrix.rowCount);
+    const index = new Map<string, number>();
+    const keys: string[][] = [];
+    if (sources.length === 1 && sources[0]!.parts === 1) {
+      // The common case, one single-part key: the column text is the key, no tuple to build.
+      const texts = sources[0]!.texts;
+      for (let row = 0; row < matrix.rowCount; row++) {
+        const text = texts[row]!;
+        let k = text === '' ? -1 : index.get(text);
+        if (k === undefined) {
+          k = keys.length;
+          index.set(text, k);
+          keys.push([text]);
+        }
+        rowKey[row] = k;
+      }
+      return { keys, rowKey };
+    }
+    for (let row = 0; row < matrix.rowCount; row++) {
+      const tuple: string[] = [];
+      let empty = false;
+      for (const source of sources) {
+        const text = source.texts[row]!;
+        if (text === '') empty = true;
+        if (source.parts === 1) tuple.push(text);
+        else {
+          const parts = text.split('|');
+          if (parts.length !== source.parts) empty = true; // a composite key must have every part
+          tuple.push(...parts);
+        }
+      }
+      if (empty) {
+        rowKey[row] = -1;
+        continue;
+      }
+      const id = tuple.join('\u0000');
+      let k = index.get(id);
+      if (k === undefined) {
+        k = keys.length;
+        index.set(id, k);
+        keys.push(tuple);
+      }
+      rowKey[row] = k;
+    }
+    return { keys, rowKey };
+  }
+}
+
+/** Copies one fixed-width value; unrolled for the common widths, where it is ~2× faster than a loop. */
+function copyCell(data: Uint8Array, at: number, value: Uint8Array, width: number): void {
+  switch (width) {
+    case 4:
+      data[at] = value[0]!;
+      data[at + 1] = value[1]!;
+      data[at + 2] = value[2]!;
+      data[at + 3] = value[3]!;
+      return;
+    case 8:
+      data[at] = value[0]!;
+      data[at + 1] = value[1]!;
+      data[at + 2] = value[2]!;
+      data[at + 3] = value[3]!;
+      data[at + 4] = value[4]!;
+      data[at + 5] = value[5]!;
+      data[at + 6] = value[6]!;
+      data[at + 7] = value[7]!;
+      return;
+    case 1:
+      data[at] = value[0]!;
+      return;
+    case 2:
+      data[at] = value[0]!;
+      data[at + 1] = value[1]!;
+      return;
+    default:
+      if (width > 16) data.set(value, at);
+      else for (let i = 0; i < width; i++) data[at + i] = value[i]!;
+  }
+}

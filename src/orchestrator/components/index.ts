@@ -1,0 +1,40 @@
+import { LatticeError } from '../../platform/errors.js';
+import type { FeatureFetcher, ModelInferer } from '../clients/index.js';
+import type { ComponentBuilder } from '../config/index.js';
+import type { ExecutionContext } from '../engine/execution-context.js';
+import { ComputeComponent } from './compute-component.js';
+import { FeatureComponent } from './feature-component.js';
+import { ModelServingComponent } from './model-serving-component.js';
+
+export { ComputeComponent } from './compute-component.js';
+export { FeatureComponent } from './feature-component.js';
+export { ModelServingComponent, routeEndpoint } from './model-serving-component.js';
+
+export interface ComponentClients {
+  featureFetcher?: FeatureFetcher;
+  modelInferer?: ModelInferer;
+}
+
+/** Builds each configured component by kind, on the clients the process has. */
+export function createComponentBuilder(clients: ComponentClients): ComponentBuilder<ExecutionContext> {
+  return (plan) => {
+    switch (plan.kind) {
+      case 'feature':
+        if (!clients.featureFetcher)
+          throw new LatticeError('FAILED_PRECONDITION', 'no feature store client is configured');
+        return new FeatureComponent(plan.config, plan.writes, clients.featureFetcher);
+      case 'model':
+        if (!clients.modelInferer)
+          throw new LatticeError('FAILED_PRECONDITION', 'no model serving client is configured');
+        return new ModelServingComponent(plan.config, clients.modelInferer);
+      case 'compute':
+        if (plan.config.expression === undefined) {
+          throw new LatticeError(
+            'FAILED_PRECONDITION',
+            'remote compute (compute_id) needs the numerix client, not configured here',
+          );
+        }
+        return new ComputeComponent(plan.config);
+    }
+  };
+}

@@ -1,0 +1,25 @@
+export {
+  type ComponentBuilder,
+  ModelRegistry,
+  type ModelRegistryOptions,
+  type ModelSnapshot,
+  type ModelStatus,
+} from './model-registry.js';
+export type {
+  CalibrationConfig,
+  ComputeComponentConfig,
+  FeatureComponentConfig,
+  ModelConfig,
+  ModelConfigInput,
+  ModelServingComponentConfig,
+} from './schema.js';
+export { modelConfigSchema } from './schema.js';
+export {
+  type ComponentKind,
+  type ComponentPlan,
+  type ConfigProblem,
+  FEATURE_INIT,
+  ModelConfigError,
+  type ValidatedModel,
+  validateModelConfig,
+} from './validate-model.js';

@@ -1,0 +1,198 @@
+import type { ConfigEvent, ConfigStore, ConfigWatch } from '../../platform/config-store/index.js';
+import { describeError, LatticeError, notFound } from '../../platform/errors.js';
+import type { Logger } from '../../platform/logging/index.js';
+import type { Metrics } from '../../platform/metrics/index.js';
+import { type DagComponent, TopologyCache } from '../dag/index.js';
+import { MatrixLayout } from '../matrix/component-matrix.js';
+import { type ComponentPlan, type ValidatedModel, validateModelConfig } from './validate-model.js';
+
+/**
+ * One immutable version of a model configuration with everything derived from it: the validated
+ * config, the DAG topology, the matrix layout of the columns its components write, and its
+ * components, built by name. A request takes the snapshot once and finishes on it, whatever
+ * reloads happen meanwhile.
+ */
+export interface ModelSnapshot<C> {
+  readonly id: string;
+  /** The config store revision the snapshot was built from. */
+  readonly version: string;
+  readonly model: ValidatedModel;
+  /** Target-matrix columns the components write, plus the target id column (requests add their inputs). */
+  readonly layout: MatrixLayout;
+  /** SlateData columns slate components write. */
+  readonly slateLayout: MatrixLayout;
+  readonly components: ReadonlyMap<string, DagComponent<C>>;
+  readonly loadedAt: number;
+}
+
+/** Builds the runnable component for a validated component plan (feature, model serving, compute). */
+export type ComponentBuilder<C> = (plan: ComponentPlan, model: ValidatedModel) => DagComponent<C>;
+
+export interface ModelStatus {
+  id: string;
+  /** Version serving now; undefined when no valid version was ever loaded. */
+  version: string | undefined;
+  /** Why the latest change was rejected, while the previous version keeps serving. */
+  lastError: string | undefined;
+}
+
+export interface ModelRegistryOptions<C> {
+  store: ConfigStore;
+  buildComponent: ComponentBuilder<C>;
+  logger: Logger;
+  metrics: Metrics;
+  /** Config store prefix holding one document per model; default `models/`. */
+  prefix?: string;
+  topologies?: TopologyCache;
+}
+
+/**
+ * The live map model_config_id → snapshot, loaded from the ConfigStore and kept current by its watch.
+ * The reload sequence of the spec, per changed document: validate, derive the matrix layout (the
+ * feature schemas), build the components by name, then swap the model's entry in one step. An invalid
+ * change is logged and counted and leaves the previous snapshot serving; a deleted document removes
+ * the model.
+ */
+export class ModelRegistry<C> {
+  private snapshots = new Map<string, ModelSnapshot<C>>();
+  private readonly errors = new Map<string, string>();
+  private readonly prefix: string;
+  private readonly topologies: TopologyCache;
+  private watch: ConfigWatch | undefined;
+  private readonly listeners = new Set<(id: string, snapshot: ModelSnapshot<C> | undefined) => void>();
+  private readonly reloads;
+
+  constructor(private readonly options: ModelRegistryOptions<C>) {
+    this.prefix = options.prefix ?? 'models/';
+    this.topologies = options.topologies ?? new TopologyCache();
+    this.reloads = options.metrics.counter(
+      'orchestrator_model_config_reloads_total',
+      'Model configuration changes, by model and outcome (applied, rejected, removed)',
+      ['model', 'outcome'],
+    );
+  }
+
+  /** Loads every model under the prefix and starts following changes; resolves once all are loaded. */
+  async start(): Promise<void> {
+    if (this.watch) return;
+    this.watch = await this.options.store.watch(this.prefix, (event) => this.apply(event), {
+      initial: true,
+      onError: (err) => this.options.logger.warn({ err }, 'model config watch: %s', err.message),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.watch?.close();
+    this.watch = undefined;
+  }
+
+  /** The snapshot serving `id` now, or undefined. */
+  get(id: string): ModelSnapshot<C> | undefined {
+    return this.snapshots.get(id);
+  }
+
+  /** The snapshot serving `id`; NOT_FOUND when there is none. */
+  require(id: string): ModelSnapshot<C> {
+    const snapshot = this.snapshots.get(id);
+    if (!snapshot) throw notFound(`unknown model_config_id "${id}"`, 'model_config_id');
+    return snapshot;
+  }
+
+  ids(): string[] {
+    return [...this.snapshots.keys()].sort();
+  }
+
+  status(): ModelStatus[] {
+    const ids = new Set([...this.snapshots.keys(), ...this.errors.keys()]);
+    return [...ids]
+      .sort()
+      .map((id) => ({ id, version: this.snapshots.get(id)?.version, lastError: this.errors.get(id) }));
+  }
+
+  /** Called after each applied change (snapshot undefined when the model was removed). */
+  onChange(listener: (id: string, snapshot: ModelSnapshot<C> | undefined) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Validates and builds a snapshot without installing it (also used by `lattice` tooling to lint configs). */
+  build(id: string, version: string, document: unknown): ModelSnapshot<C> {
+    const model = validateModelConfig(document, { expectedId: id, topologies: this.topologies });
+    const components = new Map<string, DagComponent<C>>();
+    for (const plan of model.components.values()) {
+      try {
+        components.set(plan.name, this.options.buildComponent(plan, model));
+      } catch (err) {
+        throw new LatticeError(
+          'INVALID_ARGUMENT',
+          `invalid model config ${id}: ${plan.path}: ${describeError(err)}`,
+          {
+            field: plan.path,
+            cause: err,
+          },
+        );
+      }
+    }
+    return {
+      id,
+      version,
+      model,
+      layout: new MatrixLayout(model.targetColumns, [model.config.target_id_column]),
+      slateLayout: new MatrixLayout(model.slateColumns),
+      components,
+      loadedAt: Date.now(),
+    };
+  }
+
+  private apply(event: ConfigEvent): void {
+    const id = event.key.slice(this.prefix.length);
+    if (id === '' || id.includes('/')) return; // not a model document
+    const version = String(event.revision);
+    if (event.type === 'delete') {
+      const removed = this.snapshots.delete(id);
+      this.errors.delete(id);
+      if (removed) {
+        this.reloads.inc({ model: id, outcome: 'removed' });
+        this.options.logger.info({ model: id, version }, 'model config removed');
+        this.notify(id, undefined);
+      }
+      return;
+    }
+    if (event.type === 'invalid') {
+      this.reject(id, version, event.reason);
+      return;
+    }
+    let snapshot: ModelSnapshot<C>;
+    try {
+      snapshot = this.build(id, version, event.value);
+    } catch (err) {
+      this.reject(id, version, describeError(err));
+      return;
+    }
+    this.snapshots.set(id, snapshot);
+    this.errors.delete(id);
+    this.reloads.inc({ model: id, outcome: 'applied' });
+    this.options.logger.info({ model: id, version }, 'model config applied');
+    this.notify(id, snapshot);
+  }
+
+  private reject(id: string, version: string, reason: string): void {
+    this.errors.set(id, reason);
+    this.reloads.inc({ model: id, outcome: 'rejected' });
+    const serving = this.snapshots.get(id)?.version;
+    this.options.logger.error(
+      { model: id, version, serving },
+      `model config rejected${serving ? ` (version ${serving} keeps serving)` : ''}: ${reason}`,
+    );
+  }
+
+  private notify(id: string, snapshot: ModelSnapshot<C> | undefined): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(id, snapshot);
+      } catch (err) {
+        this.options.logger.error({ err, model: id }, 'model registry listener failed');
+      }
+    }
+  }
+}

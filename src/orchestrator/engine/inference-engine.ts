@@ -1,0 +1,71 @@
+import { describeError } from '../../platform/errors.js';
+import type { ModelRegistry, ModelSnapshot } from '../config/index.js';
+import { FEATURE_INIT } from '../config/index.js';
+import { type DagComponent, DagExecutor, type ExecutionReport } from '../dag/index.js';
+import type { ExecutionContext } from './execution-context.js';
+import { type InferenceRequest, initRequestMatrices } from './feature-init.js';
+
+export interface ExecuteOptions {
+  /** Aborted when the caller cancels; every component sees it. */
+  signal?: AbortSignal;
+  /** Epoch milliseconds; the whole DAG is bounded by it. */
+  deadline?: number;
+}
+
+export interface InferenceResult {
+  readonly context: ExecutionContext;
+  readonly report: ExecutionReport;
+}
+
+/** The root node: FeatureInit's work is done before the DAG starts (its errors are INVALID_ARGUMENT, not component failures). */
+const featureInitNode: DagComponent<ExecutionContext> = { name: FEATURE_INIT, required: true, run: () => {} };
+
+/**
+ * Runs one request: takes the model's current snapshot (kept for the whole request, whatever
+ * reloads happen meanwhile), builds the matrices (FeatureInit), then executes the snapshot's DAG.
+ * A non-required component that fails marks every row it affects with its name; a required one
+ * fails the request (UNAVAILABLE naming it).
+ */
+export class InferenceEngine {
+  private readonly executor = new DagExecutor<ExecutionContext>();
+
+  constructor(private readonly registry: ModelRegistry<ExecutionContext>) {}
+
+  async execute(
+    modelConfigId: string,
+    input: InferenceRequest,
+    trackingId: string,
+    options: ExecuteOptions = {},
+  ): Promise<InferenceResult> {
+    const snapshot = this.registry.require(modelConfigId);
+    return this.executeOn(snapshot, input, trackingId, options);
+  }
+
+  async executeOn(
+    snapshot: ModelSnapshot<ExecutionContext>,
+    input: InferenceRequest,
+    trackingId: string,
+    options: ExecuteOptions = {},
+  ): Promise<InferenceResult> {
+    const { matrix, slate } = initRequestMatrices(snapshot, input);
+    const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
+    const context: ExecutionContext = { snapshot, matrix, slate, trackingId, deadline };
+    const components = snapshot.components;
+    const report = await this.executor.execute(
+      snapshot.model.topology,
+      (name) => (name === FEATURE_INIT ? featureInitNode : components.get(name)!),
+      context,
+      {
+        signal: options.signal,
+        deadline,
+        onFailure: (component, error) => {
+          const reason = `${component.name} failed: ${describeError(error)}`;
+          const plan = snapshot.model.components.get(component.name);
+          const target = plan?.kind !== 'feature' && plan?.config.slate ? slate : matrix;
+          target?.addErrorToAllRows(reason);
+        },
+      },
+    );
+    return { context, report };
+  }
+}

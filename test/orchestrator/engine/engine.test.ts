@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
+import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
+import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
+import { FileConfigStore } from '../../../src/platform/config-store/index.js';
+import { isLatticeError } from '../../../src/platform/errors.js';
+import { blendOnly, fp32, fp64, schema, testRegistry } from '../../support/orchestrator.js';
+
+const registry = testRegistry(new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-engine-')) }));
+const engine = new InferenceEngine(registry);
+const snapshot = registry.build('blend_only', '1', blendOnly());
+
+function request(prices: number[], extra: Partial<PredictRequest> = {}): PredictRequest {
+  return {
+    modelConfigId: 'blend_only',
+    trackingId: 't1',
+    contextFeatures: [{ ...schema('bonus', DataType.FP64), value: fp64(0.5) }],
+    targetInputSchema: [schema('price', DataType.FP32)],
+    targets: prices.map((p, i) => ({ id: `item${i}`, featureValues: [fp32(p)] })),
+    pairInputSchema: [],
+    pairs: [],
+    slateInputSchema: [],
+    slates: [],
+    returnTargetScores: false,
+    ...extra,
+  };
+}
+
+async function rejectsWith(promise: Promise<unknown>, code: string, message: RegExp, field?: string) {
+  await assert.rejects(promise, (err) => {
+    assert.ok(isLatticeError(err), String(err));
+    assert.equal(err.code, code, err.message);
+    assert.match(err.message, message);
+    if (field !== undefined) assert.equal(err.field, field);
+    return true;
+  });
+}
+
+describe('InferenceEngine with FeatureInit and an in-process compute component', () => {
+  test('scores every target from request features and broadcast context', async () => {
+    const { context } = await engine.executeOn(
+      snapshot,
+      { pattern: 'point', request: request([1, 2.5, -4]) },
+      't1',
+    );
+    const scores = context.matrix.byteColumn('score').float64()!;
+    assert.deepEqual([...scores], [2.5, 5.5, -7.5]);
+    assert.deepEqual(context.matrix.stringColumn('item_id'), ['item0', 'item1', 'item2']);
+    assert.equal(context.matrix.rowError(0), '');
+  });
+
+  test('request validation: INVALID_ARGUMENT naming the field and index', async () => {
+    const run = (r: PredictRequest, pattern: 'point' | 'pair' | 'slate' = 'point') =>
+      engine.executeOn(snapshot, { pattern, request: r }, 't');
+    await rejectsWith(run(request([])), 'INVALID_ARGUMENT', /targets: at least one target/, 'targets');
+    const short = request([1, 2]);
+    short.targets[1]!.featureValues[0] = Buffer.from([1, 2, 3]);
+    await rejectsWith(
+      run(short),
+      'INVALID_ARGUMENT',
+      /targets\[1\]\.feature_values\[0\]/,
+      'targets[1].feature_values[0]',
+    );
+    const missing = request([1]);
+    missing.targets[0]!.featureValues = [];
+    await rejectsWith(
+      run(missing),
+      'INVALID_ARGUMENT',
+      /targets\[0\]\.feature_values has 0 values but the schema has 1/,
+    );
+    await rejectsWith(
+      run(
+        request([1], { targetInputSchema: [schema('price', DataType.FP32), schema('price', DataType.FP32)] }),
+      ),
+      'INVALID_ARGUMENT',
+      /target_input_schema\[1\]\.name "price" is used twice/,
+    );
+    await rejectsWith(
+      run(request([1], { targetInputSchema: [schema('price', 99 as DataType)] })),
+      'INVALID_ARGUMENT',
+      /target_input_schema\[0\]\.data_type 99/,
+    );
+    await rejectsWith(
+      run(request([1], { contextFeatures: [{ ...schema('bonus', DataType.FP64), value: fp32(1) }] })),
+      'INVALID_ARGUMENT',
+      /context_features\[0\]\.value/,
+    );
+    await rejectsWith(
+      run(request([1], { contextFeatures: [] })),
+      'INVALID_ARGUMENT',
+      /needs the request feature "bonus"/,
+    );
+    await rejectsWith(
+      run(
+        request([1, 2], { pairs: [{ firstTargetIndex: 0, secondTargetIndex: 2, featureValues: [] }] }),
+        'pair',
+      ),
+      'INVALID_ARGUMENT',
+      /pairs\[0\]\.second_target_index is 2, outside the 2 targets/,
+    );
+    await rejectsWith(run(request([1, 2]), 'slate'), 'INVALID_ARGUMENT', /slates: at least one slate/);
+    await rejectsWith(
+      run(request([1, 2], { slates: [{ slateTargetIndices: [0, -1], featureValues: [] }] }), 'slate'),
+      'INVALID_ARGUMENT',
+      /slates\[0\]\.slate_target_indices\[1\] is -1/,
+    );
+  });
+
+  test('pair and slate requests build SlateData with target indices and group inputs', async () => {
+    const r = request([1, 2, 3], {
+      slateInputSchema: [schema('position_bias', DataType.FP32)],
+      slates: [
+        { slateTargetIndices: [0, 2], featureValues: [fp32(0.1)] },
+        { slateTargetIndices: [1], featureValues: [fp32(0.2)] },
+      ],
+    });
+    const { context } = await engine.executeOn(snapshot, { pattern: 'slate', request: r }, 't');
+    assert.equal(context.slate?.rowCount, 2);
+    assert.deepEqual([...context.slate!.slateTargetIndices[0]!], [0, 2]);
+    assert.ok(Math.abs(context.slate!.byteColumn('position_bias').float32()![1]! - 0.2) < 1e-7);
+  });
+
+  test('legacy entities: single ids broadcast, per-id text features become columns', async () => {
+    const legacy = registry.build('blend_only', '1', blendOnly());
+    const { context } = await engine.executeOn(
+      legacy,
+      {
+        pattern: 'legacy',
+        request: {
+          modelConfigId: 'blend_only',
+          trackingId: 't',
+          entities: [
+            {
+              entity: 'item_id',
+              ids: ['a', 'b'],
+              features: [{ name: 'price', idsFeatureValue: ['1.5', '3'] }],
+            },
+            { entity: 'user_id', ids: ['u1'], features: [{ name: 'bonus', idsFeatureValue: ['10'] }] },
+          ],
+        },
+      },
+      't',
+    );
+    assert.deepEqual(context.matrix.stringColumn('user_id'), ['u1', 'u1']);
+    assert.deepEqual([...context.matrix.byteColumn('score').float64()!], [13, 16]);
+    await rejectsWith(
+      engine.executeOn(
+        legacy,
+        { pattern: 'legacy', request: { modelConfigId: 'x', trackingId: '', entities: [] } },
+        't',
+      ),
+      'INVALID_ARGUMENT',
+      /entities: at least one entity/,
+    );
+  });
+
+  test('a non-required component failing marks every row and the request still answers', async () => {
+    const failing = registry.build('blend_only', '2', blendOnly('blend_only', 'price bonus /'));
+    const r = request([1, 2], { contextFeatures: [{ ...schema('bonus', DataType.FP64), value: fp64(0) }] });
+    const { context } = await engine.executeOn(failing, { pattern: 'point', request: r }, 't');
+    assert.match(context.matrix.rowError(0), /blend failed: division by zero at row 0/);
+    assert.match(context.matrix.rowError(1), /blend failed/);
+    assert.equal(context.matrix.byteColumn('score').isDefaulted(0), true);
+  });
+
+  test('a required component failing fails the request with UNAVAILABLE naming it', async () => {
+    const required = registry.build(
+      'blend_only',
+      '3',
+      blendOnly('blend_only', 'price bonus /', { required: true }),
+    );
+    const r = request([1], { contextFeatures: [{ ...schema('bonus', DataType.FP64), value: fp64(0) }] });
+    await rejectsWith(
+      engine.executeOn(required, { pattern: 'point', request: r }, 't'),
+      'UNAVAILABLE',
+      /component "blend" failed/,
+    );
+  });
+
+  test('an unknown model is NOT_FOUND', async () => {
+    await rejectsWith(
+      engine.execute('nope', { pattern: 'point', request: request([1]) }, 't'),
+      'NOT_FOUND',
+      /unknown model_config_id "nope"/,
+    );
+  });
+});

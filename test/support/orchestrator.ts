@@ -1,0 +1,61 @@
+/** Builders for orchestrator tests: a registry on any ConfigStore, and typed request values. */
+import type { DataType as WireType } from '../../src/gen/orchestrator/v1/types.js';
+import { ComputeComponent } from '../../src/orchestrator/components/compute-component.js';
+import { type ComponentBuilder, ModelRegistry } from '../../src/orchestrator/config/index.js';
+import type { ExecutionContext } from '../../src/orchestrator/engine/execution-context.js';
+import { encodeValue } from '../../src/orchestrator/matrix/codecs.js';
+import { DataType } from '../../src/orchestrator/matrix/data-type.js';
+import type { ConfigStore } from '../../src/platform/config-store/index.js';
+import { createLogger } from '../../src/platform/logging/index.js';
+import { Metrics } from '../../src/platform/metrics/index.js';
+
+export const computeOnlyBuilder: ComponentBuilder<ExecutionContext> = (plan) => {
+  if (plan.kind === 'compute') return new ComputeComponent(plan.config);
+  throw new Error(`no ${plan.kind} component in this test`);
+};
+
+export function testRegistry(
+  store: ConfigStore,
+  buildComponent = computeOnlyBuilder,
+  metrics = new Metrics(),
+) {
+  return new ModelRegistry<ExecutionContext>({
+    store,
+    buildComponent,
+    logger: createLogger('test', { level: 'silent' }),
+    metrics,
+  });
+}
+
+export const fp32 = (x: number) => Buffer.from(encodeValue(DataType.FP32, x));
+export const fp64 = (x: number) => Buffer.from(encodeValue(DataType.FP64, x));
+export const int32 = (x: number) => Buffer.from(encodeValue(DataType.INT32, x));
+export const schema = (name: string, type: DataType, vectorDim = 0) => ({
+  name,
+  dataType: type as number as WireType,
+  vectorDim,
+});
+
+/** A model scored by one in-process expression over request features: score = price × 2 + bonus. */
+export function blendOnly(
+  id = 'blend_only',
+  expression = 'price 2 * bonus +',
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    model_config_id: id,
+    target_id_column: 'item_id',
+    component_dependency: { blend: [] },
+    compute_components: [
+      {
+        name: 'blend',
+        expression,
+        score_mapping: { price: 'price', bonus: 'bonus' },
+        output_column: 'score',
+        data_type: 'FP64',
+        ...extra,
+      },
+    ],
+    response: { columns: ['score'] },
+  };
+}
