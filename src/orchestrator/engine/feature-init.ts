@@ -115,8 +115,10 @@ function initPredict(
     checkValueLength(spec.dataType, spec.vectorDim, feature.value, `context_features[${i}].value`);
     matrix.byteColumn(spec.name).broadcast(feature.value);
   });
-  requireRequestFeatures(snapshot, matrix);
-  if (pattern === 'point') return { matrix, slate: undefined };
+  if (pattern === 'point') {
+    requireRequestFeatures(snapshot, matrix, undefined);
+    return { matrix, slate: undefined };
+  }
 
   const groups: readonly { featureValues: readonly Uint8Array[] }[] =
     pattern === 'pair' ? request.pairs : request.slates;
@@ -147,6 +149,7 @@ function initPredict(
   );
   const slate = new SlateData(snapshot.slateLayout.extend(groupColumns), indices);
   fillRows(slate, groupColumns, groups, field);
+  requireRequestFeatures(snapshot, matrix, slate);
   return { matrix, slate };
 }
 
@@ -200,16 +203,20 @@ function initLegacy(
     const list = values[idSource]!;
     for (let r = 0; r < rows; r++) ids[r] = list[r]!;
   }
-  requireRequestFeatures(snapshot, matrix);
+  requireRequestFeatures(snapshot, matrix, undefined);
   return { matrix, slate: undefined };
 }
 
-/** Columns the model reads but no component produces must come with the request. */
-function requireRequestFeatures(snapshot: ModelSnapshot<ExecutionContext>, matrix: ComponentMatrix): void {
+/** Columns the model reads but no component produces must come with the request (per target, or per pair/slate). */
+function requireRequestFeatures(
+  snapshot: ModelSnapshot<ExecutionContext>,
+  matrix: ComponentMatrix,
+  slate: SlateData | undefined,
+): void {
   for (const name of snapshot.model.requestFeatures) {
-    if (!matrix.hasByteColumn(name) && !matrix.hasStringColumn(name)) {
+    if (!matrix.hasByteColumn(name) && !matrix.hasStringColumn(name) && !slate?.hasByteColumn(name)) {
       throw invalidArgument(
-        `model ${snapshot.id} needs the request feature "${name}" (as a context or target feature)`,
+        `model ${snapshot.id} needs the request feature "${name}" (as a context, target, pair or slate input feature)`,
         name,
       );
     }
