@@ -4,6 +4,7 @@ import type { FeatureComponentConfig } from '../config/index.js';
 import type { DagComponent } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { ByteColumn, ColumnSpec, ComponentMatrix } from '../matrix/component-matrix.js';
+import type { FeatureCache } from './feature-cache.js';
 import { keyTexts } from './key-columns.js';
 
 /**
@@ -23,6 +24,8 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
     private readonly config: FeatureComponentConfig,
     private readonly columns: readonly ColumnSpec[],
     private readonly fetcher: FeatureFetcher,
+    /** Present when the component's cache is enabled. */
+    private readonly cache?: FeatureCache,
   ) {
     this.name = config.name;
     this.required = config.required;
@@ -38,28 +41,41 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
     const rows = matrix.rowCount;
     const { keys, rowKey } = this.collectKeys(context);
     const columns = this.columns.map((c) => matrix.byteColumn(c.name));
-    const fetched: (readonly Uint8Array[] | undefined)[] = new Array(keys.length);
+    const deadline = Math.min(context.deadline, Date.now() + this.config.deadline_ms);
+    // Cached entities first; only the misses go to the feature store.
+    const fetched: (readonly Uint8Array[] | undefined)[] = this.cache
+      ? await this.cache.lookup(keys, deadline)
+      : new Array(keys.length);
+    const missing: number[] = [];
+    for (let k = 0; k < keys.length; k++) if (fetched[k] === undefined) missing.push(k);
     const failed = new Uint8Array(keys.length);
     const batchSize = this.config.batch_size;
-    const deadline = Math.min(context.deadline, Date.now() + this.config.deadline_ms);
     const batches: Promise<void>[] = [];
     let lastError: unknown;
-    for (let start = 0; start < keys.length; start += batchSize) {
-      const end = Math.min(keys.length, start + batchSize);
+    for (let start = 0; start < missing.length; start += batchSize) {
+      const batch = missing.slice(start, start + batchSize);
       batches.push(
-        this.fetcher.retrieve({ ...this.query, keys: keys.slice(start, end) }, { signal, deadline }).then(
+        this.fetcher.retrieve({ ...this.query, keys: batch.map((k) => keys[k]!) }, { signal, deadline }).then(
           (result: FeatureRows) => {
-            for (let k = start; k < end; k++) fetched[k] = result[k - start];
+            batch.forEach((k, i) => {
+              fetched[k] = result[i];
+            });
           },
           (err: unknown) => {
             lastError = err;
-            failed.fill(1, start, end);
+            for (const k of batch) failed[k] = 1;
           },
         ),
       );
     }
     await Promise.all(batches);
-    if (keys.length > 0 && failed.every((f) => f === 1)) throw lastError;
+    // Every entity had to come from the feature store and none did: the component failed as a whole.
+    if (keys.length > 0 && missing.length === keys.length && missing.every((k) => failed[k] === 1))
+      throw lastError;
+    if (this.cache) {
+      const fresh = missing.filter((k) => failed[k] === 0 && (fetched[k]?.length ?? 0) > 0);
+      this.cache.store(fresh.map((k) => ({ key: keys[k]!, values: fetched[k]! })));
+    }
 
     const failure =
       lastError === undefined ? '' : `${this.name}: feature store call failed: ${describeError(lastError)}`;

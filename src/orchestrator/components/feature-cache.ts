@@ -1,0 +1,124 @@
+import type { Cache } from '../../platform/cache/index.js';
+import type { CounterMetric, Metrics } from '../../platform/metrics/index.js';
+
+/**
+ * The feature cache of one FeatureComponent: an entity's feature values stored under
+ * `<model_config_id>:<cache.version>:<component>:<entity key>` (so changing `cache.version`
+ * invalidates a model's cached features), each value length-prefixed. Cache trouble never fails a
+ * request: a slow or broken cache counts as misses.
+ */
+export class FeatureCache {
+  private readonly prefix: string;
+  private readonly requests: CounterMetric;
+  private readonly errors: CounterMetric;
+  private readonly labels: { model: string; component: string };
+
+  constructor(
+    private readonly cache: Cache,
+    metrics: Metrics,
+    modelConfigId: string,
+    cacheVersion: number,
+    component: string,
+    private readonly ttlMs: number,
+  ) {
+    this.prefix = `${modelConfigId}:${cacheVersion}:${component}:`;
+    this.labels = { model: modelConfigId, component };
+    this.requests = metrics.counter(
+      'orchestrator_feature_cache_requests_total',
+      'Feature cache look-ups per unique entity key, by model, component and result (hit, miss)',
+      ['model', 'component', 'result'],
+    );
+    this.errors = metrics.counter(
+      'orchestrator_feature_cache_errors_total',
+      'Feature cache calls that failed or timed out (treated as misses)',
+      ['model', 'component', 'operation'],
+    );
+  }
+
+  key(parts: readonly string[]): string {
+    return this.prefix + parts.join('|');
+  }
+
+  /** Cached values per key (undefined = miss), waiting at most until `deadline`. */
+  async lookup(
+    keys: readonly (readonly string[])[],
+    deadline: number,
+  ): Promise<(Uint8Array[] | undefined)[]> {
+    const found: (Uint8Array[] | undefined)[] = new Array(keys.length);
+    let raw: (Uint8Array | undefined)[] | undefined;
+    try {
+      raw = await withDeadline(this.cache.getMany(keys.map((k) => this.key(k))), deadline);
+    } catch {
+      this.errors.inc({ ...this.labels, operation: 'get' });
+    }
+    let hits = 0;
+    if (raw) {
+      for (let i = 0; i < keys.length; i++) {
+        const bytes = raw[i];
+        if (bytes !== undefined) {
+          found[i] = decodeValues(bytes);
+          hits++;
+        }
+      }
+    }
+    if (hits > 0) this.requests.inc({ ...this.labels, result: 'hit' }, hits);
+    if (keys.length - hits > 0) this.requests.inc({ ...this.labels, result: 'miss' }, keys.length - hits);
+    return found;
+  }
+
+  /** Stores fetched entities in the background; a failure is counted, never thrown. */
+  store(entries: readonly { key: readonly string[]; values: readonly Uint8Array[] }[]): void {
+    if (entries.length === 0) return;
+    const ttlMs = this.ttlMs;
+    this.cache
+      .setMany(entries.map((e) => ({ key: this.key(e.key), value: encodeValues(e.values), ttlMs })))
+      .catch(() => this.errors.inc({ ...this.labels, operation: 'set' }));
+  }
+}
+
+function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
+  const remaining = deadline - Date.now();
+  if (!Number.isFinite(remaining)) return work;
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('feature cache timed out')), Math.max(0, remaining));
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Each value as a 4-byte little-endian length then its bytes. */
+export function encodeValues(values: readonly Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const v of values) total += 4 + v.length;
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  let at = 0;
+  for (const v of values) {
+    view.setUint32(at, v.length, true);
+    out.set(v, at + 4);
+    at += 4 + v.length;
+  }
+  return out;
+}
+
+export function decodeValues(bytes: Uint8Array): Uint8Array[] {
+  const values: Uint8Array[] = [];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  while (at + 4 <= bytes.length) {
+    const length = view.getUint32(at, true);
+    values.push(bytes.subarray(at + 4, at + 4 + length));
+    at += 4 + length;
+  }
+  return values;
+}
+
+/** TTL precedence: the component's `cache.ttl_seconds`, else the model's (which defaults to 300 s). */
+export function featureCacheTtlMs(
+  component: { cache?: { ttl_seconds?: number } },
+  model: { cache: { ttl_seconds: number } },
+): number {
+  return (component.cache?.ttl_seconds ?? model.cache.ttl_seconds) * 1000;
+}

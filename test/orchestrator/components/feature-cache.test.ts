@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
+import { FeatureCache, featureCacheTtlMs } from '../../../src/orchestrator/components/feature-cache.js';
+import { ComputeComponent, FeatureComponent } from '../../../src/orchestrator/components/index.js';
+import type { ComponentBuilder } from '../../../src/orchestrator/config/index.js';
+import type { ExecutionContext } from '../../../src/orchestrator/engine/execution-context.js';
+import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
+import { encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
+import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
+import { type Cache, createCache } from '../../../src/platform/cache/index.js';
+import { FileConfigStore } from '../../../src/platform/config-store/index.js';
+import { Metrics } from '../../../src/platform/metrics/index.js';
+import { FakeFeatureStore } from '../../support/fakes.js';
+import { testRegistry } from '../../support/orchestrator.js';
+import { eventually, realServer, uniqueName } from '../../support/servers.js';
+
+const redisUrl = await realServer('redis');
+
+const store = () =>
+  new FakeFeatureStore({
+    catalog: Object.fromEntries(
+      ['c1', 'c2', 'c3'].map((id, i) => [id, { 'stats:price': encodeValue(DataType.FP32, 10 * (i + 1)) }]),
+    ),
+  });
+
+function model(version: number, ttl?: number) {
+  return {
+    model_config_id: 'cached',
+    target_id_column: 'catalog_id',
+    component_dependency: { catalog: ['double'], double: [] },
+    cache: { version, ttl_seconds: 120 },
+    feature_components: [
+      {
+        name: 'catalog',
+        entity: 'catalog',
+        fs_keys: [{ schema: ['catalog_id'], col: 'catalog_id' }],
+        feature_groups: [{ label: 'stats', data_type: 'FP32', features: ['price'] }],
+        cache: { enabled: true, ...(ttl ? { ttl_seconds: ttl } : {}) },
+      },
+    ],
+    compute_components: [
+      {
+        name: 'double',
+        expression: 'p 2 *',
+        score_mapping: { p: 'catalog:stats:price' },
+        output_column: 'score',
+      },
+    ],
+    response: { columns: ['score'] },
+  };
+}
+
+function builder(
+  fetcher: FakeFeatureStore,
+  cache: Cache,
+  metrics: Metrics,
+): ComponentBuilder<ExecutionContext> {
+  return (plan, validated) => {
+    if (plan.kind === 'compute') return new ComputeComponent(plan.config);
+    if (plan.kind !== 'feature') throw new Error('unexpected');
+    const featureCache = plan.config.cache?.enabled
+      ? new FeatureCache(
+          cache,
+          metrics,
+          validated.config.model_config_id,
+          validated.config.cache.version,
+          plan.name,
+          featureCacheTtlMs(plan.config, validated.config),
+        )
+      : undefined;
+    return new FeatureComponent(plan.config, plan.writes, fetcher, featureCache);
+  };
+}
+
+const request = (ids: string[]): PredictRequest => ({
+  modelConfigId: 'cached',
+  trackingId: 't',
+  contextFeatures: [],
+  targetInputSchema: [],
+  targets: ids.map((id) => ({ id, featureValues: [] })),
+  pairInputSchema: [],
+  pairs: [],
+  slateInputSchema: [],
+  slates: [],
+  returnTargetScores: false,
+});
+
+async function cacheBehaviour(cache: Cache): Promise<void> {
+  const fetcher = store();
+  const metrics = new Metrics();
+  const registry = testRegistry(
+    new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-fc-')) }),
+    builder(fetcher, cache, metrics),
+    metrics,
+  );
+  const engine = new InferenceEngine(registry);
+  const v3 = registry.build('cached', '1', model(3));
+  const scores = async (snapshot = v3, ids = ['c1', 'c2', 'c1']) => [
+    ...(await engine.executeOn(snapshot, { pattern: 'point', request: request(ids) }, 't')).context.matrix
+      .byteColumn('score')
+      .float32()!,
+  ];
+
+  assert.deepEqual(await scores(), [20, 40, 20]);
+  assert.equal(fetcher.keysRequested, 2, 'first request fetches each unique key once');
+  // The cache is written in the background: poll until a request is served from it alone.
+  await eventually(
+    async () => {
+      const before = fetcher.calls;
+      assert.deepEqual(await scores(), [20, 40, 20]);
+      return fetcher.calls === before;
+    },
+    3000,
+    'a request served entirely from the cache',
+  );
+  const calls = fetcher.calls;
+  assert.deepEqual(await scores(), [20, 40, 20]);
+  assert.equal(fetcher.calls, calls, 'a fully cached request makes no feature store call');
+  const base = fetcher.keysRequested;
+  assert.deepEqual(await scores(v3, ['c1', 'c3']), [20, 60]);
+  assert.equal(fetcher.keysRequested, base + 1, 'only the miss (c3) was fetched');
+
+  const v4 = registry.build('cached', '2', model(4));
+  const beforeVersionChange = fetcher.keysRequested;
+  assert.deepEqual(await scores(v4), [20, 40, 20]);
+  assert.equal(fetcher.keysRequested, beforeVersionChange + 2, 'a new cache version refetches');
+
+  const { body } = await metrics.scrape();
+  assert.match(
+    body,
+    /orchestrator_feature_cache_requests_total\{model="cached",component="catalog",result="hit"\} \d+/,
+  );
+  assert.match(
+    body,
+    /orchestrator_feature_cache_requests_total\{model="cached",component="catalog",result="miss"\} \d+/,
+  );
+}
+
+describe('feature cache', () => {
+  test('memory cache: hits avoid feature store calls; a cache version change refetches', async () => {
+    await cacheBehaviour(await createCache({ kind: 'memory' }));
+  });
+
+  test('redis cache: the same', { skip: redisUrl ? false : 'redis not reachable' }, async () => {
+    const cache = await createCache({ kind: 'redis', url: redisUrl!, keyPrefix: `${uniqueName('fc')}:` });
+    try {
+      await cacheBehaviour(cache);
+    } finally {
+      await cache.close();
+    }
+  });
+
+  test('TTL precedence: component, then model (which defaults to 300 s)', () => {
+    assert.equal(
+      featureCacheTtlMs({ cache: { ttl_seconds: 600 } }, { cache: { ttl_seconds: 120 } }),
+      600_000,
+    );
+    assert.equal(featureCacheTtlMs({ cache: {} }, { cache: { ttl_seconds: 120 } }), 120_000);
+    assert.equal(featureCacheTtlMs({}, { cache: { ttl_seconds: 300 } }), 300_000);
+  });
+
+  test('a broken cache counts as misses and never fails the request', async () => {
+    const broken: Cache = {
+      get: async () => undefined,
+      getMany: async () => {
+        throw new Error('redis down');
+      },
+      set: async () => {},
+      setMany: async () => {
+        throw new Error('redis down');
+      },
+      delete: async () => {},
+      close: async () => {},
+    };
+    const fetcher = store();
+    const metrics = new Metrics();
+    const registry = testRegistry(
+      new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-fc-')) }),
+      builder(fetcher, broken, metrics),
+      metrics,
+    );
+    const { context } = await new InferenceEngine(registry).executeOn(
+      registry.build('cached', '1', model(1)),
+      { pattern: 'point', request: request(['c2']) },
+      't',
+    );
+    assert.deepEqual([...context.matrix.byteColumn('score').float32()!], [40]);
+    assert.match(
+      (await metrics.scrape()).body,
+      /orchestrator_feature_cache_errors_total\{model="cached",component="catalog",operation="get"\} 1/,
+    );
+  });
+});
