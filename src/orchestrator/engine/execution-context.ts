@@ -8,6 +8,8 @@ export interface ExecutionContext {
   readonly matrix: ComponentMatrix;
   /** One row per pair or slate, for pair-wise and slate-wise requests. */
   readonly slate: SlateData | undefined;
+  /** Which API pattern the request came through. */
+  readonly pattern: InferencePattern;
   readonly trackingId: string;
   /** Epoch milliseconds by which the request must answer; Infinity when the caller set none. */
   readonly deadline: number;

@@ -49,7 +49,14 @@ export class InferenceEngine {
   ): Promise<InferenceResult> {
     const { matrix, slate } = initRequestMatrices(snapshot, input);
     const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
-    const context: ExecutionContext = { snapshot, matrix, slate, trackingId, deadline };
+    const context: ExecutionContext = {
+      snapshot,
+      matrix,
+      slate,
+      pattern: input.pattern,
+      trackingId,
+      deadline,
+    };
     const components = snapshot.components;
     const report = await this.executor.execute(
       snapshot.model.topology,

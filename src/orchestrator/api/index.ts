@@ -1,0 +1,7 @@
+export {
+  type OrchestratorServerOptions,
+  type RunningOrchestrator,
+  startOrchestrator,
+} from './orchestrator-server.js';
+export { type ExecutionObserver, legacyHandlers, predictHandlers } from './orchestrator-services.js';
+export { legacyResponse, predictResponse } from './responses.js';

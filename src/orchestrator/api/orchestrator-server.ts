@@ -1,0 +1,77 @@
+import { OrchestratorService } from '../../gen/orchestrator/v1/orchestrator.js';
+import { PredictService } from '../../gen/orchestrator/v1/predict.js';
+import type { ConfigStore } from '../../platform/config-store/index.js';
+import { type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
+import type { Logger } from '../../platform/logging/index.js';
+import type { Metrics } from '../../platform/metrics/index.js';
+import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
+import type { ExecutionContext } from '../engine/execution-context.js';
+import { InferenceEngine } from '../engine/inference-engine.js';
+import { type ExecutionObserver, legacyHandlers, predictHandlers } from './orchestrator-services.js';
+
+export interface OrchestratorServerOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  store: ConfigStore;
+  buildComponent: ComponentBuilder<ExecutionContext>;
+  logger: Logger;
+  metrics: Metrics;
+  auth?: CallerAuthOptions;
+  maxMessageBytes?: number;
+  shutdownGraceMs?: number;
+  /** Sees every finished execution (inference logging). */
+  observe?: ExecutionObserver;
+}
+
+export interface RunningOrchestrator {
+  port: number;
+  registry: ModelRegistry<ExecutionContext>;
+  engine: InferenceEngine;
+  /** Drains in-flight calls, then stops following config changes. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The orchestrator service: `orchestrator.v1.Predict` and the legacy `Orchestrator` API on one gRPC
+ * server (with health and reflection), model configs from the ConfigStore under `models/`, live.
+ */
+export async function startOrchestrator(options: OrchestratorServerOptions): Promise<RunningOrchestrator> {
+  const registry = new ModelRegistry<ExecutionContext>({
+    store: options.store,
+    buildComponent: options.buildComponent,
+    logger: options.logger,
+    metrics: options.metrics,
+  });
+  await registry.start();
+  const engine = new InferenceEngine(registry);
+  const server = new GrpcServer({
+    name: 'orchestrator',
+    host: options.host,
+    port: options.port,
+    logger: options.logger,
+    metrics: options.metrics,
+    auth: options.auth,
+    maxMessageBytes: options.maxMessageBytes,
+    shutdownGraceMs: options.shutdownGraceMs,
+    reflectionProtos: ['orchestrator/v1/predict.proto', 'orchestrator/v1/orchestrator.proto'],
+  });
+  server.addUnaryService(PredictService, predictHandlers(engine, options.observe));
+  server.addUnaryService(OrchestratorService, legacyHandlers(engine, options.observe));
+  let port: number;
+  try {
+    port = await server.start();
+  } catch (err) {
+    await registry.stop();
+    throw err;
+  }
+  return {
+    port,
+    registry,
+    engine,
+    stop: async () => {
+      await server.stop();
+      await registry.stop();
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import type { OrchestratorService } from '../../gen/orchestrator/v1/orchestrator.js';
+import type { PredictRequest, PredictService } from '../../gen/orchestrator/v1/predict.js';
+import { invalidArgument } from '../../platform/errors.js';
+import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
+import type { ExecutionContext } from '../engine/execution-context.js';
+import type { InferenceEngine } from '../engine/inference-engine.js';
+import { legacyResponse, predictResponse } from './responses.js';
+
+/** Called after every successful execution (the inference logger hooks in here); must not throw or block. */
+export type ExecutionObserver = (context: ExecutionContext) => void;
+
+function requireModelId(id: string): void {
+  if (id === '') throw invalidArgument('model_config_id must not be empty', 'model_config_id');
+}
+
+/**
+ * The handlers of `orchestrator.v1.Predict`: each validates the request (FeatureInit), executes the
+ * model's DAG on its current snapshot within the call's deadline and cancellation, and answers from
+ * the matrix. Errors are LatticeErrors mapped to statuses by the gRPC server in one place.
+ */
+export function predictHandlers(
+  engine: InferenceEngine,
+  observe?: ExecutionObserver,
+): UnaryHandlers<typeof PredictService> {
+  const infer =
+    (pattern: 'point' | 'pair' | 'slate') => async (request: PredictRequest, call: CallContext) => {
+      requireModelId(request.modelConfigId);
+      const { context } = await engine.execute(
+        request.modelConfigId,
+        { pattern, request },
+        request.trackingId,
+        {
+          signal: call.signal,
+          deadline: call.deadline,
+        },
+      );
+      observe?.(context);
+      return predictResponse(context, request.returnTargetScores);
+    };
+  return { inferPointWise: infer('point'), inferPairWise: infer('pair'), inferSlateWise: infer('slate') };
+}
+
+/** The handler of the legacy entity API, `orchestrator.v1.Orchestrator/RetrieveModelScore`. */
+export function legacyHandlers(
+  engine: InferenceEngine,
+  observe?: ExecutionObserver,
+): UnaryHandlers<typeof OrchestratorService> {
+  return {
+    retrieveModelScore: async (request, call) => {
+      requireModelId(request.modelConfigId);
+      const { context } = await engine.execute(
+        request.modelConfigId,
+        { pattern: 'legacy', request },
+        request.trackingId,
+        {
+          signal: call.signal,
+          deadline: call.deadline,
+        },
+      );
+      observe?.(context);
+      return legacyResponse(context);
+    },
+  };
+}

@@ -1,0 +1,351 @@
+/**
+ * A TypeScript client for the orchestrator: builds typed requests from plain values (numbers,
+ * strings, booleans, bigints, arrays, typed arrays) and decodes typed responses, so a caller never
+ * packs bytes by hand.
+ *
+ *   const client = new OrchestratorClient('127.0.0.1:50051');
+ *   const { targets } = await client.pointWise({
+ *     modelConfigId: 'catalog_ranker',
+ *     context: { user_id: 'u1' },
+ *     targets: [{ id: 'c1' }, { id: 'c2', features: { price: 12.5 } }],
+ *     schema: { price: 'FP32' },
+ *   });
+ *   targets[0].values.final_score; // a number
+ */
+import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { OrchestratorClient as LegacyGrpcClient } from '../gen/orchestrator/v1/orchestrator.js';
+import {
+  PredictClient,
+  type PredictRequest,
+  type PredictResponse,
+  type Score,
+} from '../gen/orchestrator/v1/predict.js';
+import type { FeatureSchema } from '../gen/orchestrator/v1/types.js';
+import { LatticeError } from '../platform/errors.js';
+import { type DecodedValue, decodeValue, type EncodableValue, encodeValue } from './matrix/codecs.js';
+import { DataType, dataTypeInfo, parseDataType } from './matrix/data-type.js';
+
+/** A plain value, or one with its type spelled out (`{ type: 'FP16', value: 0.5 }`). */
+export type PlainValue = EncodableValue | { type: string; value: EncodableValue; vectorDim?: number };
+
+export interface TargetInput {
+  id: string;
+  features?: Record<string, PlainValue>;
+}
+
+export interface PredictInput {
+  modelConfigId: string;
+  trackingId?: string;
+  /** Features shared by every target. */
+  context?: Record<string, PlainValue>;
+  targets: readonly TargetInput[];
+  /** Types for feature names whose plain values should not use the inferred type (e.g. `{ price: 'FP32' }`). */
+  schema?: Record<string, string>;
+  /** Milliseconds the call may take; default 1000. */
+  deadlineMs?: number;
+}
+
+export interface PairInput extends PredictInput {
+  pairs: readonly { first: number; second: number; features?: Record<string, PlainValue> }[];
+  returnTargetScores?: boolean;
+}
+
+export interface SlateInput extends PredictInput {
+  slates: readonly { targets: readonly number[]; features?: Record<string, PlainValue> }[];
+  returnTargetScores?: boolean;
+}
+
+export interface ScoredRow {
+  values: Record<string, DecodedValue>;
+  /** Empty when the row was scored cleanly; otherwise which components failed for it. */
+  error: string;
+}
+
+export interface PredictResult {
+  trackingId: string;
+  /** Per target (point-wise always; pair/slate when asked for), each with its id. */
+  targets: (ScoredRow & { id: string })[];
+  pairs: ScoredRow[];
+  slates: ScoredRow[];
+}
+
+export interface ClientOptions {
+  callerId?: string;
+  callerToken?: string;
+  idHeader?: string;
+  tokenHeader?: string;
+}
+
+interface Typed {
+  type: DataType;
+  vectorDim: number;
+  value: EncodableValue;
+}
+
+/** The type a plain value gets when the schema does not say: numbers are FP64 (exact), arrays are vectors of their elements' type. */
+function inferType(value: EncodableValue): DataType {
+  if (typeof value === 'string') return DataType.STRING;
+  if (typeof value === 'boolean') return DataType.BOOL;
+  if (typeof value === 'bigint') return DataType.INT64;
+  if (typeof value === 'number') return DataType.FP64;
+  if (value instanceof Float32Array) return DataType.FP32_VECTOR;
+  if (value instanceof Float64Array) return DataType.FP64_VECTOR;
+  if (value instanceof Int32Array) return DataType.INT32_VECTOR;
+  if (value instanceof BigInt64Array) return DataType.INT64_VECTOR;
+  if (Array.isArray(value)) {
+    const first = value[0];
+    if (first === undefined) return DataType.FP64_VECTOR;
+    return dataTypeInfo(inferType(first as EncodableValue)).vector;
+  }
+  throw new LatticeError(
+    'INVALID_ARGUMENT',
+    `cannot infer a data type for ${String(value)}; give { type, value }`,
+  );
+}
+
+function typed(name: string, value: PlainValue, schema: Record<string, string> | undefined): Typed {
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    'type' in value &&
+    'value' in value &&
+    !ArrayBuffer.isView(value)
+  ) {
+    const type = parseDataType(value.type, name);
+    return { type, value: value.value, vectorDim: value.vectorDim ?? vectorLength(type, value.value) };
+  }
+  const plain = value as EncodableValue;
+  const declared = schema?.[name];
+  const type = declared ? parseDataType(declared, `schema.${name}`) : inferType(plain);
+  return { type, value: plain, vectorDim: vectorLength(type, plain) };
+}
+
+function vectorLength(type: DataType, value: EncodableValue): number {
+  if (!dataTypeInfo(type).isVector) return 0;
+  return Array.isArray(value) || ArrayBuffer.isView(value) ? (value as ArrayLike<unknown>).length : 0;
+}
+
+function encode(t: Typed, field: string): Buffer {
+  return Buffer.from(encodeValue(t.type, t.value, t.vectorDim, field));
+}
+
+/** Builds a schema and aligned per-row values from rows of named plain values; every row must give every name. */
+function rowsOf(
+  rows: readonly (Record<string, PlainValue> | undefined)[],
+  schema: Record<string, string> | undefined,
+  field: string,
+): { schema: FeatureSchema[]; values: Buffer[][] } {
+  const names = [...new Set(rows.flatMap((r) => Object.keys(r ?? {})))];
+  const types = new Map<string, Typed>();
+  const values = rows.map((row, i) =>
+    names.map((name) => {
+      const value = row?.[name];
+      if (value === undefined)
+        throw new LatticeError('INVALID_ARGUMENT', `${field}[${i}] has no value for "${name}"`, {
+          field: `${field}[${i}]`,
+        });
+      const t = typed(name, value, schema);
+      const first = types.get(name);
+      if (!first) types.set(name, t);
+      else if (first.type !== t.type)
+        throw new LatticeError(
+          'INVALID_ARGUMENT',
+          `${field}[${i}].${name} is ${DataType[t.type]} but earlier rows are ${DataType[first.type]}`,
+        );
+      return encode(t, `${field}[${i}].${name}`);
+    }),
+  );
+  return {
+    schema: names.map((name) => ({
+      name,
+      dataType: types.get(name)!.type as number,
+      vectorDim: types.get(name)!.vectorDim,
+    })),
+    values,
+  };
+}
+
+function decodeRows(schema: readonly FeatureSchema[], scores: readonly Score[]): ScoredRow[] {
+  return scores.map((score) => ({
+    values: Object.fromEntries(
+      schema.map((s, i) => [
+        s.name,
+        decodeValue(
+          s.dataType as number as DataType,
+          score.outputValues[i] ?? new Uint8Array(0),
+          s.vectorDim,
+          s.name,
+        ),
+      ]),
+    ),
+    error: score.error,
+  }));
+}
+
+function unary<Req, Res>(
+  call: (
+    request: Req,
+    metadata: Metadata,
+    options: { deadline: number },
+    callback: (error: ServiceError | null, response: Res) => void,
+  ) => unknown,
+  request: Req,
+  metadata: Metadata,
+  deadlineMs: number,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    call(request, metadata, { deadline: Date.now() + deadlineMs }, (error, response) =>
+      error ? reject(error) : resolve(response),
+    );
+  });
+}
+
+export class OrchestratorClient {
+  private readonly predict: PredictClient;
+  private readonly legacy: LegacyGrpcClient;
+  private readonly metadata = new Metadata();
+
+  constructor(address: string, options: ClientOptions = {}) {
+    this.predict = new PredictClient(address, credentials.createInsecure());
+    this.legacy = new LegacyGrpcClient(address, credentials.createInsecure());
+    if (options.callerId) this.metadata.set(options.idHeader ?? 'caller-id', options.callerId);
+    if (options.callerToken) this.metadata.set(options.tokenHeader ?? 'caller-token', options.callerToken);
+  }
+
+  private request(input: PredictInput): PredictRequest {
+    const context = Object.entries(input.context ?? {}).map(([name, value]) => {
+      const t = typed(name, value, input.schema);
+      return {
+        name,
+        dataType: t.type as number,
+        vectorDim: t.vectorDim,
+        value: encode(t, `context.${name}`),
+      };
+    });
+    const targets = rowsOf(
+      input.targets.map((t) => t.features),
+      input.schema,
+      'targets',
+    );
+    return {
+      modelConfigId: input.modelConfigId,
+      trackingId: input.trackingId ?? '',
+      contextFeatures: context,
+      targetInputSchema: targets.schema,
+      targets: input.targets.map((t, i) => ({ id: t.id, featureValues: targets.values[i]! })),
+      pairInputSchema: [],
+      pairs: [],
+      slateInputSchema: [],
+      slates: [],
+      returnTargetScores: false,
+    };
+  }
+
+  private result(input: PredictInput, response: PredictResponse): PredictResult {
+    return {
+      trackingId: response.trackingId,
+      targets: decodeRows(response.targetOutputSchema, response.targetScores).map((row, i) => ({
+        ...row,
+        id: input.targets[i]?.id ?? '',
+      })),
+      pairs: decodeRows(response.pairOutputSchema, response.pairScores),
+      slates: decodeRows(response.slateOutputSchema, response.slateScores),
+    };
+  }
+
+  async pointWise(input: PredictInput): Promise<PredictResult> {
+    const response = await unary(
+      this.predict.inferPointWise.bind(this.predict),
+      this.request(input),
+      this.metadata,
+      input.deadlineMs ?? 1000,
+    );
+    return this.result(input, response);
+  }
+
+  async pairWise(input: PairInput): Promise<PredictResult> {
+    const request = this.request(input);
+    const pairs = rowsOf(
+      input.pairs.map((p) => p.features),
+      input.schema,
+      'pairs',
+    );
+    request.pairInputSchema = pairs.schema;
+    request.pairs = input.pairs.map((p, i) => ({
+      firstTargetIndex: p.first,
+      secondTargetIndex: p.second,
+      featureValues: pairs.values[i]!,
+    }));
+    request.returnTargetScores = input.returnTargetScores ?? false;
+    const response = await unary(
+      this.predict.inferPairWise.bind(this.predict),
+      request,
+      this.metadata,
+      input.deadlineMs ?? 1000,
+    );
+    return this.result(input, response);
+  }
+
+  async slateWise(input: SlateInput): Promise<PredictResult> {
+    const request = this.request(input);
+    const slates = rowsOf(
+      input.slates.map((s) => s.features),
+      input.schema,
+      'slates',
+    );
+    request.slateInputSchema = slates.schema;
+    request.slates = input.slates.map((s, i) => ({
+      slateTargetIndices: [...s.targets],
+      featureValues: slates.values[i]!,
+    }));
+    request.returnTargetScores = input.returnTargetScores ?? false;
+    const response = await unary(
+      this.predict.inferSlateWise.bind(this.predict),
+      request,
+      this.metadata,
+      input.deadlineMs ?? 1000,
+    );
+    return this.result(input, response);
+  }
+
+  /** The legacy entity API: rows as objects keyed by the header row's column names (values are text). */
+  async retrieveModelScore(input: {
+    modelConfigId: string;
+    trackingId?: string;
+    entities: readonly {
+      entity: string;
+      ids: readonly string[];
+      features?: Record<string, readonly string[]>;
+    }[];
+    deadlineMs?: number;
+  }): Promise<{ rows: Record<string, string>[]; error: string }> {
+    const response = await unary(
+      this.legacy.retrieveModelScore.bind(this.legacy),
+      {
+        modelConfigId: input.modelConfigId,
+        trackingId: input.trackingId ?? '',
+        entities: input.entities.map((e) => ({
+          entity: e.entity,
+          ids: [...e.ids],
+          features: Object.entries(e.features ?? {}).map(([name, values]) => ({
+            name,
+            idsFeatureValue: [...values],
+          })),
+        })),
+      },
+      this.metadata,
+      input.deadlineMs ?? 1000,
+    );
+    const [header, ...rows] = response.componentData;
+    const names = header?.data ?? [];
+    return {
+      rows: rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r.data[i] ?? '']))),
+      error: response.error?.message ?? '',
+    };
+  }
+
+  close(): void {
+    this.predict.close();
+    this.legacy.close();
+  }
+}
