@@ -1,0 +1,189 @@
+/**
+ * The per-entity tables a store names: the embeddings table (one `to_be_indexed_<variant>` flag
+ * column per variant) and the aggregator table (one text column per attribute label). Both grow
+ * while the service runs, so every change is idempotent and safe when several replicas make it at
+ * once: it runs in a transaction holding an advisory lock on the table's name, looks at the columns
+ * the table has, and only then alters it.
+ */
+import { createHash } from 'node:crypto';
+import { LatticeError } from '../../platform/errors.js';
+import type { SqlQueryable } from '../../platform/sql/index.js';
+import {
+  attributeLabel,
+  quoteIdentifier,
+  type SqlIdentifier,
+  tableName,
+  variantColumn,
+} from './identifiers.js';
+import { atomically } from './sql-support.js';
+
+/**
+ * Columns known to exist, per table. Columns are only ever added, so a column once seen stays true;
+ * a cache used inside a transaction must be that transaction's own (the addition may roll back).
+ */
+export class ColumnCache {
+  readonly #tables = new Map<string, Set<string>>();
+
+  has(table: string, column: string): boolean {
+    return this.#tables.get(table)?.has(column) ?? false;
+  }
+
+  get(table: string): ReadonlySet<string> | undefined {
+    return this.#tables.get(table);
+  }
+
+  remember(table: string, columns: Iterable<string>): void {
+    let known = this.#tables.get(table);
+    if (known === undefined) {
+      known = new Set();
+      this.#tables.set(table, known);
+    }
+    for (const column of columns) known.add(column);
+  }
+}
+
+/** Index names are schema-wide: derive them from a hash of the table name, in the reserved prefix. */
+function indexName(table: SqlIdentifier, purpose: string): SqlIdentifier {
+  const hash = createHash('sha256').update(table).digest('hex').slice(0, 16);
+  return `vss_${purpose}_${hash}` as SqlIdentifier;
+}
+
+async function lockTableName(tx: SqlQueryable, table: SqlIdentifier): Promise<void> {
+  await tx.query(
+    `SELECT pg_advisory_xact_lock(hashtext('vss_entity_table.' || current_schema() || '.' || $1))`,
+    [table],
+  );
+}
+
+/** The table's columns, or undefined when no such table is on the search path. */
+async function readColumns(db: SqlQueryable, table: SqlIdentifier): Promise<Set<string> | undefined> {
+  const { rows } = await db.query<{ column: string | null }>(
+    `SELECT a.attname AS column
+       FROM (SELECT to_regclass($1) AS oid) t
+       LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+      WHERE t.oid IS NOT NULL`,
+    [quoteIdentifier(table)],
+  );
+  if (rows.length === 0) return undefined;
+  return new Set(rows.flatMap((row) => (row.column === null ? [] : [row.column])));
+}
+
+const EMBEDDINGS_COLUMNS = ['model_name', 'version', 'id', 'embedding', 'search_embedding', 'expires_at'];
+
+export class EntityTables {
+  constructor(
+    private readonly db: SqlQueryable,
+    private readonly cache: ColumnCache = new ColumnCache(),
+  ) {}
+
+  /** Creates the embeddings table if it does not exist (key: model_name, version, id). */
+  async createEmbeddingsTable(table: string, field = 'embeddings_table'): Promise<void> {
+    const name = tableName(table, field);
+    const t = quoteIdentifier(name);
+    await atomically(this.db, async (tx) => {
+      await lockTableName(tx, name);
+      const existing = await readColumns(tx, name);
+      if (existing !== undefined) return requireShape(name, existing, EMBEDDINGS_COLUMNS, field);
+      await tx.query(
+        `CREATE TABLE ${t} (
+           model_name text NOT NULL,
+           version integer NOT NULL CHECK (version > 0),
+           id text NOT NULL,
+           embedding real[] NOT NULL,
+           search_embedding real[],
+           expires_at timestamptz,
+           PRIMARY KEY (model_name, version, id)
+         )`,
+      );
+      await tx.query(
+        `CREATE INDEX ${quoteIdentifier(indexName(name, 'expiry'))} ON ${t} (expires_at) WHERE expires_at IS NOT NULL`,
+      );
+    });
+  }
+
+  /** Creates the aggregator table if it does not exist (key: id). */
+  async createAggregatorTable(table: string, field = 'aggregator_table'): Promise<void> {
+    const name = tableName(table, field);
+    await atomically(this.db, async (tx) => {
+      await lockTableName(tx, name);
+      const existing = await readColumns(tx, name);
+      if (existing !== undefined) return requireShape(name, existing, ['id'], field);
+      await tx.query(`CREATE TABLE ${quoteIdentifier(name)} (id text PRIMARY KEY)`);
+    });
+  }
+
+  /** Adds the variant's `to_be_indexed_<variant>` flag (null until ingestion says). Idempotent. */
+  async addVariantColumn(embeddingsTable: string, variant: string): Promise<void> {
+    await this.addColumns(
+      tableName(embeddingsTable, 'embeddings_table'),
+      [variantColumn(variant)],
+      'boolean',
+    );
+  }
+
+  /** Adds one text column per label that the aggregator table does not have yet. Idempotent. */
+  async addAttributeColumns(aggregatorTable: string, labels: readonly string[]): Promise<void> {
+    const table = tableName(aggregatorTable, 'aggregator_table');
+    const columns = labels.map((label, i) => attributeLabel(label, `labels[${i}]`));
+    await this.addColumns(table, columns, 'text');
+  }
+
+  /**
+   * The table's columns; served from the cache when it knows every column in `expected`, read from
+   * the catalog otherwise. NOT_FOUND when the table does not exist.
+   */
+  async columns(table: SqlIdentifier, expected: readonly string[] = []): Promise<ReadonlySet<string>> {
+    const known = this.cache.get(table);
+    if (known !== undefined && expected.every((column) => known.has(column))) return known;
+    const columns = await readColumns(this.db, table);
+    if (columns === undefined) throw missingTable(table);
+    this.cache.remember(table, columns);
+    return columns;
+  }
+
+  private async addColumns(
+    table: SqlIdentifier,
+    columns: readonly SqlIdentifier[],
+    type: 'boolean' | 'text',
+  ) {
+    const missing = [...new Set(columns)].filter((column) => !this.cache.has(table, column)).sort();
+    if (missing.length === 0) return;
+    const present = await atomically(this.db, async (tx) => {
+      await lockTableName(tx, table);
+      const existing = await readColumns(tx, table);
+      if (existing === undefined) throw missingTable(table);
+      for (const column of missing) {
+        if (existing.has(column)) continue;
+        await tx.query(
+          `ALTER TABLE ${quoteIdentifier(table)} ADD COLUMN IF NOT EXISTS ${quoteIdentifier(column)} ${type}`,
+        );
+        existing.add(column);
+      }
+      return existing;
+    });
+    this.cache.remember(table, present);
+  }
+}
+
+/** An existing table is adopted only if it has the columns the repositories use. */
+function requireShape(
+  table: string,
+  columns: ReadonlySet<string>,
+  required: readonly string[],
+  field: string,
+) {
+  const absent = required.filter((column) => !columns.has(column));
+  if (absent.length > 0) {
+    throw new LatticeError(
+      'FAILED_PRECONDITION',
+      `table "${table}" already exists without the column(s) ${absent.join(', ')}: name another table`,
+      { field },
+    );
+  }
+}
+
+function missingTable(table: string): LatticeError {
+  return new LatticeError('NOT_FOUND', `table "${table}" does not exist: register its store first`, {
+    field: 'table',
+  });
+}

@@ -1,0 +1,25 @@
+/**
+ * vss SQL store: control-plane state (stores, models, variants, versions, operations) and the
+ * per-entity embedding and aggregator tables, over the SqlClient port. `openVssStore(sql)` migrates
+ * and returns the repositories; `store.transaction(fn)` binds them all to one transaction.
+ */
+export type { AggregatorRepository, Attributes, AttributeUpdate } from './aggregator-repository.js';
+export type {
+  EmbeddingBatch,
+  EmbeddingIds,
+  EmbeddingRow,
+  EmbeddingScan,
+  EmbeddingsRepository,
+  StoredEmbedding,
+} from './embeddings-repository.js';
+export type { EntityTables } from './entity-tables.js';
+export { attributeLabel, type SqlIdentifier, tableName, variantColumn, variantName } from './identifiers.js';
+export { VSS_MIGRATIONS_TABLE, vssMigrations } from './migrations.js';
+export type { ModelsRepository } from './models-repository.js';
+export type { CreatedOperation, OperationFilter, OperationsRepository } from './operations-repository.js';
+export type { ReadVersionFlip } from './read-version.js';
+export type { StoresRepository } from './stores-repository.js';
+export * from './types.js';
+export type { VariantsRepository } from './variants-repository.js';
+export type { VersionsRepository } from './versions-repository.js';
+export { migrateVssStore, openVssStore, type VssRepositories, VssStore } from './vss-store.js';

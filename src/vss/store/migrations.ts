@@ -1,0 +1,185 @@
+/**
+ * The vss control-plane schema: stores, models, versions, variants and operations. Constraints keep
+ * illegal rows out whatever writes them: enums and states are CHECKs, names follow the identifier
+ * rules of identifiers.ts, a model's store belongs to its entity, a variant's read/write versions
+ * exist, and a FAILED row always says why.
+ *
+ * CHECK constraints are named after the API field they guard (`embedding_store_ttl`, `state`), so a
+ * violation can be reported as INVALID_ARGUMENT naming that field (database-errors.ts).
+ *
+ * Migrations are history: never edit a released one (its checksum is recorded), add the next number.
+ * The value lists are written out here rather than taken from types.ts for the same reason; a test
+ * checks that both agree.
+ */
+import type { Migration } from '../../platform/sql/index.js';
+
+/** Records which of these migrations a database has applied. */
+export const VSS_MIGRATIONS_TABLE = 'vss_schema_migrations';
+
+const storesModelsVersions = `
+CREATE TABLE vss_stores (
+  store_id integer NOT NULL CONSTRAINT store_id CHECK (store_id > 0),
+  entity text NOT NULL CONSTRAINT entity CHECK (entity ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$'),
+  db_conf_id text NOT NULL CONSTRAINT db_conf_id CHECK (db_conf_id <> '' AND length(db_conf_id) <= 256),
+  embeddings_table text NOT NULL CONSTRAINT embeddings_table
+    CHECK (embeddings_table ~ '^[a-z][a-z0-9_]{0,62}$' AND embeddings_table !~ '^(vss|pg)_'),
+  aggregator_table text NOT NULL CONSTRAINT aggregator_table
+    CHECK (aggregator_table ~ '^[a-z][a-z0-9_]{0,62}$' AND aggregator_table !~ '^(vss|pg)_'
+           AND aggregator_table <> embeddings_table),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT vss_stores_pkey PRIMARY KEY (store_id),
+  CONSTRAINT vss_stores_entity_key UNIQUE (entity),
+  CONSTRAINT vss_stores_embeddings_table_key UNIQUE (embeddings_table),
+  CONSTRAINT vss_stores_aggregator_table_key UNIQUE (aggregator_table),
+  -- what models reference, so that a model's store is one of its own entity
+  CONSTRAINT vss_stores_store_entity_key UNIQUE (store_id, entity)
+);
+
+CREATE TABLE vss_models (
+  entity text NOT NULL,
+  model_name text NOT NULL CONSTRAINT model_name CHECK (model_name ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$'),
+  store_id integer NOT NULL,
+  ingestion_column_mapping jsonb NOT NULL CONSTRAINT ingestion_column_mapping CHECK (
+    jsonb_typeof(ingestion_column_mapping) = 'object'
+    AND jsonb_typeof(ingestion_column_mapping -> 'id_column') = 'string'
+    AND jsonb_typeof(ingestion_column_mapping -> 'embedding_column') = 'string'
+    AND jsonb_typeof(ingestion_column_mapping -> 'to_be_indexed_column') = 'string'
+    AND coalesce(jsonb_typeof(ingestion_column_mapping -> 'search_embedding_column'), 'string') = 'string'
+  ),
+  embedding_store_enabled boolean NOT NULL,
+  embedding_store_ttl integer NOT NULL CONSTRAINT embedding_store_ttl CHECK (embedding_store_ttl >= 0),
+  mq_id integer NOT NULL CONSTRAINT mq_id CHECK (mq_id >= 0),
+  model_config jsonb NOT NULL CONSTRAINT model_config CHECK (
+    jsonb_typeof(model_config) = 'object'
+    AND model_config ->> 'distance_function' IN ('DOT', 'COSINE', 'EUCLIDEAN')
+    AND CASE
+          WHEN jsonb_typeof(model_config -> 'vector_dimension') = 'number'
+               AND model_config ->> 'vector_dimension' ~ '^[1-9][0-9]{0,4}$'
+          THEN (model_config ->> 'vector_dimension')::integer <= 65536
+          ELSE false
+        END
+  ),
+  training_data_path text NOT NULL CONSTRAINT training_data_path CHECK (training_data_path <> ''),
+  state text NOT NULL DEFAULT 'REGISTERED'
+    CONSTRAINT state CHECK (state IN ('REGISTERED', 'INGESTING', 'INGESTED', 'FAILED')),
+  failed_state text CONSTRAINT failed_state CHECK (
+    (state = 'FAILED') = (failed_state IS NOT NULL)
+    AND coalesce(failed_state IN ('REGISTERED', 'INGESTING', 'INGESTED'), true)
+  ),
+  failure_reason text CONSTRAINT failure_reason CHECK ((state = 'FAILED') = (failure_reason IS NOT NULL)),
+  cluster text NOT NULL DEFAULT 'experiment' CONSTRAINT cluster CHECK (cluster IN ('experiment', 'production')),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT vss_models_pkey PRIMARY KEY (entity, model_name),
+  CONSTRAINT vss_models_store_fkey FOREIGN KEY (store_id, entity) REFERENCES vss_stores (store_id, entity)
+);
+
+CREATE TABLE vss_versions (
+  entity text NOT NULL,
+  model_name text NOT NULL,
+  version integer NOT NULL CONSTRAINT version CHECK (version > 0),
+  status text NOT NULL DEFAULT 'INGESTING' CONSTRAINT status
+    CHECK (status IN ('INGESTING', 'INGESTED', 'SERVING', 'RETIRED', 'DROPPED', 'FAILED')),
+  failure_reason text CONSTRAINT failure_reason CHECK ((status = 'FAILED') = (failure_reason IS NOT NULL)),
+  ingested_count bigint NOT NULL DEFAULT 0 CONSTRAINT ingested_count CHECK (ingested_count >= 0),
+  failed_count bigint NOT NULL DEFAULT 0 CONSTRAINT failed_count CHECK (failed_count >= 0),
+  indexed_count bigint CONSTRAINT indexed_count CHECK (indexed_count >= 0),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  ingested_at timestamptz CONSTRAINT ingested_at
+    CHECK (status NOT IN ('INGESTED', 'SERVING', 'RETIRED') OR ingested_at IS NOT NULL),
+  indexed_at timestamptz CONSTRAINT indexed_at CHECK (status <> 'SERVING' OR indexed_at IS NOT NULL),
+  retired_at timestamptz CONSTRAINT retired_at CHECK (status NOT IN ('RETIRED', 'DROPPED') OR retired_at IS NOT NULL),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT vss_versions_pkey PRIMARY KEY (entity, model_name, version),
+  CONSTRAINT vss_versions_model_fkey FOREIGN KEY (entity, model_name) REFERENCES vss_models (entity, model_name)
+);
+`;
+
+const variants = `
+CREATE TABLE vss_variants (
+  entity text NOT NULL,
+  model_name text NOT NULL,
+  -- part of the column name to_be_indexed_<variant> (at most 63 bytes in all)
+  variant text NOT NULL CONSTRAINT variant CHECK (variant ~ '^[a-z][a-z0-9_]{0,48}$'),
+  vss_filter jsonb NOT NULL CONSTRAINT vss_filter CHECK (jsonb_typeof(vss_filter) = 'object'),
+  vectordb_type text NOT NULL CONSTRAINT vectordb_type CHECK (vectordb_type IN ('EMBEDDED', 'QDRANT')),
+  vectordb_config jsonb NOT NULL CONSTRAINT vectordb_config CHECK (jsonb_typeof(vectordb_config) = 'object'),
+  job_frequency text NOT NULL CONSTRAINT job_frequency
+    CHECK (job_frequency IN ('FREQ_1H', 'FREQ_3H', 'FREQ_6H', 'FREQ_1D', 'FREQ_1W')),
+  state text NOT NULL DEFAULT 'REGISTERED' CONSTRAINT state
+    CHECK (state IN ('REGISTERED', 'INGESTING', 'INGESTED', 'INDEXING', 'READY', 'FAILED')),
+  failed_state text CONSTRAINT failed_state CHECK (
+    (state = 'FAILED') = (failed_state IS NOT NULL)
+    AND coalesce(failed_state IN ('REGISTERED', 'INGESTING', 'INGESTED', 'INDEXING', 'READY'), true)
+  ),
+  failure_reason text CONSTRAINT failure_reason CHECK ((state = 'FAILED') = (failure_reason IS NOT NULL)),
+  read_version integer,
+  write_version integer,
+  cluster text NOT NULL DEFAULT 'experiment' CONSTRAINT cluster CHECK (cluster IN ('experiment', 'production')),
+  memory_cache_ttl integer NOT NULL DEFAULT 60 CONSTRAINT memory_cache_ttl CHECK (memory_cache_ttl >= 0),
+  distributed_cache_ttl integer NOT NULL DEFAULT 300
+    CONSTRAINT distributed_cache_ttl CHECK (distributed_cache_ttl >= 0),
+  cache_ttl_jitter real NOT NULL DEFAULT 0.1
+    CONSTRAINT cache_ttl_jitter CHECK (cache_ttl_jitter >= 0 AND cache_ttl_jitter <= 1),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  -- never read a version newer than the one written; READY serves the version it wrote
+  CONSTRAINT read_version CHECK (
+    (read_version IS NULL OR (write_version IS NOT NULL AND read_version <= write_version))
+    AND (state <> 'READY' OR (read_version IS NOT NULL AND read_version = write_version))
+  ),
+  CONSTRAINT vss_variants_pkey PRIMARY KEY (entity, model_name, variant),
+  CONSTRAINT vss_variants_model_fkey FOREIGN KEY (entity, model_name) REFERENCES vss_models (entity, model_name),
+  CONSTRAINT vss_variants_read_version_fkey FOREIGN KEY (entity, model_name, read_version)
+    REFERENCES vss_versions (entity, model_name, version),
+  CONSTRAINT vss_variants_write_version_fkey FOREIGN KEY (entity, model_name, write_version)
+    REFERENCES vss_versions (entity, model_name, version)
+);
+`;
+
+const operations = `
+CREATE TABLE vss_operations (
+  operation_id text NOT NULL CONSTRAINT operation_id CHECK (operation_id ~ '^[A-Za-z0-9_-]{1,64}$'),
+  kind text NOT NULL CONSTRAINT kind
+    CHECK (kind IN ('RESET_MODEL', 'TRIGGER_MODEL_MACHINE', 'PROMOTE_MODEL', 'PROMOTE_VARIANT')),
+  entity text NOT NULL,
+  model_name text NOT NULL,
+  variant text CONSTRAINT variant
+    CHECK ((kind IN ('TRIGGER_MODEL_MACHINE', 'PROMOTE_VARIANT')) = (variant IS NOT NULL)),
+  payload jsonb NOT NULL DEFAULT '{}' CONSTRAINT payload CHECK (jsonb_typeof(payload) = 'object'),
+  result jsonb CONSTRAINT result CHECK (result IS NULL OR jsonb_typeof(result) = 'object'),
+  status text NOT NULL DEFAULT 'PENDING' CONSTRAINT status
+    CHECK (status IN ('PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED')),
+  step text CONSTRAINT step CHECK (step <> '' AND length(step) <= 128),
+  progress real NOT NULL DEFAULT 0 CONSTRAINT progress CHECK (progress >= 0 AND progress <= 1),
+  attempts integer NOT NULL DEFAULT 0 CONSTRAINT attempts CHECK (attempts >= 0),
+  last_error text CONSTRAINT last_error CHECK (status <> 'FAILED' OR last_error IS NOT NULL),
+  idempotency_key text CONSTRAINT idempotency_key
+    CHECK (idempotency_key <> '' AND length(idempotency_key) <= 256),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  started_at timestamptz CONSTRAINT started_at CHECK (status = 'PENDING' OR started_at IS NOT NULL),
+  finished_at timestamptz CONSTRAINT finished_at
+    CHECK ((status IN ('SUCCEEDED', 'FAILED')) = (finished_at IS NOT NULL)),
+  CONSTRAINT vss_operations_pkey PRIMARY KEY (operation_id),
+  CONSTRAINT vss_operations_idempotency_key_key UNIQUE (idempotency_key),
+  CONSTRAINT vss_operations_model_fkey FOREIGN KEY (entity, model_name)
+    REFERENCES vss_models (entity, model_name),
+  CONSTRAINT vss_operations_variant_fkey FOREIGN KEY (entity, model_name, variant)
+    REFERENCES vss_variants (entity, model_name, variant)
+);
+
+-- at most one unfinished operation of a kind per model (or variant): a second reset waits its turn
+CREATE UNIQUE INDEX vss_operations_one_active
+  ON vss_operations (kind, entity, model_name, coalesce(variant, ''))
+  WHERE status IN ('PENDING', 'RUNNING');
+
+CREATE INDEX vss_operations_unfinished ON vss_operations (created_at) WHERE status IN ('PENDING', 'RUNNING');
+CREATE INDEX vss_operations_model ON vss_operations (entity, model_name, created_at);
+`;
+
+export const vssMigrations: readonly Migration[] = [
+  { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
+  { version: 2, name: 'variants', up: variants },
+  { version: 3, name: 'operations', up: operations },
+];
