@@ -1,42 +1,54 @@
 import { type CompiledExpression, compileExpression } from '../../compute/index.js';
 import { invalidArgument, LatticeError } from '../../platform/errors.js';
+import type { RemoteCompute } from '../clients/index.js';
 import type { ComputeComponentConfig } from '../config/index.js';
 import type { DagComponent } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { columnNumbers } from '../matrix/column-numbers.js';
-import type { ComponentMatrix } from '../matrix/component-matrix.js';
+import type { ByteColumn, ComponentMatrix } from '../matrix/component-matrix.js';
+
+/** SlateData rows have no id column: a remote computation over slates names them by index. */
+const SLATE_ID = 'slate_index';
+const utf8 = new TextEncoder();
 
 /**
- * ComputeComponent, in-process mode: evaluates the RPN expression over the matrix columns named by
- * `score_mapping` (each variable bound to one column, read as numbers) and writes the result into
- * `output_column`. In slate mode it evaluates over SlateData rows (per-slate columns). Division by
- * zero or log of a non-positive value fails the component with the engine's message.
+ * ComputeComponent: an RPN expression over the matrix columns named by `score_mapping` (each
+ * variable bound to one column, read as numbers), written into `output_column`. In-process mode
+ * (`expression`) evaluates it here; remote mode (`compute_id` + `target`) sends the id column and
+ * the mapped columns to a numerix server and writes the scores it returns. In slate mode it works on
+ * SlateData rows (per-slate columns). Division by zero or log of a non-positive value fails the
+ * component with the engine's message, in either mode.
  */
 export class ComputeComponent implements DagComponent<ExecutionContext> {
   readonly name: string;
   readonly required: boolean;
-  private readonly expression: CompiledExpression;
+  private readonly expression: CompiledExpression | undefined;
   private readonly precision: 'fp32' | 'fp64';
 
-  constructor(private readonly config: ComputeComponentConfig) {
-    if (config.expression === undefined) {
-      throw invalidArgument(
-        `compute component ${config.name}: an in-process compute component needs "expression"`,
-      );
-    }
+  constructor(
+    private readonly config: ComputeComponentConfig,
+    private readonly remote?: RemoteCompute,
+  ) {
     this.name = config.name;
     this.required = config.required;
-    this.expression = compileExpression(config.expression);
     this.precision = config.data_type === 'FP64' ? 'fp64' : 'fp32';
+    if (config.expression !== undefined) {
+      this.expression = compileExpression(config.expression);
+    } else if (config.compute_id === undefined || config.target === undefined) {
+      throw invalidArgument(
+        `compute component ${config.name}: needs "expression", or "compute_id" with the numerix "target"`,
+      );
+    } else if (!remote) {
+      throw new LatticeError(
+        'FAILED_PRECONDITION',
+        `compute component ${config.name}: remote compute (compute_id) needs the numerix client, not configured here`,
+      );
+    }
   }
 
-  run(context: ExecutionContext): void {
+  run(context: ExecutionContext, signal: AbortSignal): void | Promise<void> {
     const matrix: ComponentMatrix | undefined = this.config.slate ? context.slate : context.matrix;
     if (!matrix) return; // a slate component on a point-wise request has nothing to score
-    const inputs: Record<string, Float32Array | Float64Array> = {};
-    for (const variable of this.expression.variables) {
-      inputs[variable] = columnNumbers(matrix, this.config.score_mapping[variable]!, this.precision);
-    }
     const output = matrix.byteColumn(this.config.output_column);
     // The validator makes every compute output an FP32 or FP64 column, so it has a typed view.
     const direct = this.precision === 'fp32' ? output.float32() : output.float64();
@@ -45,7 +57,53 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
         'INTERNAL',
         `compute output "${this.config.output_column}" is not ${this.config.data_type}`,
       );
+    if (!this.expression) return this.runRemote(context, matrix, output, direct, signal);
+    const inputs: Record<string, Float32Array | Float64Array> = {};
+    for (const variable of this.expression.variables) {
+      inputs[variable] = columnNumbers(matrix, this.config.score_mapping[variable]!, this.precision);
+    }
     this.expression.evaluateInto(inputs, matrix.rowCount, direct);
+    output.markAllFilled();
+  }
+
+  /** Sends `[id, ...mapped columns]` rows to the numerix server; writes nothing unless it answers. */
+  private async runRemote(
+    context: ExecutionContext,
+    matrix: ComponentMatrix,
+    output: ByteColumn,
+    direct: Float32Array | Float64Array,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const rows = matrix.rowCount;
+    if (rows === 0) return;
+    const variables = Object.keys(this.config.score_mapping);
+    const columns = variables.map((v) =>
+      columnNumbers(matrix, this.config.score_mapping[v]!, this.precision),
+    );
+    const idName = this.config.slate ? SLATE_ID : context.snapshot.model.config.target_id_column;
+    const ids = this.config.slate ? undefined : matrix.stringColumn(idName);
+    const width = this.precision === 'fp32' ? 4 : 8;
+    const byteRows = new Array<Uint8Array[]>(rows);
+    for (let r = 0; r < rows; r++) {
+      const row: Uint8Array[] = [utf8.encode(ids ? ids[r]! : String(r))];
+      // Views into the columns (the matrix outlives the call): no copy of the values.
+      for (const column of columns)
+        row.push(new Uint8Array(column.buffer, column.byteOffset + r * width, width));
+      byteRows[r] = row;
+    }
+    const scores = await this.remote!.compute(
+      this.config.target!,
+      {
+        computeId: this.config.compute_id!,
+        schema: [idName, ...variables],
+        rows: byteRows,
+        dataType: this.config.data_type,
+      },
+      { signal, deadline: Math.min(context.deadline, Date.now() + this.config.deadline_ms) },
+    );
+    if (scores.length !== rows)
+      throw new LatticeError('INTERNAL', `${this.name}: ${scores.length} scores for ${rows} rows`);
+    direct.set(scores);
     output.markAllFilled();
   }
 }

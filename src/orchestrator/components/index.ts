@@ -1,5 +1,5 @@
 import { LatticeError } from '../../platform/errors.js';
-import type { FeatureFetcher, ModelInferer } from '../clients/index.js';
+import type { FeatureFetcher, ModelInferer, RemoteCompute } from '../clients/index.js';
 import type { ComponentBuilder } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { ComputeComponent } from './compute-component.js';
@@ -13,6 +13,8 @@ export { ModelServingComponent, routeEndpoint } from './model-serving-component.
 export interface ComponentClients {
   featureFetcher?: FeatureFetcher;
   modelInferer?: ModelInferer;
+  /** The numerix client, for compute components with `compute_id` + `target`. */
+  remoteCompute?: RemoteCompute;
 }
 
 /** Builds each configured component by kind, on the clients the process has. */
@@ -28,13 +30,13 @@ export function createComponentBuilder(clients: ComponentClients): ComponentBuil
           throw new LatticeError('FAILED_PRECONDITION', 'no model serving client is configured');
         return new ModelServingComponent(plan.config, clients.modelInferer);
       case 'compute':
-        if (plan.config.expression === undefined) {
+        if (plan.config.expression === undefined && !clients.remoteCompute) {
           throw new LatticeError(
             'FAILED_PRECONDITION',
             'remote compute (compute_id) needs the numerix client, not configured here',
           );
         }
-        return new ComputeComponent(plan.config);
+        return new ComputeComponent(plan.config, clients.remoteCompute);
     }
   };
 }

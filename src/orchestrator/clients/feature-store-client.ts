@@ -1,0 +1,82 @@
+import { Metadata } from '@grpc/grpc-js';
+import { FeatureServiceService, type Query, type Result } from '../../gen/retrieve/retrieve.js';
+import { LatticeError } from '../../platform/errors.js';
+import type { CallPolicy } from './call-policy.js';
+import type { FeatureCallOptions, FeatureFetcher, FeatureQuery, FeatureRows } from './feature-fetcher.js';
+
+export interface FeatureStoreClientOptions {
+  /** The feature store, `host:port`. */
+  target: string;
+  policy: CallPolicy;
+  /** Sent as `idHeader` / `tokenHeader` metadata when set. */
+  callerId?: string;
+  callerToken?: string;
+  /** Default `caller-id`. */
+  idHeader?: string;
+  /** Default `caller-token`. */
+  tokenHeader?: string;
+}
+
+/**
+ * FeatureFetcher over `retrieve.FeatureService/RetrieveFeatures`. The store answers one row per key
+ * in key order; the client checks that (a row count or key that does not match is an error, since
+ * values on the wrong entity are worse than none) and turns a row without columns into `undefined`
+ * (entity not found).
+ */
+export class FeatureStoreClient implements FeatureFetcher {
+  private readonly target: string;
+  private readonly policy: CallPolicy;
+  private readonly metadata = new Metadata();
+
+  constructor(options: FeatureStoreClientOptions) {
+    this.target = options.target;
+    this.policy = options.policy;
+    if (options.callerId !== undefined)
+      this.metadata.set((options.idHeader ?? 'caller-id').toLowerCase(), options.callerId);
+    if (options.callerToken !== undefined)
+      this.metadata.set((options.tokenHeader ?? 'caller-token').toLowerCase(), options.callerToken);
+  }
+
+  async retrieve(query: FeatureQuery, options: FeatureCallOptions): Promise<FeatureRows> {
+    const request: Query = {
+      entityLabel: query.entity,
+      featureGroups: query.featureGroups.map((g) => ({ label: g.label, featureLabels: [...g.features] })),
+      keysSchema: [...query.keysSchema],
+      keys: query.keys.map((cols) => ({ cols: [...cols] })),
+    };
+    return this.policy.unary(
+      { service: 'feature_store', target: this.target, method: 'RetrieveFeatures' },
+      FeatureServiceService.retrieveFeatures,
+      request,
+      { signal: options.signal, deadline: options.deadline, metadata: this.metadata },
+      (result) => this.rows(query, result),
+    );
+  }
+
+  private rows(query: FeatureQuery, result: Result): FeatureRows {
+    const where = `feature store ${this.target}: entity ${query.entity}`;
+    if (result.rows.length !== query.keys.length) {
+      throw new LatticeError(
+        'INTERNAL',
+        `${where}: ${result.rows.length} rows returned for ${query.keys.length} keys`,
+      );
+    }
+    return result.rows.map((row, i) => {
+      const key = query.keys[i]!;
+      // Servers echo the key parts; when they do, a different key means rows out of order.
+      if (row.keys.length > 0 && !sameKey(row.keys, key)) {
+        throw new LatticeError(
+          'INTERNAL',
+          `${where}: row ${i} is for key ${row.keys.join('|')}, expected ${key.join('|')}`,
+        );
+      }
+      return row.columns.length === 0 ? undefined : row.columns;
+    });
+  }
+}
+
+function sameKey(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

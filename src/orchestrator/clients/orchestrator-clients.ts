@@ -1,0 +1,71 @@
+import type { ChannelCredentials } from '@grpc/grpc-js';
+import type { Metrics } from '../../platform/metrics/index.js';
+import { type BreakerOptions, CallPolicy, type RetryOptions } from './call-policy.js';
+import { ChannelPool } from './channel-pool.js';
+import { FeatureStoreClient } from './feature-store-client.js';
+import { KServeClient } from './kserve-client.js';
+import { NumerixClient } from './numerix-client.js';
+
+export interface OrchestratorClientsOptions {
+  metrics: Metrics;
+  /** The feature store, `host:port`; without it there is no `featureFetcher`. */
+  featureStoreTarget?: string;
+  /** Sent to the feature store as `idHeader` / `tokenHeader` metadata. */
+  callerId?: string;
+  callerToken?: string;
+  /** Default `caller-id`. */
+  idHeader?: string;
+  /** Default `caller-token`. */
+  tokenHeader?: string;
+  /** Default 2. */
+  channelsPerTarget?: number;
+  /** Default plaintext. */
+  credentials?: ChannelCredentials;
+  retry?: Partial<RetryOptions>;
+  breaker?: Partial<BreakerOptions>;
+}
+
+export interface OrchestratorClients {
+  featureFetcher: FeatureStoreClient | undefined;
+  modelInferer: KServeClient;
+  remoteCompute: NumerixClient;
+  /** The shared policy: circuit states per endpoint. */
+  policy: CallPolicy;
+  /** Closes every pooled channel. */
+  close(): void;
+}
+
+/**
+ * The outbound clients of one orchestrator process over one channel pool and one call policy, made
+ * once at start-up and shared by every model config version (the result fits `ComponentClients`).
+ */
+export function createOrchestratorClients(options: OrchestratorClientsOptions): OrchestratorClients {
+  const pool = new ChannelPool({
+    channelsPerTarget: options.channelsPerTarget,
+    credentials: options.credentials,
+  });
+  const policy = new CallPolicy({
+    pool,
+    metrics: options.metrics,
+    retry: options.retry,
+    breaker: options.breaker,
+  });
+  const featureFetcher =
+    options.featureStoreTarget === undefined
+      ? undefined
+      : new FeatureStoreClient({
+          target: options.featureStoreTarget,
+          policy,
+          callerId: options.callerId,
+          callerToken: options.callerToken,
+          idHeader: options.idHeader,
+          tokenHeader: options.tokenHeader,
+        });
+  return {
+    featureFetcher,
+    modelInferer: new KServeClient(policy),
+    remoteCompute: new NumerixClient(policy),
+    policy,
+    close: () => pool.close(),
+  };
+}

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { NumerixClient, type RemoteComputeRequest } from '../../../src/orchestrator/clients/index.js';
+import { type Plumbing, plumbing, rejectsWith, sample, within } from './grpc-fixtures.js';
+import { FakeNumerix } from './numerix-fixture.js';
+
+const f32 = (x: number) => {
+  const b = Buffer.alloc(4);
+  b.writeFloatLE(x);
+  return b;
+};
+const f64 = (x: number) => {
+  const b = Buffer.alloc(8);
+  b.writeDoubleLE(x);
+  return b;
+};
+const id = (s: string) => Buffer.from(s);
+
+describe('NumerixClient over numerix.Numerix/Compute', () => {
+  const numerix = new FakeNumerix();
+  let io: Plumbing;
+  let client: NumerixClient;
+  const options = () => ({ signal: new AbortController().signal, deadline: within(10_000) });
+  const blend = (dataType: 'FP32' | 'FP64'): RemoteComputeRequest => {
+    const v = dataType === 'FP32' ? f32 : f64;
+    return {
+      computeId: 'blend',
+      schema: ['item_id', 'price', 'bonus'],
+      rows: [
+        [id('a'), v(1.5), v(0.25)],
+        [id('b'), v(-4), v(1)],
+      ],
+      dataType,
+    };
+  };
+
+  before(async () => {
+    await numerix.start();
+    io = plumbing({ breaker: { consecutiveFailures: 2 } });
+    client = new NumerixClient(io.policy);
+  });
+  after(async () => {
+    io.close();
+    await numerix.server.stop();
+  });
+
+  test('sends the schema, byte rows and precision; returns one score per row', async () => {
+    numerix.requests.length = 0;
+    assert.deepEqual([...(await client.compute(numerix.target, blend('FP32'), options()))], [3.25, -7]);
+    const sent = numerix.requests[0]!;
+    assert.equal(sent.computeId, 'blend');
+    assert.deepEqual(sent.schema, ['item_id', 'price', 'bonus']);
+    assert.equal(sent.dataType, 'fp32');
+    assert.deepEqual(sent.entityScores[0]!.byteData!.values, [id('a'), f32(1.5), f32(0.25)]);
+    assert.deepEqual([...(await client.compute(numerix.target, blend('FP64'), options()))], [3.25, -7]);
+    assert.equal(numerix.requests[1]!.dataType, 'fp64');
+  });
+
+  test('scores sent back as strings are read too', async () => {
+    numerix.tamper = (response) => ({
+      computationScoreData: {
+        schema: ['item_id', 'score'],
+        computationScores: response.computationScoreData!.computationScores.map((s) => ({
+          stringData: {
+            values: [s.byteData!.values[0]!.toString(), String(s.byteData!.values[1]!.readDoubleLE(0))],
+          },
+        })),
+      },
+    });
+    try {
+      assert.deepEqual([...(await client.compute(numerix.target, blend('FP64'), options()))], [3.25, -7]);
+    } finally {
+      numerix.tamper = undefined;
+    }
+  });
+
+  test("the error arm becomes an error with the server's message and never opens the circuit", async () => {
+    const request = { ...blend('FP64'), computeId: 'ratio', rows: [[id('a'), f64(1), f64(0)]] };
+    for (let i = 0; i < 3; i++) {
+      await rejectsWith(
+        client.compute(numerix.target, request, options()),
+        'FAILED_PRECONDITION',
+        new RegExp(`numerix ${numerix.target}: compute ratio failed: division by zero at row 0`),
+      );
+    }
+    await rejectsWith(
+      client.compute(numerix.target, { ...blend('FP64'), computeId: 'nope' }, options()),
+      'FAILED_PRECONDITION',
+      /No expression configured for compute_id: nope/,
+    );
+    assert.equal(io.policy.circuitState(numerix.target), 'closed');
+    assert.equal(
+      await sample(io.metrics, 'orchestrator_external_errors_total', {
+        service: 'numerix',
+        kind: 'server_error',
+      }),
+      4,
+    );
+  });
+
+  test('scores for other ids, or too few scores, are errors rather than misplaced scores', async () => {
+    numerix.tamper = (response) => ({
+      computationScoreData: {
+        schema: ['item_id', 'score'],
+        computationScores: [...response.computationScoreData!.computationScores].reverse(),
+      },
+    });
+    try {
+      await rejectsWith(
+        client.compute(numerix.target, blend('FP32'), options()),
+        'INTERNAL',
+        /score row 0 is for another id: rows out of order/,
+      );
+      numerix.tamper = (response) => ({
+        computationScoreData: {
+          schema: ['item_id', 'score'],
+          computationScores: response.computationScoreData!.computationScores.slice(1),
+        },
+      });
+      await rejectsWith(
+        client.compute(numerix.target, blend('FP32'), options()),
+        'INTERNAL',
+        /1 scores returned for 2 rows/,
+      );
+    } finally {
+      numerix.tamper = undefined;
+    }
+  });
+
+  test('rows that do not fit the schema or the precision are rejected before sending', async () => {
+    const sent = numerix.requests.length;
+    await rejectsWith(
+      client.compute(numerix.target, { ...blend('FP64'), rows: [[id('a'), f32(1), f64(2)]] }, options()),
+      'INVALID_ARGUMENT',
+      /row 0 column price has 4 bytes, FP64 needs 8/,
+    );
+    await rejectsWith(
+      client.compute(numerix.target, { ...blend('FP64'), rows: [[id('a'), f64(1)]] }, options()),
+      'INVALID_ARGUMENT',
+      /row 0 has 2 values for 3 columns/,
+    );
+    assert.equal(numerix.requests.length, sent);
+  });
+});
