@@ -32,11 +32,22 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_STATSD_TAGS', path: 'metrics.statsdTags', kind: 'string' },
   { env: 'LATTICE_CALLER_TOKENS', path: 'auth.callerTokens', kind: 'tokens' },
   { env: 'LATTICE_GRPC_PORT', path: 'grpc.port', kind: 'number' },
+  { env: 'LATTICE_ORCHESTRATOR_PORT', path: 'orchestrator.port', kind: 'number' },
+  { env: 'LATTICE_FEATURE_STORE_TARGET', path: 'orchestrator.featureStoreTarget', kind: 'string' },
+  { env: 'LATTICE_FEATURE_STORE_CALLER_ID', path: 'orchestrator.featureStoreCallerId', kind: 'string' },
+  { env: 'LATTICE_FEATURE_STORE_CALLER_TOKEN', path: 'orchestrator.featureStoreCallerToken', kind: 'string' },
+  { env: 'LATTICE_LOG_TOPIC', path: 'orchestrator.logTopic', kind: 'string' },
+  { env: 'LATTICE_FEATURESTORE_PORT', path: 'featurestore.port', kind: 'number' },
+  { env: 'LATTICE_FEATURESTORE_REGISTRY', path: 'featurestore.registry', kind: 'string' },
+  { env: 'LATTICE_MODELSERVER_PORT', path: 'modelserver.port', kind: 'number' },
+  { env: 'LATTICE_MODEL_REPOSITORY', path: 'modelserver.repository', kind: 'string' },
+  { env: 'LATTICE_COMPUTE_PORT', path: 'compute.port', kind: 'number' },
 ];
 
 /** Settings with every derived default filled in: the embedded adapters' directories are absolute. */
 export type LoadedSettings = Settings & {
   configStore: { dir: string };
+  modelserver: { repository: string };
   sql: { dataDir: string };
   queue: { journalDir: string | undefined };
 };
@@ -189,6 +200,10 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
       dir: resolve(settings.configStore.dir ?? join(dataDir, 'config')),
     },
     sql: { ...settings.sql, dataDir: resolve(settings.sql.dataDir ?? join(dataDir, 'sql')) },
+    modelserver: {
+      ...settings.modelserver,
+      repository: resolve(settings.modelserver.repository ?? join(dataDir, 'models')),
+    },
     queue: {
       ...settings.queue,
       journalDir:

@@ -90,6 +90,39 @@ export const settingsSchema = z
       })
       .strict()
       .prefault({}),
+    orchestrator: z
+      .object({
+        port: port.default(50051),
+        /** The feature store the orchestrator's feature components call (`host:port`). */
+        featureStoreTarget: z.string().min(1).default('127.0.0.1:50052'),
+        /** Identity sent to the feature store as caller-id / caller-token metadata. */
+        featureStoreCallerId: z.string().default('lattice-orchestrator'),
+        featureStoreCallerToken: z.string().default(''),
+        /** Queue topic the inference logs are published on. */
+        logTopic: z.string().min(1).default('orchestrator-inference-logs'),
+      })
+      .strict()
+      .prefault({}),
+    featurestore: z
+      .object({
+        port: port.default(50052),
+        /** Registry file (JSON/YAML); without it the seeded demo registry and rows are served. */
+        registry: z.string().optional(),
+      })
+      .strict()
+      .prefault({}),
+    modelserver: z
+      .object({
+        port: port.default(8001),
+        /** Model repository (`<repository>/<model>/<version>/model.onnx`); default `<dataDir>/models`. */
+        repository: z.string().optional(),
+      })
+      .strict()
+      .prefault({}),
+    compute: z
+      .object({ port: port.default(50053) })
+      .strict()
+      .prefault({}),
     grpc: z
       .object({
         /** Port of the platform gRPC server (health, reflection); 0 picks a free one. */

@@ -4,10 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
-import { FeatureCache, featureCacheTtlMs } from '../../../src/orchestrator/components/feature-cache.js';
-import { ComputeComponent, FeatureComponent } from '../../../src/orchestrator/components/index.js';
-import type { ComponentBuilder } from '../../../src/orchestrator/config/index.js';
-import type { ExecutionContext } from '../../../src/orchestrator/engine/execution-context.js';
+import { featureCacheTtlMs } from '../../../src/orchestrator/components/feature-cache.js';
+import { createComponentBuilder } from '../../../src/orchestrator/components/index.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
 import { encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
 import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
@@ -54,27 +52,8 @@ function model(version: number, ttl?: number) {
   };
 }
 
-function builder(
-  fetcher: FakeFeatureStore,
-  cache: Cache,
-  metrics: Metrics,
-): ComponentBuilder<ExecutionContext> {
-  return (plan, validated) => {
-    if (plan.kind === 'compute') return new ComputeComponent(plan.config);
-    if (plan.kind !== 'feature') throw new Error('unexpected');
-    const featureCache = plan.config.cache?.enabled
-      ? new FeatureCache(
-          cache,
-          metrics,
-          validated.config.model_config_id,
-          validated.config.cache.version,
-          plan.name,
-          featureCacheTtlMs(plan.config, validated.config),
-        )
-      : undefined;
-    return new FeatureComponent(plan.config, plan.writes, fetcher, featureCache);
-  };
-}
+const builder = (fetcher: FakeFeatureStore, cache: Cache, metrics: Metrics) =>
+  createComponentBuilder({ featureFetcher: fetcher, featureCache: { cache, metrics } });
 
 const request = (ids: string[]): PredictRequest => ({
   modelConfigId: 'cached',
