@@ -1,0 +1,116 @@
+/**
+ * One query against one collection: filter bitsets → plan → exact scan or filtered graph walk over
+ * the indexed points → exact scan of the backlog (unless `indexedOnly`) → exact rescoring → the page.
+ */
+import type { Bitset } from './bitset.js';
+import type { Collection } from './collection.js';
+import { prepareScorer, scanInto, TopK } from './exact-scan.js';
+import { type PlannerSettings, planQuery, type QueryPlan } from './query-planner.js';
+
+export interface PreparedQuery {
+  vector: Float32Array;
+  /** Live rows passing every filter; undefined when the query has no filter. */
+  matches: Bitset | undefined;
+  offset: number;
+  limit: number;
+  /** Rows never returned. */
+  excluded: ReadonlySet<number>;
+  indexedOnly: boolean;
+}
+
+export interface QueryExplanation {
+  plan: QueryPlan;
+  /** Points of the backlog the query also scans (0 when `indexedOnly`). */
+  backlogCandidates: number;
+}
+
+interface Planned extends QueryExplanation {
+  /** Indexed rows passing the filters; undefined when unfiltered. */
+  indexedMatches: Bitset | undefined;
+  depth: number;
+}
+
+function plan(collection: Collection, query: PreparedQuery, settings: PlannerSettings): Planned {
+  const { store, graph } = collection;
+  const depth = query.offset + query.limit + query.excluded.size;
+  const indexedMatches = query.matches?.copy().and(store.indexed);
+  const candidates = indexedMatches ? indexedMatches.count() : store.indexedCount;
+  const planned = planQuery(
+    {
+      candidates,
+      graphSize: graph.size,
+      depth,
+      efSearch: collection.spec.hnsw.efSearch,
+      filtered: indexedMatches !== undefined,
+    },
+    settings,
+  );
+  let backlogCandidates = 0;
+  if (!query.indexedOnly && collection.pendingCount > 0) {
+    backlogCandidates = query.matches ? query.matches.count() - candidates : collection.pendingCount;
+  }
+  return { plan: planned, backlogCandidates, indexedMatches, depth };
+}
+
+export function explainQuery(
+  collection: Collection,
+  query: PreparedQuery,
+  settings: PlannerSettings,
+): QueryExplanation {
+  const { plan: chosen, backlogCandidates } = plan(collection, query, settings);
+  return { plan: chosen, backlogCandidates };
+}
+
+/** The page of hits for one query: rows and keys (smaller is better), best first. */
+export function runQuery(
+  collection: Collection,
+  query: PreparedQuery,
+  settings: PlannerSettings,
+): { rows: number[]; keys: number[] } {
+  const { store, graph, stats } = collection;
+  const { plan: chosen, backlogCandidates, indexedMatches, depth } = plan(collection, query, settings);
+  const scorer = prepareScorer(store, collection.spec.distance, query.vector);
+  const top = new TopK(depth, store.ids);
+  if (chosen.path === 'exact') {
+    stats.exactScans++;
+    scanInto(indexedMatches ?? store.indexed, scorer, top);
+  } else {
+    stats.graphSearches++;
+    let accept: ((row: number) => boolean) | undefined;
+    if (chosen.filtered && indexedMatches) {
+      stats.filteredGraphSearches++;
+      const words = indexedMatches.words;
+      accept = (row) => (words[row >>> 5]! & (1 << (row & 31))) !== 0;
+    }
+    const hits = graph.search(query.vector, depth, chosen.ef, accept);
+    if (hits.rows.length < Math.min(depth, chosen.candidates)) {
+      // The walk could not reach enough matching nodes (possible when deletes cut the graph up):
+      // answer exactly rather than short.
+      stats.fallbacks++;
+      scanInto(indexedMatches ?? store.indexed, scorer, top);
+    } else {
+      // Rescore exactly, so a point's score does not depend on the path that found it.
+      for (const row of hits.rows) top.offer(row, scorer.key(row));
+    }
+  }
+  if (backlogCandidates > 0) {
+    stats.backlogScans++;
+    const backlog = (query.matches ?? store.live).copy().andNot(store.indexed);
+    scanInto(backlog, scorer, top);
+  }
+  const best = top.sorted();
+  const rows: number[] = [];
+  const keys: number[] = [];
+  let skipped = 0;
+  for (let i = 0; i < best.rows.length && rows.length < query.limit; i++) {
+    const row = best.rows[i]!;
+    if (query.excluded.has(row)) continue;
+    if (skipped < query.offset) {
+      skipped++;
+      continue;
+    }
+    rows.push(row);
+    keys.push(best.keys[i]!);
+  }
+  return { rows, keys };
+}

@@ -1,0 +1,163 @@
+/**
+ * One collection of the embedded engine: the point store, payload indexes, HNSW graph and the backlog
+ * of points waiting for the graph. Writes land in the store and payload indexes at once (visible to
+ * searches that are not `indexedOnly`) and queue for the graph; the {@link Indexer} inserts them in
+ * short time slices so a large upsert never blocks the event loop for long.
+ */
+
+import type { ValidatedPoint, ValidatedSpec } from '../validation.js';
+import type { Payload } from '../vector-db.js';
+import { HnswGraph } from './hnsw-graph.js';
+import { Indexer } from './indexer.js';
+import { PayloadIndex } from './payload-index.js';
+import { INDEXED, PENDING, PointStore } from './point-store.js';
+
+/** Counters of the paths queries took, for tests and metrics. */
+export interface SearchStats {
+  exactScans: number;
+  graphSearches: number;
+  filteredGraphSearches: number;
+  /** Graph searches that came back short and were answered by an exact scan instead. */
+  fallbacks: number;
+  /** Queries that also scanned the backlog (not `indexedOnly`, backlog not empty). */
+  backlogScans: number;
+}
+
+export class Collection {
+  readonly store: PointStore;
+  readonly payloads: PayloadIndex;
+  graph: HnswGraph;
+  readonly indexer: Indexer;
+  readonly stats: SearchStats = {
+    exactScans: 0,
+    graphSearches: 0,
+    filteredGraphSearches: 0,
+    fallbacks: 0,
+    backlogScans: 0,
+  };
+  /** Bumped by every write; snapshots compare it with the value they last saved. */
+  version = 0;
+  savedVersion = 0;
+  private backlog: number[] = [];
+  private backlogHead = 0;
+  /** Rows waiting in the backlog (each counted once). */
+  pendingCount = 0;
+
+  constructor(
+    readonly spec: ValidatedSpec,
+    options: { graph?: HnswGraph; store?: PointStore; indexSliceMs: number },
+  ) {
+    this.store = options.store ?? new PointStore(spec.dimension);
+    this.payloads = new PayloadIndex(() => this.store.capacity);
+    this.graph = options.graph ?? new HnswGraph(spec.distance, spec.dimension, spec.hnsw);
+    this.indexer = new Indexer(this, options.indexSliceMs);
+    if (options.store) this.restoreDerived();
+  }
+
+  /** After a load: payload indexes from the payloads, the backlog from the pending rows. */
+  private restoreDerived(): void {
+    const { store } = this;
+    store.live.forEach((row) => {
+      this.payloads.add(row, store.payloads[row]!);
+      if (store.state[row] === PENDING) {
+        this.backlog.push(row);
+        this.pendingCount++;
+      }
+    });
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  upsert(points: readonly ValidatedPoint[]): void {
+    const { store } = this;
+    for (const point of points) {
+      let row = store.rowOf.get(point.id);
+      if (row === undefined) {
+        row = store.allocate(point.id);
+        store.setVector(row, point.vector);
+        this.enqueue(row);
+      } else {
+        this.payloads.remove(row, store.payloads[row]!);
+        if (!store.sameVector(row, point.vector)) {
+          store.setVector(row, point.vector);
+          // The graph holds the old vector: hide it until the indexer re-inserts the row.
+          this.removeFromGraph(row);
+          if (store.state[row] !== PENDING) this.enqueue(row);
+        }
+      }
+      store.payloads[row] = point.payload;
+      this.payloads.add(row, point.payload);
+    }
+    this.version++;
+    this.indexer.kick();
+  }
+
+  delete(ids: readonly string[]): number {
+    const { store } = this;
+    let deleted = 0;
+    for (const id of ids) {
+      const row = store.rowOf.get(id);
+      if (row === undefined) continue;
+      this.payloads.remove(row, store.payloads[row]!);
+      this.removeFromGraph(row);
+      if (store.state[row] === PENDING) this.pendingCount--;
+      store.release(row);
+      deleted++;
+    }
+    if (deleted > 0) this.version++;
+    return deleted;
+  }
+
+  setPayload(ids: readonly string[], payload: Payload): number {
+    const { store } = this;
+    let updated = 0;
+    for (const id of new Set(ids)) {
+      const row = store.rowOf.get(id);
+      if (row === undefined) continue;
+      const current = store.payloads[row]!;
+      for (const [field, value] of Object.entries(payload)) {
+        const old = current[field];
+        if (old !== undefined && Object.hasOwn(current, field)) this.payloads.removeValue(row, field, old);
+        current[field] = Array.isArray(value) ? [...value] : value;
+        this.payloads.addValue(row, field, value);
+      }
+      updated++;
+    }
+    if (updated > 0) this.version++;
+    return updated;
+  }
+
+  /** The next row the indexer should insert, or undefined when the backlog is empty. */
+  nextPending(): number | undefined {
+    while (this.backlogHead < this.backlog.length) {
+      const row = this.backlog[this.backlogHead++]!;
+      if (this.store.state[row] === PENDING) return row;
+    }
+    this.backlog = [];
+    this.backlogHead = 0;
+    return undefined;
+  }
+
+  /** Inserts a pending row into the graph (called by the indexer). */
+  index(row: number): void {
+    this.graph.insert(row, this.store.vector(row));
+    this.indexer.touched(row);
+    this.store.setState(row, INDEXED);
+    this.pendingCount--;
+  }
+
+  /** Queues a row that was just allocated or whose vector changed. */
+  enqueue(row: number): void {
+    if (this.store.state[row] !== PENDING) this.store.setState(row, PENDING);
+    this.backlog.push(row);
+    this.pendingCount++;
+  }
+
+  private removeFromGraph(row: number): void {
+    if (!this.graph.contains(row)) return;
+    this.graph.remove(row);
+    this.indexer.touched(row);
+  }
+}

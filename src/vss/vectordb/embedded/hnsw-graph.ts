@@ -1,0 +1,122 @@
+/**
+ * The HNSW graph of one collection, on hnswlib-node. Labels are the collection's row numbers. The
+ * library was chosen over usearch because its search takes a filter that is applied during the graph
+ * walk (non-matching nodes are walked through but never returned, and the walk goes on until `ef`
+ * matching nodes are found), so a filtered query neither loses recall nor comes back short; usearch's
+ * JavaScript API can only over-fetch and filter afterwards (measurements in bench/RESULTS.md).
+ *
+ * hnswlib-node is synchronous and single-threaded; callers keep each call short (the indexer inserts
+ * in time slices) rather than moving the graph to a worker, which did not pay at 100,000 points.
+ */
+import hnswlib from 'hnswlib-node';
+import type { DistanceFunction, HnswParams } from '../vector-db.js';
+import { Bitset } from './bitset.js';
+
+const SPACE = { DOT: 'ip', COSINE: 'cosine', EUCLIDEAN: 'l2' } as const;
+
+/** Fixed so that two builds of the same points in the same order give the same graph. */
+const RANDOM_SEED = 100;
+
+export interface GraphHits {
+  rows: number[];
+  /** hnswlib distances: 1 − dot (DOT), 1 − cosine (COSINE), squared L2 (EUCLIDEAN). */
+  distances: number[];
+}
+
+export class HnswGraph {
+  private index: hnswlib.HierarchicalNSW;
+  /** Labels the graph holds, including deleted ones (hnswlib keeps them as tombstones). */
+  readonly present = new Bitset();
+  /** Labels marked deleted: never returned, reused in place when the row is inserted again. */
+  readonly deleted = new Bitset();
+  private elements = 0;
+  private tombstones = 0;
+
+  constructor(
+    readonly distance: DistanceFunction,
+    readonly dimension: number,
+    readonly params: HnswParams,
+    capacity = 1024,
+  ) {
+    this.index = new hnswlib.HierarchicalNSW(SPACE[distance], dimension);
+    this.index.initIndex(Math.max(16, capacity), params.m, params.efConstruction, RANDOM_SEED, false);
+  }
+
+  /** Reads a graph written by {@link save}; `present`/`deleted` are the label sets saved with it. */
+  static load(
+    path: string,
+    distance: DistanceFunction,
+    dimension: number,
+    params: HnswParams,
+    present: Bitset,
+    deleted: Bitset,
+  ): HnswGraph {
+    const graph = new HnswGraph(distance, dimension, params, 16);
+    graph.index = new hnswlib.HierarchicalNSW(SPACE[distance], dimension);
+    graph.index.readIndexSync(path, false);
+    graph.present.or(present);
+    graph.deleted.or(deleted);
+    graph.elements = present.count();
+    graph.tombstones = deleted.count();
+    if (graph.index.getCurrentCount() !== graph.elements) {
+      throw new Error(
+        `graph file ${path} holds ${graph.index.getCurrentCount()} nodes, the snapshot lists ${graph.elements}`,
+      );
+    }
+    return graph;
+  }
+
+  /** Nodes that can be returned. */
+  get size(): number {
+    return this.elements - this.tombstones;
+  }
+
+  /** Deleted nodes still in the graph. */
+  get deletedCount(): number {
+    return this.tombstones;
+  }
+
+  /** Inserts `row`, or re-inserts it in place (new vector) when the label is already there. */
+  insert(row: number, vector: Float32Array): void {
+    if (!this.present.has(row)) {
+      if (this.elements + 1 > this.index.getMaxElements()) {
+        this.index.resizeIndex(Math.max(1024, this.index.getMaxElements() * 2));
+      }
+      this.elements++;
+      this.present.add(row);
+    } else if (this.deleted.has(row)) {
+      // hnswlib un-deletes the label and moves it to the new vector (updatePoint).
+      this.deleted.delete(row);
+      this.tombstones--;
+    }
+    this.index.addPoint(Array.from(vector), row);
+  }
+
+  /** Marks `row` deleted; it stays in the graph for navigation until re-inserted or compacted away. */
+  remove(row: number): void {
+    if (!this.present.has(row) || this.deleted.has(row)) return;
+    this.index.markDelete(row);
+    this.deleted.add(row);
+    this.tombstones++;
+  }
+
+  contains(row: number): boolean {
+    return this.present.has(row) && !this.deleted.has(row);
+  }
+
+  /**
+   * The `k` nearest non-deleted nodes, walking with candidate list `ef`; with `accept`, only
+   * accepted nodes are collected (the walk still passes through the others).
+   */
+  search(query: Float32Array, k: number, ef: number, accept?: (row: number) => boolean): GraphHits {
+    const wanted = Math.min(k, this.index.getMaxElements());
+    if (this.size === 0 || wanted <= 0) return { rows: [], distances: [] };
+    this.index.setEf(Math.max(ef, wanted));
+    const found = this.index.searchKnn(Array.from(query), wanted, accept);
+    return { rows: found.neighbors, distances: found.distances };
+  }
+
+  save(path: string): void {
+    this.index.writeIndexSync(path);
+  }
+}

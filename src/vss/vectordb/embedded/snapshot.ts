@@ -1,0 +1,262 @@
+/**
+ * Snapshots of embedded collections on disk, format version 1. Layout under the data directory:
+ *
+ *   <dir>/<collection>/<seq>/manifest.json   format, version, collection spec, counts, file sizes and SHA-256
+ *                            graph.hnsw      the hnswlib graph (labels are row numbers)
+ *                            vectors.f32     highWater × dimension float32, little-endian, by row
+ *                            rows.u8         per row: bits 0-1 state (0 free, 1 pending, 2 indexed),
+ *                                            bit 2 in the graph, bit 3 deleted in the graph
+ *                            points.jsonl    one `[row, id, payload]` per live point
+ *
+ * A snapshot is written into `tmp-<seq>`, every file fsynced, the manifest last, then the directory
+ * is renamed to `<seq>`: the rename is the commit, so a crash leaves either the old snapshot or the
+ * new one. Loading takes the highest `<seq>` with a manifest and removes the rest. Deleted points are
+ * not written (their rows are free), which is the compaction; graph nodes of deleted points are
+ * dropped by the graph rebuild the caller runs before snapshotting when there are many of them.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LatticeError } from '../../../platform/errors.js';
+import { type ValidatedSpec, validateCollectionSpec } from '../validation.js';
+import type { Payload } from '../vector-db.js';
+import { Bitset } from './bitset.js';
+import type { Collection } from './collection.js';
+import { HnswGraph } from './hnsw-graph.js';
+import { INDEXED, PENDING, PointStore } from './point-store.js';
+
+export const SNAPSHOT_FORMAT = 'lattice.vectordb.collection';
+export const SNAPSHOT_VERSION = 1;
+
+const IN_GRAPH = 4;
+const GRAPH_DELETED = 8;
+
+interface FileEntry {
+  name: string;
+  bytes: number;
+  sha256: string;
+}
+
+interface Manifest {
+  format: string;
+  version: number;
+  createdAt: string;
+  collection: ValidatedSpec;
+  highWater: number;
+  points: number;
+  files: Record<'graph' | 'vectors' | 'rows' | 'points', FileEntry>;
+}
+
+export interface LoadedCollection {
+  spec: ValidatedSpec;
+  store: PointStore;
+  graph: HnswGraph;
+  seq: number;
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+async function writeDurably(path: string, bytes: Uint8Array | string): Promise<void> {
+  const handle = await open(path, 'w');
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function snapshotSeqs(collectionDir: string): Promise<{ complete: number[]; other: string[] }> {
+  let names: string[];
+  try {
+    names = await readdir(collectionDir);
+  } catch {
+    return { complete: [], other: [] };
+  }
+  const complete: number[] = [];
+  const other: string[] = [];
+  for (const name of names) {
+    if (/^\d+$/.test(name)) complete.push(Number(name));
+    else other.push(name);
+  }
+  return { complete: complete.sort((a, b) => a - b), other };
+}
+
+/**
+ * Writes a snapshot of `collection` and removes older ones. The state is captured synchronously (a
+ * consistent point in time); files are then written without blocking the event loop.
+ */
+export async function writeSnapshot(dir: string, collection: Collection, seq: number): Promise<void> {
+  const collectionDir = join(dir, collection.name);
+  const temp = join(collectionDir, `tmp-${seq}`);
+  await rm(temp, { recursive: true, force: true });
+  await mkdir(temp, { recursive: true });
+
+  // Capture: nothing below may yield until the buffers are built.
+  const { store, graph, spec } = collection;
+  graph.save(join(temp, 'graph.hnsw'));
+  const highWater = store.highWater;
+  const vectors = new Uint8Array(store.vectors.buffer.slice(0, highWater * spec.dimension * 4));
+  const rows = new Uint8Array(highWater);
+  const lines: string[] = [];
+  for (let row = 0; row < highWater; row++) {
+    let flags = store.state[row]!;
+    if (graph.present.has(row)) flags |= IN_GRAPH;
+    if (graph.deleted.has(row)) flags |= GRAPH_DELETED;
+    rows[row] = flags;
+    const id = store.ids[row];
+    if (id !== undefined) lines.push(JSON.stringify([row, id, store.payloads[row]]));
+  }
+  const points = Buffer.from(lines.length === 0 ? '' : `${lines.join('\n')}\n`);
+  const version = collection.version;
+
+  await writeDurably(join(temp, 'vectors.f32'), vectors);
+  await writeDurably(join(temp, 'rows.u8'), rows);
+  await writeDurably(join(temp, 'points.jsonl'), points);
+  const graphBytes = await readFile(join(temp, 'graph.hnsw'));
+  await writeDurably(join(temp, 'graph.hnsw'), graphBytes); // fsync what hnswlib wrote
+  const entry = (name: string, bytes: Uint8Array): FileEntry => ({
+    name,
+    bytes: bytes.length,
+    sha256: sha256(bytes),
+  });
+  const manifest: Manifest = {
+    format: SNAPSHOT_FORMAT,
+    version: SNAPSHOT_VERSION,
+    createdAt: new Date().toISOString(),
+    collection: spec,
+    highWater,
+    points: lines.length,
+    files: {
+      graph: entry('graph.hnsw', graphBytes),
+      vectors: entry('vectors.f32', vectors),
+      rows: entry('rows.u8', rows),
+      points: entry('points.jsonl', points),
+    },
+  };
+  await writeDurably(join(temp, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  await syncDirectory(temp);
+  await rename(temp, join(collectionDir, String(seq)));
+  await syncDirectory(collectionDir);
+  collection.savedVersion = version;
+  const { complete } = await snapshotSeqs(collectionDir);
+  for (const old of complete) {
+    if (old < seq) await rm(join(collectionDir, String(old)), { recursive: true, force: true });
+  }
+}
+
+function corrupt(path: string, why: string): LatticeError {
+  return new LatticeError('FAILED_PRECONDITION', `snapshot ${path} cannot be loaded: ${why}`, {
+    field: 'dir',
+  });
+}
+
+function readChecked(snapshotDir: string, file: FileEntry): Buffer {
+  const path = join(snapshotDir, file.name);
+  const bytes = readFileSync(path);
+  if (bytes.length !== file.bytes || sha256(bytes) !== file.sha256) {
+    throw corrupt(snapshotDir, `${file.name} does not match its size or checksum in the manifest`);
+  }
+  return bytes;
+}
+
+function loadOne(snapshotDir: string, seq: number): LoadedCollection {
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(join(snapshotDir, 'manifest.json'), 'utf8')) as Manifest;
+  } catch (err) {
+    throw corrupt(snapshotDir, `manifest.json is unreadable (${(err as Error).message})`);
+  }
+  if (manifest.format !== SNAPSHOT_FORMAT) throw corrupt(snapshotDir, `unknown format "${manifest.format}"`);
+  if (manifest.version !== SNAPSHOT_VERSION) {
+    throw corrupt(
+      snapshotDir,
+      `format version ${manifest.version}; this build reads version ${SNAPSHOT_VERSION}`,
+    );
+  }
+  const spec = validateCollectionSpec(manifest.collection);
+  const { highWater } = manifest;
+  const vectorBytes = readChecked(snapshotDir, manifest.files.vectors);
+  const rows = readChecked(snapshotDir, manifest.files.rows);
+  const points = readChecked(snapshotDir, manifest.files.points);
+  readChecked(snapshotDir, manifest.files.graph);
+  if (vectorBytes.length !== highWater * spec.dimension * 4 || rows.length !== highWater) {
+    throw corrupt(snapshotDir, 'file sizes disagree with highWater and dimension');
+  }
+
+  const store = new PointStore(spec.dimension, Math.max(1024, highWater));
+  // A copy: Buffers from readFileSync need not be 4-byte aligned.
+  const floats = new Float32Array(
+    vectorBytes.buffer.slice(vectorBytes.byteOffset, vectorBytes.byteOffset + vectorBytes.length),
+  );
+  const present = new Bitset(highWater);
+  const deleted = new Bitset(highWater);
+  for (let row = 0; row < highWater; row++) {
+    const flags = rows[row]!;
+    if (flags & IN_GRAPH) present.add(row);
+    if (flags & GRAPH_DELETED) deleted.add(row);
+  }
+  const text = points.toString('utf8');
+  let count = 0;
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const [row, id, payload] = JSON.parse(line) as [number, string, Payload];
+    store.ids[row] = id;
+    store.payloads[row] = payload;
+    store.rowOf.set(id, row);
+    store.live.add(row);
+    store.setVector(row, floats.subarray(row * spec.dimension, (row + 1) * spec.dimension));
+    const state = rows[row]! & 3;
+    store.setState(row, state === INDEXED ? INDEXED : PENDING);
+    count++;
+  }
+  if (count !== manifest.points)
+    throw corrupt(snapshotDir, `points.jsonl holds ${count} points, manifest says ${manifest.points}`);
+  store.restoreFreeRows(highWater);
+  const graph = HnswGraph.load(
+    join(snapshotDir, 'graph.hnsw'),
+    spec.distance,
+    spec.dimension,
+    spec.hnsw,
+    present,
+    deleted,
+  );
+  return { spec, store, graph, seq };
+}
+
+/** Loads the newest complete snapshot of every collection under `dir`, cleaning up leftovers. */
+export async function loadSnapshots(dir: string): Promise<LoadedCollection[]> {
+  await mkdir(dir, { recursive: true });
+  const loaded: LoadedCollection[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const collectionDir = join(dir, entry.name);
+    const { complete, other } = await snapshotSeqs(collectionDir);
+    for (const name of other)
+      if (name.startsWith('tmp-')) await rm(join(collectionDir, name), { recursive: true, force: true });
+    const newest = complete.at(-1);
+    if (newest === undefined) continue;
+    const collection = loadOne(join(collectionDir, String(newest)), newest);
+    if (collection.spec.name !== entry.name) {
+      throw corrupt(collectionDir, `it holds collection "${collection.spec.name}"`);
+    }
+    for (const old of complete.slice(0, -1))
+      await rm(join(collectionDir, String(old)), { recursive: true, force: true });
+    loaded.push(collection);
+  }
+  return loaded;
+}
+
+export async function removeSnapshots(dir: string, name: string): Promise<void> {
+  await rm(join(dir, name), { recursive: true, force: true });
+}

@@ -1,0 +1,30 @@
+/**
+ * The vector database port and its adapters. vss imports from here only and picks the adapter by
+ * configuration with `createVectorDb`; see vector-db.ts for the guarantees every adapter keeps.
+ */
+import { EmbeddedVectorDb, type EmbeddedVectorDbOptions } from './embedded/embedded-vector-db.js';
+import type { VectorDb } from './vector-db.js';
+
+export type { SearchStats } from './embedded/collection.js';
+export type { QueryExplanation } from './embedded/collection-search.js';
+export {
+  EmbeddedVectorDb,
+  type EmbeddedVectorDbOptions,
+  type StorageStats,
+} from './embedded/embedded-vector-db.js';
+export type { PlannerSettings, QueryPlan } from './embedded/query-planner.js';
+export { type CompiledFilter, compileFilters, matchesAll, matchesFilter } from './filters.js';
+export { LIMITS } from './validation.js';
+export * from './vector-db.js';
+
+export type VectorDbOptions = { kind: 'embedded' } & EmbeddedVectorDbOptions;
+
+/** Opens the configured vector database. */
+export async function createVectorDb(options: VectorDbOptions): Promise<VectorDb> {
+  switch (options.kind) {
+    case 'embedded': {
+      const { kind: _kind, ...embedded } = options;
+      return EmbeddedVectorDb.open(embedded);
+    }
+  }
+}
