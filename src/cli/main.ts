@@ -1,6 +1,10 @@
 import { parseArgs } from 'node:util';
 import { describeError, isLatticeError } from '../platform/errors.js';
 import { runCheck } from './commands/check.js';
+import { runCompute } from './commands/compute.js';
+import { runFeatureStore } from './commands/featurestore.js';
+import { runLogs } from './commands/logs.js';
+import { runModelserver } from './commands/modelserver.js';
 import { runSettings } from './commands/settings.js';
 import { runUp } from './commands/up.js';
 
@@ -11,6 +15,10 @@ Usage: lattice <command> [options]
 Commands:
   up         start every part of the platform on the configured adapters (embedded by default)
   check      open every configured adapter (config store, queue, SQL, cache) and report
+  compute    serve numerix.Numerix/Compute over stored expressions; "compute put <id> <expr>" stores one
+  featurestore  serve retrieve.FeatureService [--registry FILE] [--store memory|redis] [--port N]; "load" bulk-loads CSV/JSONL/Parquet
+  logs       decode inference logs: "logs decode --file FILE | --from-queue TOPIC" to JSON Lines or Parquet
+  modelserver  serve ONNX models over KServe v2 gRPC [--repository DIR] [--port N]; "demo-models" writes some
   settings   print the effective settings (tokens redacted) and where each can be set
   help       this text
 
@@ -20,13 +28,20 @@ Options (every command):
 Configuration is read from LATTICE_* environment variables and the settings file; see README.md.`;
 
 export interface CliContext {
+  /** Positional arguments after the command name (options of unknown arity are not told apart: prefer `argv`). */
   args: string[];
+  /** Every argument after the command name, options included (without `--settings`), for the command's own strict parsing. */
+  argv: string[];
   settingsFile: string | undefined;
 }
 
 const commands: Record<string, (context: CliContext) => Promise<void>> = {
   up: runUp,
   check: runCheck,
+  compute: runCompute,
+  featurestore: runFeatureStore,
+  logs: runLogs,
+  modelserver: runModelserver,
   settings: runSettings,
 };
 
@@ -48,7 +63,19 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  await command({ args, settingsFile: typeof values.settings === 'string' ? values.settings : undefined });
+  const settingsFile = typeof values.settings === 'string' ? values.settings : undefined;
+  await command({ args, argv: argsAfterCommand(argv, name), settingsFile });
+}
+
+/** The arguments after the command name, with the global `--settings FILE` removed. */
+function argsAfterCommand(argv: readonly string[], name: string): string[] {
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--settings') i++;
+    else if (!arg.startsWith('--settings=')) rest.push(arg);
+  }
+  return rest.slice(rest.indexOf(name) + 1);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

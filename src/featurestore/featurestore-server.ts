@@ -1,0 +1,91 @@
+import { FeatureServiceService } from '../gen/retrieve/retrieve.js';
+import { type CallerAuthOptions, GrpcServer } from '../platform/grpc/index.js';
+import { createLogger, type Logger } from '../platform/logging/index.js';
+import { Metrics } from '../platform/metrics/index.js';
+import { FeatureRetriever } from './feature-retriever.js';
+import type { FeatureRegistry } from './registry.js';
+import type { FeatureStore } from './store.js';
+
+export interface FeatureStoreServerOptions {
+  registry: FeatureRegistry;
+  store: FeatureStore;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0: a free port, returned by `startFeatureStore`. */
+  port?: number;
+  /** Unknown keys get the registry defaults instead of an empty `columns` list. */
+  fillDefaults?: boolean;
+  /**
+   * Caller-token auth: caller id → token and the metadata header names (default `caller-id` /
+   * `caller-token`). Off when absent or when `tokens` is empty.
+   */
+  auth?: { tokens: Record<string, string>; idHeader?: string; tokenHeader?: string };
+  /** Most keys one query may ask for (default 10,000). */
+  maxKeysPerQuery?: number;
+  logger?: Logger;
+  metrics?: Metrics;
+  maxMessageBytes?: number;
+  /** How long `stop()` lets in-flight calls finish (default 10 s). */
+  shutdownGraceMs?: number;
+  /** Also close the store on `stop()` (default false: the caller owns it). */
+  closeStore?: boolean;
+}
+
+export interface RunningFeatureStore {
+  /** The bound port. */
+  port: number;
+  /** `host:port` to dial. */
+  address: string;
+  /** Stops taking calls, drains in-flight ones, then (with `closeStore`) closes the store. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves `retrieve.FeatureService` (RetrieveFeatures, RetrieveDecodedResult) over `store` with the
+ * semantics of `FeatureRetriever`, plus health and reflection, in this process.
+ */
+export async function startFeatureStore(options: FeatureStoreServerOptions): Promise<RunningFeatureStore> {
+  const host = options.host ?? '127.0.0.1';
+  const logger = options.logger ?? createLogger('featurestore', { level: 'warn' });
+  const metrics = options.metrics ?? new Metrics();
+  const auth: CallerAuthOptions | undefined = options.auth && {
+    tokens: options.auth.tokens,
+    idHeader: options.auth.idHeader ?? 'caller-id',
+    tokenHeader: options.auth.tokenHeader ?? 'caller-token',
+  };
+  const retriever = new FeatureRetriever(options.registry, options.store, {
+    fillDefaults: options.fillDefaults,
+    maxKeys: options.maxKeysPerQuery,
+    metrics,
+    onUnreadableValue: (problem) =>
+      logger.warn({ problem }, 'unreadable stored feature value served as default'),
+  });
+  const server = new GrpcServer({
+    name: 'featurestore',
+    host,
+    port: options.port ?? 0,
+    logger,
+    metrics,
+    auth,
+    maxMessageBytes: options.maxMessageBytes,
+    reflectionProtos: ['retrieve/retrieve.proto'],
+    shutdownGraceMs: options.shutdownGraceMs,
+  });
+  server.addUnaryService(FeatureServiceService, {
+    retrieveFeatures: (query) => retriever.retrieve(query),
+    retrieveDecodedResult: (query) => retriever.retrieveDecoded(query),
+  });
+  const port = await server.start();
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    address: `${host.includes(':') ? `[${host}]` : host}:${port}`,
+    stop: () => {
+      stopping ??= (async () => {
+        await server.stop();
+        if (options.closeStore) await options.store.close();
+      })();
+      return stopping;
+    },
+  };
+}

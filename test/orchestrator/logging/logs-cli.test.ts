@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { parquetReadObjects } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
+import { runLogs } from '../../../src/cli/commands/logs.js';
+import { OrchestratorLog } from '../../../src/gen/orchestrator/v1/log.js';
+import {
+  buildLogRecords,
+  type LogRowObject,
+  QueueLogSink,
+  writeLogFile,
+} from '../../../src/orchestrator/logging/index.js';
+import { isLatticeError } from '../../../src/platform/errors.js';
+import { createQueue } from '../../../src/platform/queue/index.js';
+import { uniqueName } from '../../support/servers.js';
+import { loggedModel, servePoint, serveSlates, sparseContext } from './support.js';
+
+const bin = fileURLToPath(new URL('../../../bin/lattice.js', import.meta.url));
+
+/** A log file of 5 records: a point request (arrow + zstd, 5 targets in 2 records), a sparse one (proto) and a slate one (parquet, 2 records). */
+async function writeSampleLogFile(): Promise<{ dir: string; file: string; records: OrchestratorLog[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'lattice-logs-cli-'));
+  const records = [
+    ...(await buildLogRecords(
+      await servePoint(
+        loggedModel({ format: 'arrow', compression: 'zstd', log_batch_size: 3 }),
+        5,
+        'cli-point',
+      ),
+      { createdAtMs: 1_700_000_000_000 },
+    )),
+    ...(await buildLogRecords(sparseContext(loggedModel({ format: 'proto', compression: 'gzip' }), 3))),
+    ...(await buildLogRecords(await serveSlates(loggedModel({ format: 'parquet' }), 2, [[1, 0]]))),
+  ];
+  const file = join(dir, 'inference.logs');
+  await writeLogFile(file, records);
+  return { dir, file, records };
+}
+
+const readJsonLines = (path: string): LogRowObject[] =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as LogRowObject);
+
+async function rejectsWith(argv: string[], message: RegExp, settingsFile?: string) {
+  await assert.rejects(runLogs({ args: [], argv, settingsFile }), (err) => {
+    assert.ok(isLatticeError(err, 'INVALID_ARGUMENT'), String(err));
+    assert.match(err.message, message);
+    return true;
+  });
+}
+
+describe('lattice logs decode', () => {
+  test('--file to JSON Lines: one object per logged row, with decoded values and defaulted names', async () => {
+    const { dir, file } = await writeSampleLogFile();
+    const out = join(dir, 'rows.jsonl');
+    await runLogs({ args: [], argv: ['decode', '--file', file, '--out', out], settingsFile: undefined });
+    const rows = readJsonLines(out);
+    // 5 point targets, 3 sparse targets, 2 slate targets and 1 slate.
+    assert.equal(rows.length, 5 + 3 + 2 + 1);
+    const first = rows[0]!;
+    assert.equal(first.tracking_id, 'cli-point');
+    assert.equal(first.model_config_id, 'logged');
+    assert.equal(first.config_version, '7');
+    assert.equal(first.user_id, 'user-42');
+    assert.equal(first.created_at_ms, 1_700_000_000_000);
+    assert.equal(first.entity_id, 'item-0');
+    assert.equal(first.rows, 'targets');
+    assert.equal(first.features['score'], 3.5);
+    // JSON has no negative zero: -0 (emb[1] of target 0) prints as 0.
+    assert.deepEqual(first.features['emb'], [0, 0, 0]);
+    assert.equal(first.features['clicks'], '-7');
+    assert.deepEqual(first.defaulted, []);
+    assert.deepEqual(
+      rows.slice(0, 5).map((r) => [r.entity_id, r.batch_index]),
+      [
+        ['item-0', 0],
+        ['item-1', 0],
+        ['item-2', 0],
+        ['item-3', 1],
+        ['item-4', 1],
+      ],
+    );
+    const sparse = rows.find((r) => r.entity_id === 'sparse-0')!;
+    assert.deepEqual(sparse.defaulted.sort(), [
+      'counts',
+      'i8v',
+      'name',
+      'pair',
+      'price',
+      'score',
+      'small',
+      'tiny',
+    ]);
+    assert.equal(sparse.features['price'], 0);
+    const slate = rows.at(-1)!;
+    assert.equal(slate.rows, 'slates');
+    assert.deepEqual(slate.features['slate_target_indices'], [1, 0]);
+    assert.deepEqual(slate.features['slate_target_ids'], ['item-1', 'item-0']);
+    assert.equal(slate.features['position_bias'], 0);
+  });
+
+  test('--format parquet writes one Parquet file that hyparquet reads back', async () => {
+    const { dir, file } = await writeSampleLogFile();
+    const out = join(dir, 'rows.parquet');
+    await runLogs({
+      args: [],
+      argv: ['decode', '--file', file, '--format', 'parquet', '--out', out],
+      settingsFile: undefined,
+    });
+    const bytes = readFileSync(out);
+    const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    const rows = (await parquetReadObjects({ file: buffer, compressors })) as Record<string, unknown>[];
+    assert.equal(rows.length, 11);
+    const first = rows[0]!;
+    assert.equal(first['tracking_id'], 'cli-point');
+    assert.equal(first['entity_id'], 'item-0');
+    assert.equal(first['created_at_ms'], 1_700_000_000_000n);
+    assert.equal(first['score'], 3.5);
+    assert.equal(first['clicks'], -7n);
+    assert.deepEqual(first['tags'], []);
+    assert.deepEqual(first['defaulted'], []);
+    const item2 = rows[2]!;
+    assert.deepEqual(item2['emb'], [2, -1, Math.fround(0.2)]);
+    assert.deepEqual(item2['tags'], ['tag-2-0', 'tag-2-1']);
+    assert.equal(item2['name'], 'naïve ✓ 2');
+    assert.equal(item2['big'], 2n ** 64n - 3n);
+    const sparse = rows.find((r) => r['entity_id'] === 'sparse-0')!;
+    assert.equal(sparse['price'], null);
+    assert.deepEqual((sparse['defaulted'] as string[]).sort(), [
+      'counts',
+      'i8v',
+      'name',
+      'pair',
+      'price',
+      'score',
+      'small',
+      'tiny',
+    ]);
+    const slate = rows.at(-1)!;
+    assert.equal(slate['rows'], 'slates');
+    assert.deepEqual(slate['slate_target_indices'], [1, 0]);
+    assert.equal(slate['score'], null);
+  });
+
+  test('the lattice binary runs it, writing JSON Lines to stdout', async () => {
+    const { file } = await writeSampleLogFile();
+    const result = spawnSync(process.execPath, [bin, 'logs', 'decode', '--file', file], { encoding: 'utf8' });
+    assert.equal(result.status, 0, result.stderr);
+    const lines = result.stdout.split('\n').filter(Boolean);
+    assert.equal(lines.length, 11);
+    assert.equal((JSON.parse(lines[3]!) as LogRowObject).entity_id, 'item-3');
+    assert.match(result.stderr, /5 records, 11 rows/);
+  });
+
+  test('--from-queue reads the records of a topic (memory queue journaled in the data dir)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lattice-logs-queue-'));
+    const journalDir = join(dir, 'queue');
+    const topic = uniqueName('logs');
+    const queue = await createQueue({ kind: 'memory', journalDir });
+    try {
+      const sink = new QueueLogSink(queue, topic);
+      const records = await buildLogRecords(await servePoint(loggedModel({ log_batch_size: 2 }), 5, 'q-req'));
+      for (const [i, record] of records.entries()) {
+        await sink.write(OrchestratorLog.encode(record).finish(), { key: 'q-req', messageId: `q-req:${i}` });
+      }
+    } finally {
+      await queue.close();
+    }
+    const settingsFile = join(dir, 'settings.json');
+    writeFileSync(settingsFile, JSON.stringify({ dataDir: dir, queue: { kind: 'memory', journalDir } }));
+    const out = join(dir, 'rows.jsonl');
+    await runLogs({
+      args: [],
+      argv: ['decode', '--from-queue', topic, '--group', 'cli', '--max', '3', '--out', out],
+      settingsFile,
+    });
+    const rows = readJsonLines(out);
+    assert.deepEqual(
+      rows.map((r) => r.entity_id),
+      ['item-0', 'item-1', 'item-2', 'item-3', 'item-4'],
+    );
+    await rejectsWith(
+      ['decode', '--from-queue', 'no_such_topic', '--idle-ms', '50'],
+      /does not exist/,
+      settingsFile,
+    );
+  });
+
+  test('usage errors name what is wrong', async () => {
+    await rejectsWith(['decode'], /exactly one of --file and --from-queue/);
+    await rejectsWith(
+      ['decode', '--file', 'a', '--from-queue', 'b'],
+      /exactly one of --file and --from-queue/,
+    );
+    await rejectsWith(['decode', '--file', 'a', '--format', 'csv'], /--format must be jsonl or parquet/);
+    await rejectsWith(['decode', '--file', 'a', '--format', 'parquet'], /needs --out/);
+    await rejectsWith(['decode', '--file', 'a', '--bogus'], /Unknown option '--bogus'/);
+    await rejectsWith(['decode', '--from-queue', 't', '--max', '0'], /--max must be a whole number/);
+    await rejectsWith(['encode'], /unknown logs subcommand "encode"/);
+    const dir = mkdtempSync(join(tmpdir(), 'lattice-logs-bad-'));
+    const bad = join(dir, 'bad.logs');
+    writeFileSync(bad, Buffer.from([0x05, 1, 2]));
+    await rejectsWith(['decode', '--file', bad], /record at byte 0 declares 5 bytes but 2 remain/);
+  });
+});
