@@ -5,6 +5,7 @@ import { runCompute } from './commands/compute.js';
 import { runFeatureStore } from './commands/featurestore.js';
 import { runLogs } from './commands/logs.js';
 import { runModelserver } from './commands/modelserver.js';
+import { runOrchestrator } from './commands/orchestrator.js';
 import { runSettings } from './commands/settings.js';
 import { runUp } from './commands/up.js';
 
@@ -19,6 +20,7 @@ Commands:
   featurestore  serve retrieve.FeatureService [--registry FILE] [--store memory|redis] [--port N]; "load" bulk-loads CSV/JSONL/Parquet
   logs       decode inference logs: "logs decode --file FILE | --from-queue TOPIC" to JSON Lines or Parquet
   modelserver  serve ONNX models over KServe v2 gRPC [--repository DIR] [--port N]; "demo-models" writes some
+  orchestrator  serve orchestrator.v1.Predict and the legacy Orchestrator API [--port N] [--metrics-port N]
   settings   print the effective settings (tokens redacted) and where each can be set
   help       this text
 
@@ -42,6 +44,7 @@ const commands: Record<string, (context: CliContext) => Promise<void>> = {
   featurestore: runFeatureStore,
   logs: runLogs,
   modelserver: runModelserver,
+  orchestrator: runOrchestrator,
   settings: runSettings,
 };
 

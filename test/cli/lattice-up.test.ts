@@ -7,6 +7,7 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import { eventually } from '../support/servers.js';
 
 const bin = fileURLToPath(new URL('../../bin/lattice.js', import.meta.url));
@@ -20,6 +21,10 @@ function startLattice(args: string[], env: Record<string, string>) {
       ...process.env,
       LATTICE_GRPC_PORT: '0',
       LATTICE_METRICS_PORT: '0',
+      LATTICE_ORCHESTRATOR_PORT: '0',
+      LATTICE_FEATURESTORE_PORT: '0',
+      LATTICE_MODELSERVER_PORT: '0',
+      LATTICE_COMPUTE_PORT: '0',
       LATTICE_LOG_LEVEL: 'warn',
       ...env,
     },
@@ -51,15 +56,41 @@ describe('lattice up', () => {
       60_000,
       `lattice up to start (stderr: ${output.stderr})`,
     );
-    const grpcAddress = /gRPC \(health, reflection\)\s+(\S+)/.exec(output.stdout)?.[1];
+    const grpcAddress = /gRPC platform \(health, reflection\)\s+(\S+)/.exec(output.stdout)?.[1];
+    const orchestratorAddress = /gRPC orchestrator\.v1 .*\s+(\S+)\n/.exec(output.stdout)?.[1];
     const httpBase = /HTTP \/healthz \/readyz \/metrics\s+(\S+)/.exec(output.stdout)?.[1];
-    assert.ok(grpcAddress && httpBase, output.stdout);
+    assert.ok(grpcAddress && httpBase && orchestratorAddress, output.stdout);
+    assert.match(output.stdout, /Seeded the example model "catalog_ranker"/);
+
+    // The seeded example answers a real request through the feature store, model server and compute server.
+    const client = new OrchestratorClient(orchestratorAddress);
+    try {
+      const { targets } = await client.pointWise({
+        modelConfigId: 'catalog_ranker',
+        context: { user_id: 'u1' },
+        targets: [{ id: 'c1' }, { id: 'c2' }],
+        deadlineMs: 5000,
+      });
+      for (const target of targets) {
+        assert.equal(typeof target.values.final_score, 'number');
+        assert.ok(
+          (target.values.ctr as number) > 0 && (target.values.ctr as number) < 1,
+          JSON.stringify(target),
+        );
+      }
+    } finally {
+      client.close();
+    }
 
     assert.equal((await fetch(`${httpBase}/healthz`)).status, 200);
     const ready = await fetch(`${httpBase}/readyz`);
     const readiness = (await ready.json()) as { checks: Record<string, string> };
     assert.equal(ready.status, 200, JSON.stringify(readiness));
     assert.deepEqual(Object.keys(readiness.checks).sort(), ['cache', 'configStore', 'queue', 'sql']);
+    assert.match(
+      await (await fetch(`${httpBase}/metrics`)).text(),
+      /grpc_server_handled_total\{server="orchestrator",method="\/orchestrator\.v1\.Predict\/InferPointWise",code="OK"\} 1/,
+    );
     assert.match(await (await fetch(`${httpBase}/metrics`)).text(), /process_cpu_seconds_total/);
 
     const pkg = grpc.loadPackageDefinition(loadSync(healthProto, { enums: String })) as unknown as {

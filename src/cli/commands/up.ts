@@ -6,6 +6,14 @@ import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { CliContext } from '../main.js';
+import {
+  type RunningPart,
+  seedExampleModel,
+  startComputePart,
+  startFeatureStorePart,
+  startModelServerPart,
+  startOrchestratorPart,
+} from '../parts.js';
 import { openAllPorts } from './ports.js';
 
 function protoFiles(dir = protoRoot): string[] {
@@ -50,16 +58,43 @@ export async function runUp(context: CliContext): Promise<void> {
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
   });
 
-  const grpcPort = await grpc.start();
-  const opsPort = await ops.start();
-  onShutdownSignal(logger, async () => {
+  const parts: RunningPart[] = [];
+  const stopAll = async () => {
+    for (const part of parts.reverse()) await part.stop();
     await grpc.stop();
     await ops.stop();
     await platform.close();
-  });
+  };
+  let grpcPort: number;
+  let opsPort: number;
+  let seeded: boolean;
+  try {
+    grpcPort = await grpc.start();
+    opsPort = await ops.start();
+    // The reference servers first, so the orchestrator's first requests find them.
+    const featureStore = await startFeatureStorePart(platform);
+    parts.push(featureStore);
+    const modelServer = await startModelServerPart(platform);
+    parts.push(modelServer);
+    const compute = await startComputePart(platform);
+    parts.push(compute);
+    seeded = await seedExampleModel(platform, {
+      modelServer: `${settings.host}:${modelServer.port}`,
+      computeServer: `${settings.host}:${compute.port}`,
+    });
+    // The orchestrator's feature components call this process's feature store unless told otherwise.
+    if (!process.env.LATTICE_FEATURE_STORE_TARGET)
+      settings.orchestrator.featureStoreTarget = `${settings.host}:${featureStore.port}`;
+    parts.push(await startOrchestratorPart(platform));
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  onShutdownSignal(logger, stopAll);
 
   const rows: [string, string][] = [
-    ['gRPC (health, reflection)', `${settings.host}:${grpcPort}`],
+    ...parts.flatMap((part) => part.endpoints),
+    ['gRPC platform (health, reflection)', `${settings.host}:${grpcPort}`],
     ['HTTP /healthz /readyz /metrics', `http://${settings.host}:${opsPort}`],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
@@ -67,5 +102,10 @@ export async function runUp(context: CliContext): Promise<void> {
     `Lattice is up (${settings.configStore.kind} config, ${settings.queue.kind} queue, ${settings.sql.kind} SQL, ${settings.cache.kind} cache; data in ${settings.dataDir}):`,
   );
   for (const [name, where] of rows) console.log(`  ${name.padEnd(width)}  ${where}`);
+  if (seeded) {
+    console.log(
+      `Seeded the example model "catalog_ranker" (examples/catalog-ranker.ts) into ${settings.configStore.kind === 'file' ? settings.configStore.dir : 'the config store'}.`,
+    );
+  }
   console.log('Ctrl-C stops it, draining in-flight calls.');
 }

@@ -1,0 +1,169 @@
+/**
+ * The services `lattice up` starts in one process, each also runnable alone (`lattice orchestrator`,
+ * …). A part starts on the platform's adapters and reports where it listens. Caller-token auth
+ * (settings `auth`) guards the orchestrator's public API; the reference servers are internal peers
+ * and run without it here.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  BLEND_COMPUTE_ID,
+  BLEND_EXPRESSION,
+  CATALOG_RANKER_ID,
+  CATALOG_RANKER_MODEL,
+  catalogRankerConfig,
+  writeCatalogRankerModel,
+} from '../../examples/catalog-ranker.js';
+import { startComputeServer } from '../compute/server/index.js';
+import {
+  FeatureRegistry,
+  MemoryFeatureStore,
+  seedDemoData,
+  startFeatureStore,
+} from '../featurestore/index.js';
+import { startModelServer, writeDemoModels } from '../modelserver/index.js';
+import { startOrchestrator } from '../orchestrator/api/index.js';
+import { createOrchestratorClients } from '../orchestrator/clients/index.js';
+import { createComponentBuilder } from '../orchestrator/components/index.js';
+import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
+import type { Platform } from '../platform/platform.js';
+
+export interface RunningPart {
+  name: string;
+  /** The port it bound (the configured one, or a free one when configured as 0). */
+  port: number;
+  /** What listens where, e.g. `['gRPC retrieve.FeatureService', '127.0.0.1:50052']`. */
+  endpoints: [string, string][];
+  stop(): Promise<void>;
+}
+
+function authOf(platform: Platform) {
+  const { auth } = platform.settings;
+  return { tokens: auth.callerTokens, idHeader: auth.callerIdHeader, tokenHeader: auth.callerTokenHeader };
+}
+
+/** The orchestrator: Predict and legacy APIs over the model configs under `models/`, live. */
+export async function startOrchestratorPart(
+  platform: Platform,
+  port = platform.settings.orchestrator.port,
+): Promise<RunningPart> {
+  const { settings, logger, metrics } = platform;
+  const [store, cache] = await Promise.all([platform.configStore(), platform.cache()]);
+  const clients = createOrchestratorClients({
+    metrics,
+    featureStoreTarget: settings.orchestrator.featureStoreTarget,
+    callerId: settings.orchestrator.featureStoreCallerId || undefined,
+    callerToken: settings.orchestrator.featureStoreCallerToken || undefined,
+  });
+  // Inference logs go through a bounded buffer to the queue: logging never blocks or fails a request.
+  const inferenceLogger = new InferenceLogger({
+    sink: new QueueLogSink(await platform.queue(), settings.orchestrator.logTopic),
+    metrics,
+    logger,
+  });
+  const running = await startOrchestrator({
+    host: settings.host,
+    port,
+    store,
+    buildComponent: createComponentBuilder({ ...clients, featureCache: { cache, metrics } }),
+    logger,
+    metrics,
+    observe: (context) => void inferenceLogger.log(context),
+    auth: authOf(platform),
+    maxMessageBytes: settings.grpc.maxMessageBytes,
+    shutdownGraceMs: settings.grpc.shutdownGraceMs,
+  });
+  const models = running.registry.ids();
+  return {
+    name: 'orchestrator',
+    port: running.port,
+    endpoints: [
+      [
+        `gRPC orchestrator.v1 Predict + Orchestrator (${models.length} models: ${models.join(', ') || 'none yet'})`,
+        `${settings.host}:${running.port}`,
+      ],
+    ],
+    stop: async () => {
+      await running.stop();
+      await inferenceLogger.close();
+      clients.close();
+    },
+  };
+}
+
+/** The reference feature store, in memory: the registry file's entities, or the seeded demo data. */
+export async function startFeatureStorePart(
+  platform: Platform,
+  port = platform.settings.featurestore.port,
+): Promise<RunningPart> {
+  const { settings, logger, metrics } = platform;
+  const store = new MemoryFeatureStore();
+  const registry = settings.featurestore.registry
+    ? FeatureRegistry.fromFile(settings.featurestore.registry)
+    : (await seedDemoData(store)).registry;
+  const running = await startFeatureStore({ registry, store, host: settings.host, port, logger, metrics });
+  return {
+    name: 'featurestore',
+    port: running.port,
+    endpoints: [
+      [
+        `gRPC retrieve.FeatureService (${settings.featurestore.registry ? 'registry file' : 'seeded demo data'})`,
+        `${settings.host}:${running.port}`,
+      ],
+    ],
+    stop: () => running.stop(),
+  };
+}
+
+/** The reference model server over the model repository (demo models written when it is empty). */
+export async function startModelServerPart(
+  platform: Platform,
+  port = platform.settings.modelserver.port,
+): Promise<RunningPart> {
+  const { settings, logger, metrics } = platform;
+  const repository = settings.modelserver.repository;
+  if (!existsSync(join(repository, CATALOG_RANKER_MODEL))) {
+    writeDemoModels(repository);
+    writeCatalogRankerModel(repository);
+  }
+  const running = await startModelServer({ repository, host: settings.host, port, logger, metrics });
+  return {
+    name: 'modelserver',
+    port: running.port,
+    endpoints: [
+      [`gRPC inference.GRPCInferenceService (KServe v2, ${repository})`, `${settings.host}:${running.port}`],
+    ],
+    stop: () => running.stop(),
+  };
+}
+
+/** The reference compute server over the expressions under `compute/`. */
+export async function startComputePart(
+  platform: Platform,
+  port = platform.settings.compute.port,
+): Promise<RunningPart> {
+  const { settings, logger, metrics } = platform;
+  const store = await platform.configStore();
+  const running = await startComputeServer({ store, host: settings.host, port, logger, metrics });
+  return {
+    name: 'compute',
+    port: running.port,
+    endpoints: [['gRPC numerix.Numerix', `${settings.host}:${running.port}`]],
+    stop: () => running.stop(),
+  };
+}
+
+/**
+ * On a store that has none, writes the example catalog ranker (config and blend expression) pointing
+ * at this stack's model and compute servers, so a fresh `npm start` answers real requests.
+ */
+export async function seedExampleModel(
+  platform: Platform,
+  targets: { modelServer: string; computeServer: string },
+): Promise<boolean> {
+  const store = await platform.configStore();
+  if ((await store.list('models/')).length > 0) return false;
+  await store.put(`compute/${BLEND_COMPUTE_ID}`, { expression: BLEND_EXPRESSION });
+  await store.put(`models/${CATALOG_RANKER_ID}`, catalogRankerConfig(targets));
+  return true;
+}

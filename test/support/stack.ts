@@ -1,0 +1,122 @@
+/**
+ * The whole orchestrator stack in one test process, on loopback ports: the reference feature store
+ * (seeded demo data), model server (the catalog ranker), compute server (the blend), and the
+ * orchestrator wired to them through its real gRPC clients.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  BLEND_COMPUTE_ID,
+  BLEND_EXPRESSION,
+  CATALOG_RANKER_ID,
+  catalogRankerConfig,
+  writeCatalogRankerModel,
+} from '../../examples/catalog-ranker.js';
+import { startComputeServer } from '../../src/compute/server/index.js';
+import {
+  type DemoData,
+  MemoryFeatureStore,
+  seedDemoData,
+  startFeatureStore,
+} from '../../src/featurestore/index.js';
+import type { FeatureStore } from '../../src/featurestore/store.js';
+import { startModelServer } from '../../src/modelserver/index.js';
+import { type RunningOrchestrator, startOrchestrator } from '../../src/orchestrator/api/index.js';
+import { createOrchestratorClients } from '../../src/orchestrator/clients/index.js';
+import { createComponentBuilder } from '../../src/orchestrator/components/index.js';
+import { type Cache, createCache } from '../../src/platform/cache/index.js';
+import { type ConfigStore, createConfigStore } from '../../src/platform/config-store/index.js';
+import { createLogger } from '../../src/platform/logging/index.js';
+import { Metrics } from '../../src/platform/metrics/index.js';
+
+/** Counts the feature store's reads, by entity, so tests can see what the cache saved. */
+export class CountingStore implements FeatureStore {
+  readonly reads = new Map<string, number>();
+  constructor(private readonly inner: FeatureStore) {}
+  write: FeatureStore['write'] = (...args) => this.inner.write(...args);
+  read: FeatureStore['read'] = (entity, keys, groups) => {
+    this.reads.set(entity, (this.reads.get(entity) ?? 0) + keys.length);
+    return this.inner.read(entity, keys, groups);
+  };
+  delete: FeatureStore['delete'] = (...args) => this.inner.delete(...args);
+  close: FeatureStore['close'] = () => this.inner.close();
+}
+
+export interface Stack {
+  data: DemoData;
+  weights: Float32Array;
+  bias: number;
+  featureStore: CountingStore;
+  config: ConfigStore;
+  metrics: Metrics;
+  orchestrator: RunningOrchestrator;
+  address: string;
+  targets: { featureStore: string; modelServer: string; computeServer: string };
+  stopFeatureStore(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startStack(
+  options: { metrics?: Metrics; cache?: Cache; users?: number; catalogs?: number } = {},
+): Promise<Stack> {
+  const logger = createLogger('stack', { level: 'silent' });
+  const metrics = options.metrics ?? new Metrics();
+  const featureStore = new CountingStore(new MemoryFeatureStore());
+  const data = await seedDemoData(featureStore, {
+    users: options.users ?? 20,
+    catalogs: options.catalogs ?? 60,
+    categories: 6,
+  });
+  const fs = await startFeatureStore({ registry: data.registry, store: featureStore, port: 0, logger });
+  const repository = mkdtempSync(join(tmpdir(), 'lattice-stack-models-'));
+  const { weights, bias } = writeCatalogRankerModel(repository);
+  const ms = await startModelServer({ repository, port: 0, logger });
+  const config = await createConfigStore({
+    kind: 'file',
+    dir: mkdtempSync(join(tmpdir(), 'lattice-stack-config-')),
+  });
+  await config.put(`compute/${BLEND_COMPUTE_ID}`, { expression: BLEND_EXPRESSION });
+  const cs = await startComputeServer({ store: config, host: '127.0.0.1', port: 0, logger });
+  const targets = {
+    featureStore: `127.0.0.1:${fs.port}`,
+    modelServer: `127.0.0.1:${ms.port}`,
+    computeServer: `127.0.0.1:${cs.port}`,
+  };
+  await config.put(`models/${CATALOG_RANKER_ID}`, catalogRankerConfig(targets));
+  const clients = createOrchestratorClients({ metrics, featureStoreTarget: targets.featureStore });
+  const cache = options.cache ?? (await createCache({ kind: 'memory' }));
+  const orchestrator = await startOrchestrator({
+    host: '127.0.0.1',
+    port: 0,
+    store: config,
+    buildComponent: createComponentBuilder({ ...clients, featureCache: { cache, metrics } }),
+    logger,
+    metrics,
+  });
+  let fsStopped = false;
+  return {
+    data,
+    weights,
+    bias,
+    featureStore,
+    config,
+    metrics,
+    orchestrator,
+    address: `127.0.0.1:${orchestrator.port}`,
+    targets,
+    stopFeatureStore: async () => {
+      fsStopped = true;
+      await fs.stop();
+    },
+    stop: async () => {
+      await orchestrator.stop();
+      clients.close();
+      await cs.stop();
+      await ms.stop();
+      if (!fsStopped) await fs.stop();
+      await config.close();
+      await cache.close();
+    },
+  };
+}
