@@ -168,7 +168,21 @@ describe('feature, model and compute components on the example DAG', () => {
     );
   });
 
-  test('percentage routing stays within ±2 points of the split over 10,000 calls', () => {
+  test('percentage routing through the component: 10,000 calls land within ±2 points of 90/10', async () => {
+    const { engine, snapshot, model } = setup((doc) => {
+      doc.model_serving_components![0]!.batch_size = 1;
+    });
+    const ids = Array.from({ length: 10_000 }, (_, i) => ['c1', 'c2', 'c3', 'c4'][i % 4]!);
+    const { context } = await engine.executeOn(snapshot, { pattern: 'point', request: request(ids) }, 't');
+    assert.equal(model.calls, 10_000, 'one call per row with batch_size 1');
+    const a = model.perTarget.get('ranker-a:8001') ?? 0;
+    const b = model.perTarget.get('ranker-b:8001') ?? 0;
+    assert.equal(a + b, 10_000);
+    assert.ok(Math.abs(a / 100 - 90) <= 2, `ranker-a got ${a / 100}%`);
+    assert.equal(context.matrix.rowError(9_998), '', 'c3 has every feature');
+  });
+
+  test('percentage routing stays within ±2 points of the split over 10,000 draws', () => {
     const endpoints = [
       { target: 'a', percentage: 90 },
       { target: 'b', percentage: 10 },
