@@ -8,6 +8,7 @@ import { runModelserver } from './commands/modelserver.js';
 import { runOrchestrator } from './commands/orchestrator.js';
 import { runSettings } from './commands/settings.js';
 import { runUp } from './commands/up.js';
+import { runVss } from './commands/vss.js';
 
 const usage = `lattice — the Lattice ML serving platform
 
@@ -21,6 +22,7 @@ Commands:
   logs       decode inference logs: "logs decode --file FILE | --from-queue TOPIC" to JSON Lines or Parquet
   modelserver  serve ONNX models over KServe v2 gRPC [--repository DIR] [--port N]; "demo-models" writes some
   orchestrator  serve orchestrator.v1.Predict and the legacy Orchestrator API [--port N] [--metrics-port N]
+  vss        "vss serving [--port N]": serve vss.v1.SimilaritySearch over the vss SQL store and vector DB
   settings   print the effective settings (tokens redacted) and where each can be set
   help       this text
 
@@ -46,6 +48,7 @@ const commands: Record<string, (context: CliContext) => Promise<void>> = {
   modelserver: runModelserver,
   orchestrator: runOrchestrator,
   settings: runSettings,
+  vss: runVss,
 };
 
 async function main(argv: string[]): Promise<void> {

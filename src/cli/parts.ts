@@ -27,6 +27,8 @@ import { createOrchestratorClients } from '../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../orchestrator/components/index.js';
 import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
 import type { Platform } from '../platform/platform.js';
+import { startVssServing } from '../vss/serving/index.js';
+import { EmbeddedVectorDb } from '../vss/vectordb/index.js';
 
 export interface RunningPart {
   name: string;
@@ -166,4 +168,41 @@ export async function seedExampleModel(
   await store.put(`compute/${BLEND_COMPUTE_ID}`, { expression: BLEND_EXPRESSION });
   await store.put(`models/${CATALOG_RANKER_ID}`, catalogRankerConfig(targets));
   return true;
+}
+
+/** VSS serving (`vss.v1.SimilaritySearch`) on the SQL store, the embedded vector database in `<dataDir>/vectordb`, and the cache. */
+export async function startVssServingPart(
+  platform: Platform,
+  port = platform.settings.vss.servingPort,
+): Promise<RunningPart> {
+  const { settings, logger, metrics } = platform;
+  const [sql, cache] = await Promise.all([platform.sqlClient(), platform.cache()]);
+  const vectorDb = await EmbeddedVectorDb.open({ dir: join(settings.dataDir, 'vectordb') });
+  try {
+    const running = await startVssServing({
+      sql,
+      vectorDb,
+      cache,
+      host: settings.host,
+      port,
+      logger,
+      metrics,
+      auth: authOf(platform),
+      maxMessageBytes: settings.grpc.maxMessageBytes,
+      shutdownGraceMs: settings.grpc.shutdownGraceMs,
+      pageTokenSecret: process.env.LATTICE_VSS_PAGE_TOKEN_SECRET,
+    });
+    return {
+      name: 'vss-serving',
+      port: running.port,
+      endpoints: [['gRPC vss.v1.SimilaritySearch', `${settings.host}:${running.port}`]],
+      stop: async () => {
+        await running.stop();
+        await vectorDb.close();
+      },
+    };
+  } catch (err) {
+    await vectorDb.close();
+    throw err;
+  }
 }

@@ -25,6 +25,7 @@ function startLattice(args: string[], env: Record<string, string>) {
       LATTICE_FEATURESTORE_PORT: '0',
       LATTICE_MODELSERVER_PORT: '0',
       LATTICE_COMPUTE_PORT: '0',
+      LATTICE_VSS_SERVING_PORT: '0',
       LATTICE_LOG_LEVEL: 'warn',
       ...env,
     },
@@ -39,6 +40,23 @@ function startLattice(args: string[], env: Record<string, string>) {
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output, exited };
+}
+
+async function healthCheck(address: string, service: string): Promise<unknown> {
+  const pkg = grpc.loadPackageDefinition(loadSync(healthProto, { enums: String })) as unknown as {
+    grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } };
+  };
+  const health = new pkg.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
+  try {
+    return await new Promise<unknown>((resolve, reject) =>
+      (health as unknown as { check(r: object, cb: (e: Error | null, r: unknown) => void): void }).check(
+        { service },
+        (err, res) => (err ? reject(err) : resolve(res)),
+      ),
+    );
+  } finally {
+    health.close();
+  }
 }
 
 describe('lattice up', () => {
@@ -93,19 +111,26 @@ describe('lattice up', () => {
     );
     assert.match(await (await fetch(`${httpBase}/metrics`)).text(), /process_cpu_seconds_total/);
 
-    const pkg = grpc.loadPackageDefinition(loadSync(healthProto, { enums: String })) as unknown as {
-      grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } };
-    };
-    const health = new pkg.grpc.health.v1.Health(grpcAddress, grpc.credentials.createInsecure());
-    const status = await new Promise<unknown>((resolve, reject) =>
-      (health as unknown as { check(r: object, cb: (e: Error | null, r: unknown) => void): void }).check(
-        { service: '' },
-        (err, res) => (err ? reject(err) : resolve(res)),
-      ),
-    );
-    health.close();
-    assert.deepEqual(status, { status: 'SERVING' });
+    assert.deepEqual(await healthCheck(grpcAddress, ''), { status: 'SERVING' });
 
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  });
+
+  test('lattice vss serving starts on embedded defaults, serves health and stops on SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'lattice-vss-'));
+    const { child, output, exited } = startLattice(['vss', 'serving', '--port', '0'], {
+      LATTICE_DATA_DIR: dataDir,
+    });
+    children.push(child);
+    await eventually(
+      () => output.stdout.includes('Ctrl-C'),
+      90_000,
+      `lattice vss serving to start (stderr: ${output.stderr})`,
+    );
+    const address = /vss\.v1\.SimilaritySearch gRPC \(health, reflection\)\s+(\S+)/.exec(output.stdout)?.[1];
+    assert.ok(address, output.stdout);
+    assert.deepEqual(await healthCheck(address, 'vss.v1.SimilaritySearch'), { status: 'SERVING' });
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
   });

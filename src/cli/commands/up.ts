@@ -13,6 +13,7 @@ import {
   startFeatureStorePart,
   startModelServerPart,
   startOrchestratorPart,
+  startVssServingPart,
 } from '../parts.js';
 import { openAllPorts } from './ports.js';
 
@@ -86,6 +87,7 @@ export async function runUp(context: CliContext): Promise<void> {
     if (!process.env.LATTICE_FEATURE_STORE_TARGET)
       settings.orchestrator.featureStoreTarget = `${settings.host}:${featureStore.port}`;
     parts.push(await startOrchestratorPart(platform));
+    parts.push(await startVssServingPart(platform));
   } catch (err) {
     await stopAll();
     throw err;

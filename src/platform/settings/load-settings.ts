@@ -42,6 +42,7 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_MODELSERVER_PORT', path: 'modelserver.port', kind: 'number' },
   { env: 'LATTICE_MODEL_REPOSITORY', path: 'modelserver.repository', kind: 'string' },
   { env: 'LATTICE_COMPUTE_PORT', path: 'compute.port', kind: 'number' },
+  { env: 'LATTICE_VSS_SERVING_PORT', path: 'vss.servingPort', kind: 'number' },
 ];
 
 /** Settings with every derived default filled in: the embedded adapters' directories are absolute. */

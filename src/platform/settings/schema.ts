@@ -123,6 +123,13 @@ export const settingsSchema = z
       .object({ port: port.default(50053) })
       .strict()
       .prefault({}),
+    vss: z
+      .object({
+        /** Port of `vss.v1.SimilaritySearch` (lattice vss serving, and in lattice up). */
+        servingPort: port.default(50055),
+      })
+      .strict()
+      .prefault({}),
     grpc: z
       .object({
         /** Port of the platform gRPC server (health, reflection); 0 picks a free one. */

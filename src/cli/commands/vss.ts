@@ -1,0 +1,93 @@
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { describeError, invalidArgument } from '../../platform/errors.js';
+import { Platform } from '../../platform/platform.js';
+import { loadSettings } from '../../platform/settings/index.js';
+import { onShutdownSignal } from '../../platform/shutdown.js';
+import { startVssServing } from '../../vss/serving/index.js';
+import { EmbeddedVectorDb } from '../../vss/vectordb/index.js';
+import type { CliContext } from '../main.js';
+import { describePorts } from './ports.js';
+
+/** Port of `lattice vss serving` when `--port` is not given. */
+export const DEFAULT_VSS_SERVING_PORT = 50055;
+
+const usage = `Usage:
+  lattice vss serving [--port N]
+      serve vss.v1.SimilaritySearch (default port ${DEFAULT_VSS_SERVING_PORT}) on the configured SQL store
+      and cache, with the embedded vector database in <dataDir>/vectordb.
+      LATTICE_VSS_PAGE_TOKEN_SECRET sets the page-token key (share it between replicas);
+      LATTICE_VSS_RECALL_SAMPLE_RATE (0..1, default 0.01) the share of queries re-run for avg_recall.`;
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) {
+    throw invalidArgument(`--port must be a port number from 0 to 65535, got ${JSON.stringify(text)}`);
+  }
+  return port;
+}
+
+/** `lattice vss serving`. */
+export async function runVss(context: CliContext): Promise<void> {
+  let parsed: { positionals: string[]; port: string | undefined };
+  try {
+    const { values, positionals } = parseArgs({
+      args: context.argv,
+      options: { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    parsed = { positionals, port: values.port };
+  } catch (err) {
+    throw invalidArgument(`${describeError(err)}\n\n${usage}`);
+  }
+  const [subcommand] = parsed.positionals;
+  if (subcommand !== 'serving')
+    throw invalidArgument(`unknown vss subcommand "${subcommand ?? ''}"\n\n${usage}`);
+  const settings = loadSettings({ file: context.settingsFile });
+  const port = parsed.port === undefined ? settings.vss.servingPort : parsePort(parsed.port);
+  const platform = new Platform(settings);
+  const { logger, metrics } = platform;
+  const recallRate = process.env.LATTICE_VSS_RECALL_SAMPLE_RATE;
+  let vectorDb: EmbeddedVectorDb | undefined;
+  let stop: (() => Promise<void>) | undefined;
+  try {
+    const sql = await platform.sqlClient();
+    // The in-process LRU is always there; a shared cache is a second level only when it is Redis.
+    const cache = settings.cache.kind === 'redis' ? await platform.cache() : undefined;
+    vectorDb = await EmbeddedVectorDb.open({ dir: join(settings.dataDir, 'vectordb') });
+    const server = await startVssServing({
+      sql,
+      vectorDb,
+      cache,
+      host: settings.host,
+      port,
+      logger,
+      metrics,
+      auth: {
+        tokens: settings.auth.callerTokens,
+        idHeader: settings.auth.callerIdHeader,
+        tokenHeader: settings.auth.callerTokenHeader,
+      },
+      maxMessageBytes: settings.grpc.maxMessageBytes,
+      shutdownGraceMs: settings.grpc.shutdownGraceMs,
+      pageTokenSecret: process.env.LATTICE_VSS_PAGE_TOKEN_SECRET,
+      recallSampleRate: recallRate === undefined ? undefined : Number(recallRate),
+    });
+    stop = () => server.stop();
+    const ports = describePorts(platform);
+    console.log(`Lattice vss serving is up (${ports.sql}; ${ports.cache}):`);
+    console.log(`  vss.v1.SimilaritySearch gRPC (health, reflection)  ${settings.host}:${server.port}`);
+    console.log('Ctrl-C stops it, draining in-flight calls.');
+  } catch (err) {
+    await stop?.();
+    await vectorDb?.close();
+    await platform.close();
+    throw err;
+  }
+  onShutdownSignal(logger, async () => {
+    await stop?.();
+    await vectorDb?.close();
+    await platform.close();
+  });
+}

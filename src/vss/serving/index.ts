@@ -1,0 +1,17 @@
+/**
+ * vss serving: the `vss.v1.SimilaritySearch` gRPC component and the naming rule of collections.
+ */
+export { collectionName } from './collection-name.js';
+export {
+  type ConfigRepositoryOptions,
+  type ServedVariant,
+  ServingConfigRepository,
+  type ServingModel,
+} from './config-repository.js';
+export { type PageCursor, PageTokens } from './page-token.js';
+export { RecallSampler, type RecallSamplerOptions } from './recall-sampler.js';
+export { type CachedPage, ResultCache, type ResultCacheOptions, resultKey } from './result-cache.js';
+export { SearchService, type SearchServiceDeps, similaritySearchHandlers } from './search-service.js';
+export { type ServingLabels, ServingMetrics } from './serving-metrics.js';
+export { VectorDbGuard, type VectorDbGuardOptions } from './vector-db-guard.js';
+export { startVssServing, type VssServing, type VssServingOptions } from './vss-serving-server.js';

@@ -1,0 +1,92 @@
+/**
+ * `avg_recall` measured on live traffic: a sampled share of first-page queries is re-run off the
+ * request path with a search deep enough to be exhaustive (limit = every point of the collection,
+ * up to the port's 10,000; the embedded planner then scans exactly, since no more candidates exist
+ * than are asked for), and the served page is compared with the head of that exact ranking.
+ * Collections above 10,000 points get a 10,000-deep search, which is close to, not exactly, brute
+ * force. Samples queue up to `maxPending`; beyond that they are dropped, never the request.
+ */
+import type { Filter, VectorDb } from '../vectordb/index.js';
+import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
+
+export interface RecallSample {
+  labels: ServingLabels;
+  collection: string;
+  vector: Float32Array;
+  filters: readonly Filter[];
+  excludeIds: readonly string[];
+  /** The ids served on the first page, best first. */
+  served: readonly string[];
+}
+
+export interface RecallSamplerOptions {
+  /** Share of first-page queries re-run exactly, 0..1; default 0.01. */
+  sampleRate?: number;
+  maxPending?: number;
+  random?: () => number;
+  onError?: (err: unknown) => void;
+}
+
+const MAX_LIMIT = 10_000;
+
+export class RecallSampler {
+  private readonly sampleRate: number;
+  private readonly maxPending: number;
+  private readonly random: () => number;
+  private readonly pending: RecallSample[] = [];
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly vectorDb: VectorDb,
+    private readonly metrics: ServingMetrics,
+    private readonly options: RecallSamplerOptions = {},
+  ) {
+    this.sampleRate = options.sampleRate ?? 0.01;
+    this.maxPending = options.maxPending ?? 32;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Offers a served page; sampled ones are measured later. Never throws, never waits. */
+  offer(sample: RecallSample): void {
+    if (sample.served.length === 0 || this.sampleRate <= 0) return;
+    if (this.random() >= this.sampleRate || this.pending.length >= this.maxPending) return;
+    this.pending.push(sample);
+    this.running ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
+  }
+
+  /** Resolves once every queued sample is measured (tests, shutdown). */
+  async whenIdle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (let sample = this.pending.shift(); sample; sample = this.pending.shift()) {
+        try {
+          this.metrics.recallSample(sample.labels, await this.measure(sample));
+        } catch (err) {
+          this.options.onError?.(err);
+        }
+      }
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private async measure(sample: RecallSample): Promise<number> {
+    const info = await this.vectorDb.collectionInfo(sample.collection);
+    const limit = Math.max(1, Math.min(MAX_LIMIT, info.points));
+    const [hits = []] = await this.vectorDb.search({
+      collection: sample.collection,
+      queries: [{ vector: sample.vector, excludeIds: sample.excludeIds }],
+      filters: sample.filters,
+      limit,
+      indexedOnly: true,
+    });
+    const truth = new Set(hits.slice(0, sample.served.length).map((h) => h.id));
+    if (truth.size === 0) return 1;
+    let found = 0;
+    for (const id of sample.served) if (truth.has(id)) found++;
+    return found / truth.size;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The vss serving component: `vss.v1.SimilaritySearch` over gRPC (with health, reflection, metrics
+ * and optional caller-token auth from GrpcServer), on a SQL store, a vector DB and, optionally, a
+ * distributed cache. The caller owns `sql`, `vectorDb` and `cache` (they are not closed by `stop()`).
+ */
+import { SimilaritySearchService } from '../../gen/vss/v1/vss.js';
+import type { Cache } from '../../platform/cache/index.js';
+import { type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
+import { createLogger, type Logger } from '../../platform/logging/index.js';
+import { Metrics } from '../../platform/metrics/index.js';
+import type { SqlClient } from '../../platform/sql/index.js';
+import { openVssStore } from '../store/index.js';
+import type { VectorDb } from '../vectordb/index.js';
+import { ServingConfigRepository } from './config-repository.js';
+import { PageTokens } from './page-token.js';
+import { RecallSampler } from './recall-sampler.js';
+import { ResultCache } from './result-cache.js';
+import { similaritySearchHandlers } from './search-service.js';
+import { ServingMetrics } from './serving-metrics.js';
+import { VectorDbGuard, type VectorDbGuardOptions } from './vector-db-guard.js';
+
+export interface VssServingOptions {
+  sql: SqlClient;
+  vectorDb: VectorDb;
+  /** The distributed result cache level; absent: in-process only. */
+  cache?: Cache;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  logger?: Logger;
+  metrics?: Metrics;
+  auth?: CallerAuthOptions;
+  maxMessageBytes?: number;
+  shutdownGraceMs?: number;
+  /** Config repository poll interval, ms (default 1,000; 0: only explicit refresh). */
+  refreshIntervalMs?: number;
+  /** HMAC key of page tokens; replicas behind one address must share it. Default: random per process. */
+  pageTokenSecret?: string;
+  /** Share of first-page queries re-run exactly for `avg_recall`; default 0.01. */
+  recallSampleRate?: number;
+  /** Timeout and circuit breaker around vector DB calls. */
+  vectorDbGuard?: VectorDbGuardOptions;
+  /** Bytes of the in-process result cache; default 64 MiB. */
+  memoryCacheBytes?: number;
+}
+
+export interface VssServing {
+  readonly port: number;
+  readonly config: ServingConfigRepository;
+  readonly servingMetrics: ServingMetrics;
+  readonly recall: RecallSampler;
+  /** Stops taking calls, drains in-flight ones, stops polling the config. */
+  stop(): Promise<void>;
+}
+
+export async function startVssServing(options: VssServingOptions): Promise<VssServing> {
+  const logger = options.logger ?? createLogger('vss-serving');
+  const metrics = options.metrics ?? new Metrics();
+  const store = await openVssStore(options.sql);
+  const config = new ServingConfigRepository(store, {
+    refreshIntervalMs: options.refreshIntervalMs,
+    onRefreshError: (err) => logger.warn({ err }, 'vss serving: config refresh failed; keeping the last one'),
+  });
+  await config.start();
+  const servingMetrics = new ServingMetrics(metrics);
+  const recall = new RecallSampler(options.vectorDb, servingMetrics, {
+    sampleRate: options.recallSampleRate,
+    onError: (err) => logger.debug({ err }, 'vss serving: recall sample failed'),
+  });
+  const cache = new ResultCache({ distributed: options.cache, memoryMaxBytes: options.memoryCacheBytes });
+  const grpc = new GrpcServer({
+    name: 'vss-serving',
+    host: options.host,
+    port: options.port,
+    logger,
+    metrics,
+    auth: options.auth,
+    maxMessageBytes: options.maxMessageBytes,
+    reflectionProtos: ['vss/v1/vss.proto'],
+    shutdownGraceMs: options.shutdownGraceMs,
+  });
+  grpc.addUnaryService(
+    SimilaritySearchService,
+    similaritySearchHandlers({
+      store,
+      config,
+      vectorDb: options.vectorDb,
+      guard: new VectorDbGuard(options.vectorDbGuard),
+      cache,
+      tokens: new PageTokens(options.pageTokenSecret),
+      metrics: servingMetrics,
+      recall,
+    }),
+  );
+  let port: number;
+  try {
+    port = await grpc.start();
+  } catch (err) {
+    config.stop();
+    await cache.close();
+    throw err;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    config,
+    servingMetrics,
+    recall,
+    stop: () => {
+      stopping ??= grpc.stop().then(async () => {
+        config.stop();
+        await recall.whenIdle();
+        await cache.close();
+      });
+      return stopping;
+    },
+  };
+}
