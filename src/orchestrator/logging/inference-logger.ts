@@ -147,7 +147,10 @@ export class InferenceLogger {
       this.buffer.push({ context, createdAtMs: this.now() });
       this.requests.inc({ model });
       this.depth.set({}, this.buffered);
-      this.wakeups.shift()?.();
+      // Wake a worker on the next turn of the event loop, not as a microtask: encoding then runs
+      // after the response to this request has been sent, never in front of it.
+      const wake = this.wakeups.shift();
+      if (wake) setImmediate(wake);
       return 'queued';
     } catch (err) {
       // Logging must never fail a request, whatever went wrong here.
