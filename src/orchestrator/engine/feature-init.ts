@@ -4,7 +4,12 @@ import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
 import { invalidArgument } from '../../platform/errors.js';
 import type { ModelSnapshot } from '../config/index.js';
 import { checkValueLength } from '../matrix/codecs.js';
-import { type ColumnSpec, ComponentMatrix, SlateData } from '../matrix/component-matrix.js';
+import {
+  type ColumnSpec,
+  ComponentMatrix,
+  type MatrixLayout,
+  SlateData,
+} from '../matrix/component-matrix.js';
 import { DataType, dataTypeInfo } from '../matrix/data-type.js';
 import type { ExecutionContext, InferencePattern } from './execution-context.js';
 
@@ -14,6 +19,8 @@ export const REQUEST_LIMITS = {
   groups: 100_000,
   features: 10_000,
   slateSize: 10_000,
+  /** Bytes of one request matrix (fixed-width columns × rows); beyond it the request is INVALID_ARGUMENT, never an allocation failure. */
+  matrixBytes: 1024 * 1024 * 1024,
 } as const;
 
 export interface RequestMatrices {
@@ -52,14 +59,12 @@ function schemaColumns(schema: readonly FeatureSchema[], field: string, taken: S
   });
 }
 
-/** Writes per-row values (aligned with `columns`) into the matrix, checking every value's length. */
-function fillRows(
-  matrix: ComponentMatrix,
+/** Checks every row's value count and every value's length against `columns`, before anything is allocated. */
+function checkRows(
   columns: readonly ColumnSpec[],
   rows: readonly { featureValues: readonly Uint8Array[] }[],
   field: string,
 ): void {
-  const targets = columns.map((c) => matrix.byteColumn(c.name));
   rows.forEach((row, r) => {
     if (row.featureValues.length !== columns.length) {
       throw invalidArgument(
@@ -70,9 +75,32 @@ function fillRows(
     row.featureValues.forEach((value, c) => {
       const spec = columns[c]!;
       checkValueLength(spec.dataType, spec.vectorDim, value, `${field}[${r}].feature_values[${c}]`);
+    });
+  });
+}
+
+/** Writes per-row values (aligned with `columns`, already checked by {@link checkRows}) into the matrix. */
+function fillRows(
+  matrix: ComponentMatrix,
+  columns: readonly ColumnSpec[],
+  rows: readonly { featureValues: readonly Uint8Array[] }[],
+): void {
+  const targets = columns.map((c) => matrix.byteColumn(c.name));
+  rows.forEach((row, r) => {
+    row.featureValues.forEach((value, c) => {
       targets[c]!.set(r, value);
     });
   });
+}
+
+/** INVALID_ARGUMENT when a matrix of `rows` rows would exceed the size limit (e.g. a huge vector broadcast to every target). */
+function checkMatrixSize(layout: MatrixLayout, rows: number, field: string): void {
+  const bytes = layout.arenaBytes(rows);
+  if (bytes > REQUEST_LIMITS.matrixBytes)
+    throw invalidArgument(
+      `${field}: ${rows} rows of these features would take ${bytes} bytes, over the limit of ${REQUEST_LIMITS.matrixBytes}`,
+      field,
+    );
 }
 
 function checkIndex(index: number, targets: number, field: string): void {
@@ -104,16 +132,23 @@ function initPredict(
     void i;
     return spec!;
   });
-  const matrix = new ComponentMatrix(snapshot.layout.extend([...targetColumns, ...contextColumns]), rows);
+  // Every value is checked before the matrix is allocated: a schema entry's vector_dim alone must
+  // never size an allocation.
+  checkRows(targetColumns, request.targets, 'targets');
+  request.contextFeatures.forEach((feature, i) => {
+    const spec = contextColumns[i]!;
+    checkValueLength(spec.dataType, spec.vectorDim, feature.value, `context_features[${i}].value`);
+  });
+  const layout = snapshot.layout.extend([...targetColumns, ...contextColumns]);
+  checkMatrixSize(layout, rows, 'targets');
+  const matrix = new ComponentMatrix(layout, rows);
   const ids = matrix.stringColumn(snapshot.model.config.target_id_column);
   request.targets.forEach((target, r) => {
     ids[r] = target.id;
   });
-  fillRows(matrix, targetColumns, request.targets, 'targets');
+  fillRows(matrix, targetColumns, request.targets);
   request.contextFeatures.forEach((feature, i) => {
-    const spec = contextColumns[i]!;
-    checkValueLength(spec.dataType, spec.vectorDim, feature.value, `context_features[${i}].value`);
-    matrix.byteColumn(spec.name).broadcast(feature.value);
+    matrix.byteColumn(contextColumns[i]!.name).broadcast(feature.value);
   });
   if (pattern === 'point') {
     requireRequestFeatures(snapshot, matrix, undefined);
@@ -147,8 +182,11 @@ function initPredict(
     pattern === 'pair' ? 'pair_input_schema' : 'slate_input_schema',
     new Set(snapshot.slateLayout.columns.map((c) => c.name)),
   );
-  const slate = new SlateData(snapshot.slateLayout.extend(groupColumns), indices);
-  fillRows(slate, groupColumns, groups, field);
+  checkRows(groupColumns, groups, field);
+  const slateLayout = snapshot.slateLayout.extend(groupColumns);
+  checkMatrixSize(slateLayout, groups.length, field);
+  const slate = new SlateData(slateLayout, indices);
+  fillRows(slate, groupColumns, groups);
   requireRequestFeatures(snapshot, matrix, slate);
   return { matrix, slate };
 }
