@@ -38,7 +38,10 @@ export function writeCatalogRankerModel(repository: string): { weights: Float32A
   return { weights: model.weights, bias: model.bias };
 }
 
-/** The model configuration, pointing at a model server and a compute server. */
+/**
+ * The model configuration, pointing at a model server and a compute server. Deadlines are 200 ms
+ * per call (the default feature deadline of 50 ms is tight for a first call that also connects).
+ */
 export function catalogRankerConfig(targets: {
   modelServer: string;
   computeServer: string;
@@ -59,6 +62,7 @@ export function catalogRankerConfig(targets: {
       {
         name: 'catalog_features',
         entity: 'catalog',
+        deadline_ms: 200,
         fs_keys: [{ schema: ['catalog_id'], col: 'catalog_id' }],
         feature_groups: [
           { label: 'stats', data_type: 'FP32', features: ['price', 'ctr_7d'] },
@@ -69,6 +73,7 @@ export function catalogRankerConfig(targets: {
       {
         name: 'user_features',
         entity: 'user',
+        deadline_ms: 200,
         fs_keys: [{ schema: ['user_id'], col: 'user_id' }],
         feature_groups: [
           { label: 'profile', data_type: 'FP32', features: ['age'] },
@@ -78,12 +83,14 @@ export function catalogRankerConfig(targets: {
       {
         name: 'category_features',
         entity: 'category',
+        deadline_ms: 200,
         fs_keys: [{ schema: ['category_id'], col: 'catalog:attributes:category_id' }],
         feature_groups: [{ label: 'stats', data_type: 'FP32', features: ['popularity'] }],
       },
       {
         name: 'user_x_category',
         entity: 'user_category',
+        deadline_ms: 200,
         fs_keys: [
           { schema: ['user_id'], col: 'user_id' },
           { schema: ['category_id'], col: 'catalog:attributes:category_id' },

@@ -1,7 +1,8 @@
 /**
  * The whole orchestrator stack in one test process, on loopback ports: the reference feature store
  * (seeded demo data), model server (the catalog ranker), compute server (the blend), and the
- * orchestrator wired to them through its real gRPC clients.
+ * orchestrator wired to them through its real gRPC clients. `startReferenceServers` starts the
+ * three servers alone, for tests that run the orchestrator as its own process.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,6 +44,77 @@ export class CountingStore implements FeatureStore {
   close: FeatureStore['close'] = () => this.inner.close();
 }
 
+/** The reference servers the orchestrator calls, without an orchestrator (tests run their own, in-process or as a child process). */
+export interface ReferenceServers {
+  data: DemoData;
+  weights: Float32Array;
+  bias: number;
+  featureStore: CountingStore;
+  /** The file config store holding `compute/catalog_blend` and `models/catalog_ranker` (pointing at these servers). */
+  config: ConfigStore;
+  /** Its directory, for a child process to watch (LATTICE_CONFIG_DIR). */
+  configDir: string;
+  /** The model server's repository. */
+  repository: string;
+  targets: { featureStore: string; modelServer: string; computeServer: string };
+  stopFeatureStore(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ReferenceServerOptions {
+  users?: number;
+  catalogs?: number;
+  /** Writes more models into the model server's repository before it starts. */
+  prepareModels?: (repository: string) => void;
+}
+
+/** Starts the reference feature store (seeded demo data), model server and compute server on loopback ports. */
+export async function startReferenceServers(options: ReferenceServerOptions = {}): Promise<ReferenceServers> {
+  const logger = createLogger('stack', { level: 'silent' });
+  const featureStore = new CountingStore(new MemoryFeatureStore());
+  const data = await seedDemoData(featureStore, {
+    users: options.users ?? 20,
+    catalogs: options.catalogs ?? 60,
+    categories: 6,
+  });
+  const fs = await startFeatureStore({ registry: data.registry, store: featureStore, port: 0, logger });
+  const repository = mkdtempSync(join(tmpdir(), 'lattice-stack-models-'));
+  const { weights, bias } = writeCatalogRankerModel(repository);
+  options.prepareModels?.(repository);
+  const ms = await startModelServer({ repository, port: 0, logger });
+  const configDir = mkdtempSync(join(tmpdir(), 'lattice-stack-config-'));
+  const config = await createConfigStore({ kind: 'file', dir: configDir });
+  await config.put(`compute/${BLEND_COMPUTE_ID}`, { expression: BLEND_EXPRESSION });
+  const cs = await startComputeServer({ store: config, host: '127.0.0.1', port: 0, logger });
+  const targets = {
+    featureStore: `127.0.0.1:${fs.port}`,
+    modelServer: `127.0.0.1:${ms.port}`,
+    computeServer: `127.0.0.1:${cs.port}`,
+  };
+  await config.put(`models/${CATALOG_RANKER_ID}`, catalogRankerConfig(targets));
+  let fsStopped = false;
+  return {
+    data,
+    weights,
+    bias,
+    featureStore,
+    config,
+    configDir,
+    repository,
+    targets,
+    stopFeatureStore: async () => {
+      fsStopped = true;
+      await fs.stop();
+    },
+    stop: async () => {
+      await cs.stop();
+      await ms.stop();
+      if (!fsStopped) await fs.stop();
+      await config.close();
+    },
+  };
+}
+
 export interface Stack {
   data: DemoData;
   weights: Float32Array;
@@ -62,28 +134,8 @@ export async function startStack(
 ): Promise<Stack> {
   const logger = createLogger('stack', { level: 'silent' });
   const metrics = options.metrics ?? new Metrics();
-  const featureStore = new CountingStore(new MemoryFeatureStore());
-  const data = await seedDemoData(featureStore, {
-    users: options.users ?? 20,
-    catalogs: options.catalogs ?? 60,
-    categories: 6,
-  });
-  const fs = await startFeatureStore({ registry: data.registry, store: featureStore, port: 0, logger });
-  const repository = mkdtempSync(join(tmpdir(), 'lattice-stack-models-'));
-  const { weights, bias } = writeCatalogRankerModel(repository);
-  const ms = await startModelServer({ repository, port: 0, logger });
-  const config = await createConfigStore({
-    kind: 'file',
-    dir: mkdtempSync(join(tmpdir(), 'lattice-stack-config-')),
-  });
-  await config.put(`compute/${BLEND_COMPUTE_ID}`, { expression: BLEND_EXPRESSION });
-  const cs = await startComputeServer({ store: config, host: '127.0.0.1', port: 0, logger });
-  const targets = {
-    featureStore: `127.0.0.1:${fs.port}`,
-    modelServer: `127.0.0.1:${ms.port}`,
-    computeServer: `127.0.0.1:${cs.port}`,
-  };
-  await config.put(`models/${CATALOG_RANKER_ID}`, catalogRankerConfig(targets));
+  const servers = await startReferenceServers({ users: options.users, catalogs: options.catalogs });
+  const { config, targets } = servers;
   const clients = createOrchestratorClients({ metrics, featureStoreTarget: targets.featureStore });
   const cache = options.cache ?? (await createCache({ kind: 'memory' }));
   const orchestrator = await startOrchestrator({
@@ -94,28 +146,21 @@ export async function startStack(
     logger,
     metrics,
   });
-  let fsStopped = false;
   return {
-    data,
-    weights,
-    bias,
-    featureStore,
+    data: servers.data,
+    weights: servers.weights,
+    bias: servers.bias,
+    featureStore: servers.featureStore,
     config,
     metrics,
     orchestrator,
     address: `127.0.0.1:${orchestrator.port}`,
     targets,
-    stopFeatureStore: async () => {
-      fsStopped = true;
-      await fs.stop();
-    },
+    stopFeatureStore: servers.stopFeatureStore,
     stop: async () => {
       await orchestrator.stop();
       clients.close();
-      await cs.stop();
-      await ms.stop();
-      if (!fsStopped) await fs.stop();
-      await config.close();
+      await servers.stop();
       await cache.close();
     },
   };
