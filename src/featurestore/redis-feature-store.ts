@@ -10,8 +10,9 @@
  * Like the Redis cache, nothing is queued while disconnected, every command has a timeout, and
  * failures are UNAVAILABLE naming the server; ioredis reconnects in the background.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { LatticeError } from '../platform/errors.js';
+import { connectRedis, redisCommand, redisError } from '../platform/redis/redis-connection.js';
 import { withTimeout } from '../platform/timeout.js';
 import { checkTtl, type FeatureStore, rowKey, type StoredRow, type WriteOptions } from './store.js';
 
@@ -24,15 +25,6 @@ export interface RedisFeatureStoreOptions {
   connectTimeoutMs?: number;
   /** Bound on each pipeline (default 5000 ms: bulk loads send large ones). */
   commandTimeoutMs?: number;
-}
-
-function serverLabel(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `Redis at ${parsed.hostname || '127.0.0.1'}:${parsed.port || '6379'}`;
-  } catch {
-    throw new LatticeError('INVALID_ARGUMENT', 'Redis url is not a valid URL', { field: 'url' });
-  }
 }
 
 const asBuffer = (value: Uint8Array): Buffer => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
@@ -55,33 +47,9 @@ export class RedisFeatureStore implements FeatureStore {
 
   /** Connects and waits until Redis answers; UNAVAILABLE naming the server within `connectTimeoutMs`. */
   static async connect(options: RedisFeatureStoreOptions): Promise<RedisFeatureStore> {
-    const label = serverLabel(options.url);
     const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
     const commandTimeoutMs = options.commandTimeoutMs ?? 5000;
-    const redis = new Redis(options.url, {
-      lazyConnect: true,
-      connectTimeout: connectTimeoutMs,
-      commandTimeout: commandTimeoutMs,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
-    });
-    let lastError: Error | undefined;
-    redis.on('error', (err: Error) => {
-      lastError = err;
-    });
-    const connecting = redis.connect();
-    connecting.catch(() => {});
-    try {
-      await withTimeout(`connecting to ${label}`, connectTimeoutMs, connecting, 'UNAVAILABLE');
-    } catch (err) {
-      redis.disconnect();
-      const reason = lastError?.message ?? (err instanceof Error ? err.message : String(err));
-      throw new LatticeError('UNAVAILABLE', `${label} is unavailable: ${reason}`, {
-        cause: lastError ?? err,
-      });
-    }
+    const { redis, label } = await connectRedis({ url: options.url, connectTimeoutMs, commandTimeoutMs });
     return new RedisFeatureStore(redis, label, options.keyPrefix ?? 'lattice:fs:', commandTimeoutMs);
   }
 
@@ -147,33 +115,10 @@ export class RedisFeatureStore implements FeatureStore {
   /** One round trip with a hard deadline (a backstop to ioredis' own timeout), errors mapped. */
   async #run<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (this.#closing !== undefined) throw new LatticeError('UNAVAILABLE', 'feature store is closed');
-    let running: Promise<T>;
-    try {
-      running = work();
-    } catch (err) {
-      throw this.#toError(what, err);
-    }
-    running.catch(() => {});
-    try {
-      return await withTimeout(
-        `${what} on ${this.#label}`,
-        this.#commandTimeoutMs + 250,
-        running,
-        'UNAVAILABLE',
-      );
-    } catch (err) {
-      throw this.#toError(what, err);
-    }
+    return redisCommand(this.#label, this.#commandTimeoutMs, what, work);
   }
 
   #toError(what: string, err: unknown): LatticeError {
-    if (err instanceof LatticeError) return err;
-    const message = err instanceof Error ? err.message : String(err);
-    if (err instanceof Error && err.name === 'ReplyError') {
-      return new LatticeError('INTERNAL', `${what} refused by ${this.#label}: ${message}`, { cause: err });
-    }
-    return new LatticeError('UNAVAILABLE', `${this.#label} is unavailable (${what}): ${message}`, {
-      cause: err,
-    });
+    return redisError(this.#label, what, err);
   }
 }

@@ -5,8 +5,9 @@
  * retries), every command has a timeout, and all failures are UNAVAILABLE naming the address; the
  * client keeps reconnecting in the background and serves again once Redis is back.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { LatticeError } from '../errors.js';
+import { connectRedis, redisCommand, redisError } from '../redis/redis-connection.js';
 import { withTimeout } from '../timeout.js';
 import { assertValidTtl, type Cache, type CacheEntry, closedCacheError } from './cache.js';
 
@@ -19,15 +20,6 @@ export interface RedisCacheOptions {
   connectTimeoutMs?: number;
   /** Bound on each command or pipeline (default 1000 ms). */
   commandTimeoutMs?: number;
-}
-
-function serverLabel(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `Redis at ${parsed.hostname || '127.0.0.1'}:${parsed.port || '6379'}`;
-  } catch {
-    throw new LatticeError('INVALID_ARGUMENT', 'Redis url is not a valid URL', { field: 'url' });
-  }
 }
 
 function positiveInteger(value: number | undefined, fallback: number, field: string): number {
@@ -64,37 +56,14 @@ export class RedisCache implements Cache {
 
   /** Connects and waits until Redis answers; rejects with UNAVAILABLE within `connectTimeoutMs`. */
   static async connect(options: RedisCacheOptions): Promise<RedisCache> {
-    const label = serverLabel(options.url);
     const connectTimeoutMs = positiveInteger(options.connectTimeoutMs, 2000, 'connectTimeoutMs');
     const commandTimeoutMs = positiveInteger(options.commandTimeoutMs, 1000, 'commandTimeoutMs');
-    const redis = new Redis(options.url, {
-      lazyConnect: true,
-      connectTimeout: connectTimeoutMs,
-      commandTimeout: commandTimeoutMs,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
-      // Reconnect in the background with a short capped backoff; commands fail fast meanwhile.
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
-      ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
+    const { redis, label } = await connectRedis({
+      url: options.url,
+      connectTimeoutMs,
+      commandTimeoutMs,
+      keyPrefix: options.keyPrefix,
     });
-    let lastError: Error | undefined;
-    // Connection errors are reported here as well as to the pending commands; without a listener
-    // ioredis prints each one. The latest is kept to explain a failed start-up.
-    redis.on('error', (err: Error) => {
-      lastError = err;
-    });
-    const connecting = redis.connect();
-    connecting.catch(() => {}); // observed below; may settle after the timeout
-    try {
-      await withTimeout(`connecting to ${label}`, connectTimeoutMs, connecting, 'UNAVAILABLE');
-    } catch (err) {
-      redis.disconnect();
-      const reason = lastError?.message ?? (err instanceof Error ? err.message : String(err));
-      throw new LatticeError('UNAVAILABLE', `${label} is unavailable: ${reason}`, {
-        cause: lastError ?? err,
-      });
-    }
     return new RedisCache(redis, label, commandTimeoutMs);
   }
 
@@ -147,34 +116,10 @@ export class RedisCache implements Cache {
   /** Runs one round trip with a hard deadline (a backstop to ioredis' own timeouts) and maps errors. */
   async #command<T>(what: string, work: () => Promise<T>): Promise<T> {
     if (this.#closing !== undefined) throw closedCacheError();
-    let running: Promise<T>;
-    try {
-      running = work();
-    } catch (err) {
-      throw this.#toError(what, err);
-    }
-    running.catch(() => {}); // observed below; may settle after the deadline
-    try {
-      return await withTimeout(
-        `${what} on ${this.#label}`,
-        this.#commandTimeoutMs + 250,
-        running,
-        'UNAVAILABLE',
-      );
-    } catch (err) {
-      throw this.#toError(what, err);
-    }
+    return redisCommand(this.#label, this.#commandTimeoutMs, what, work);
   }
 
   #toError(what: string, err: unknown): LatticeError {
-    if (err instanceof LatticeError) return err;
-    const message = err instanceof Error ? err.message : String(err);
-    if (err instanceof Error && err.name === 'ReplyError') {
-      // Redis answered but refused the command: a bug or a misconfigured server, not an outage.
-      return new LatticeError('INTERNAL', `${what} refused by ${this.#label}: ${message}`, { cause: err });
-    }
-    return new LatticeError('UNAVAILABLE', `${this.#label} is unavailable (${what}): ${message}`, {
-      cause: err,
-    });
+    return redisError(this.#label, what, err);
   }
 }
