@@ -7,43 +7,13 @@ import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
 import { CATALOG_RANKER_ID, catalogRankerConfig, RANKER_WEIGHTS } from '../../examples/catalog-ranker.js';
-import type { FeatureRowInput } from '../../src/featurestore/index.js';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
+import { expectedCatalogScore } from '../support/orchestrator-process.js';
 import { eventually } from '../support/servers.js';
 import { type Stack, startStack } from '../support/stack.js';
 
-const f = Math.fround;
-
-function row(rows: readonly FeatureRowInput[], key: string[]): FeatureRowInput | undefined {
-  return rows.find((r) => r.key.join('|') === key.join('|'));
-}
-
-/** The expected ctr, final score and whether the user × category row is missing, from the raw demo data. */
-function expected(stack: Stack, userId: string, catalogId: string) {
-  const rows = stack.data.rows;
-  const user = row(rows.user, [userId])!.values.profile!;
-  const catalog = row(rows.catalog, [catalogId])!.values;
-  const categoryId = String(catalog.attributes!.category_id);
-  const popularity = Number(row(rows.category, [categoryId])!.values.stats!.popularity);
-  const uc = row(rows.user_category, [userId, categoryId]);
-  const clicks = uc ? Number(uc.values.agg!.clicks_30d) : 0;
-  const x = [
-    ...(user.embedding as number[]),
-    Number(user.age),
-    Number(catalog.stats!.price),
-    Number(catalog.stats!.ctr_7d),
-    popularity,
-    clicks,
-  ].map(f);
-  let logit = 0;
-  x.forEach((v, i) => {
-    logit += stack.weights[i]! * v;
-  });
-  const ctr = f(1 / (1 + Math.exp(-(logit + stack.bias))));
-  const final = f(f(ctr * 0.9) + f(f(popularity) * 0.1));
-  return { ctr, final, missingUserCategory: uc === undefined };
-}
+const expected = expectedCatalogScore;
 
 describe('orchestrator end to end against the reference servers', () => {
   let stack: Stack;
