@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import onnxProto from 'onnx-proto';
+import { seededRandom } from '../platform/random.js';
 import type { ModelConfig } from './model-config.js';
 import { modelConfigFileName, modelFilePath } from './repository-layout.js';
 
@@ -80,17 +81,7 @@ export function encodeModel(graph: onnxProto.onnx.IGraphProto): Uint8Array {
   return onnx.ModelProto.encode(model).finish();
 }
 
-/** Mulberry32: a small seeded generator, so the same seed always gives the same weights. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../platform/random.js';
 
 /** `count` float32 weights uniform in [-1, 1) from `seed`. */
 export function seededWeights(count: number, seed: number): Float32Array {

@@ -16,6 +16,8 @@
  * clusters, 0.766 at ef 16 and 0.991 at ef 64 (bench vss-recall). Many small clusters are easy
  * (5,000 × 32 with 20 clusters: 0.97 at ef 16), so keep clusters large when recall is the point.
  */
+
+import { seededRandom } from '../../platform/random.js';
 import type { DistanceFunction, Payload } from './vector-db.js';
 
 /** Noise standard deviation relative to the unit spread of the centres. */
@@ -53,17 +55,7 @@ export interface VectorFixture {
   queries(n: number, seed: number): Float32Array[];
 }
 
-/** Mulberry32: a small, fast, seedable generator, good enough for test data. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../../platform/random.js';
 
 /** Standard normal draws from a uniform source (Box-Muller, both outputs used). */
 export function seededGaussian(seed: number): () => number {
