@@ -27,6 +27,7 @@ import { createOrchestratorClients } from '../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../orchestrator/components/index.js';
 import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
 import type { Platform } from '../platform/platform.js';
+import { callerAuth } from '../platform/settings/index.js';
 import { startVssServing } from '../vss/serving/index.js';
 import { EmbeddedVectorDb } from '../vss/vectordb/index.js';
 
@@ -40,8 +41,7 @@ export interface RunningPart {
 }
 
 function authOf(platform: Platform) {
-  const { auth } = platform.settings;
-  return { tokens: auth.callerTokens, idHeader: auth.callerIdHeader, tokenHeader: auth.callerTokenHeader };
+  return callerAuth(platform.settings);
 }
 
 /** The orchestrator: Predict and legacy APIs over the model configs under `models/`, live. */
@@ -174,9 +174,12 @@ export async function seedExampleModel(
 export async function startVssServingPart(
   platform: Platform,
   port = platform.settings.vss.servingPort,
+  options: { recallSampleRate?: number } = {},
 ): Promise<RunningPart> {
   const { settings, logger, metrics } = platform;
-  const [sql, cache] = await Promise.all([platform.sqlClient(), platform.cache()]);
+  const sql = await platform.sqlClient();
+  // Serving keeps its own in-process LRU; a shared cache is a second level only when it is Redis.
+  const cache = settings.cache.kind === 'redis' ? await platform.cache() : undefined;
   const vectorDb = await EmbeddedVectorDb.open({ dir: join(settings.dataDir, 'vectordb') });
   try {
     const running = await startVssServing({
@@ -191,6 +194,7 @@ export async function startVssServingPart(
       maxMessageBytes: settings.grpc.maxMessageBytes,
       shutdownGraceMs: settings.grpc.shutdownGraceMs,
       pageTokenSecret: process.env.LATTICE_VSS_PAGE_TOKEN_SECRET,
+      recallSampleRate: options.recallSampleRate,
     });
     return {
       name: 'vss-serving',

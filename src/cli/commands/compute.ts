@@ -12,7 +12,7 @@ import { HttpServer } from '../../platform/http/index.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import { Platform } from '../../platform/platform.js';
-import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
+import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { CliContext } from '../main.js';
 import { describePorts } from './ports.js';
@@ -105,11 +105,7 @@ async function serve(context: CliContext, args: ComputeArgs): Promise<void> {
       port,
       logger,
       metrics,
-      auth: {
-        tokens: settings.auth.callerTokens,
-        idHeader: settings.auth.callerIdHeader,
-        tokenHeader: settings.auth.callerTokenHeader,
-      },
+      auth: callerAuth(settings),
       maxMessageBytes: settings.grpc.maxMessageBytes,
       shutdownGraceMs: settings.grpc.shutdownGraceMs,
     });

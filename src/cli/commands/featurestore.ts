@@ -13,7 +13,7 @@ import {
 import { describeError, invalidArgument } from '../../platform/errors.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
-import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
+import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { CliContext } from '../main.js';
 
@@ -157,11 +157,7 @@ async function serve(context: CliContext, args: string[]): Promise<void> {
     host: settings.host,
     port,
     fillDefaults: values['fill-defaults'] === true,
-    auth: {
-      tokens: settings.auth.callerTokens,
-      idHeader: settings.auth.callerIdHeader,
-      tokenHeader: settings.auth.callerTokenHeader,
-    },
+    auth: callerAuth(settings),
     logger,
     metrics: new Metrics(),
     maxMessageBytes: settings.grpc.maxMessageBytes,

@@ -6,7 +6,7 @@ import { startModelServer } from '../../modelserver/modelserver-server.js';
 import { describeError, invalidArgument, LatticeError } from '../../platform/errors.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
-import { loadSettings } from '../../platform/settings/index.js';
+import { callerAuth, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { CliContext } from '../main.js';
 
@@ -86,11 +86,7 @@ export async function runModelserver(context: CliContext, argv = process.argv.sl
     maxBatchRows: integerOption('max-batch-rows', values['max-batch-rows'], 1, 1 << 24),
     logger,
     metrics: new Metrics(),
-    auth: {
-      tokens: settings.auth.callerTokens,
-      idHeader: settings.auth.callerIdHeader,
-      tokenHeader: settings.auth.callerTokenHeader,
-    },
+    auth: callerAuth(settings),
     maxMessageBytes: settings.grpc.maxMessageBytes,
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
   });

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { GrpcServer, protoRoot } from '../../platform/grpc/index.js';
 import { HttpServer } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
-import { loadSettings } from '../../platform/settings/index.js';
+import { callerAuth, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { CliContext } from '../main.js';
 import {
@@ -49,11 +49,7 @@ export async function runUp(context: CliContext): Promise<void> {
     port: settings.grpc.port,
     logger,
     metrics,
-    auth: {
-      tokens: settings.auth.callerTokens,
-      idHeader: settings.auth.callerIdHeader,
-      tokenHeader: settings.auth.callerTokenHeader,
-    },
+    auth: callerAuth(settings),
     maxMessageBytes: settings.grpc.maxMessageBytes,
     reflectionProtos: protoFiles(),
     shutdownGraceMs: settings.grpc.shutdownGraceMs,

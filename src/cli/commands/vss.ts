@@ -1,12 +1,10 @@
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeError, invalidArgument } from '../../platform/errors.js';
 import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
-import { startVssServing } from '../../vss/serving/index.js';
-import { EmbeddedVectorDb } from '../../vss/vectordb/index.js';
 import type { CliContext } from '../main.js';
+import { type RunningPart, startVssServingPart } from '../parts.js';
 import { describePorts } from './ports.js';
 
 /** Port of `lattice vss serving` when `--port` is not given. */
@@ -47,47 +45,22 @@ export async function runVss(context: CliContext): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
   const port = parsed.port === undefined ? settings.vss.servingPort : parsePort(parsed.port);
   const platform = new Platform(settings);
-  const { logger, metrics } = platform;
   const recallRate = process.env.LATTICE_VSS_RECALL_SAMPLE_RATE;
-  let vectorDb: EmbeddedVectorDb | undefined;
-  let stop: (() => Promise<void>) | undefined;
+  let part: RunningPart;
   try {
-    const sql = await platform.sqlClient();
-    // The in-process LRU is always there; a shared cache is a second level only when it is Redis.
-    const cache = settings.cache.kind === 'redis' ? await platform.cache() : undefined;
-    vectorDb = await EmbeddedVectorDb.open({ dir: join(settings.dataDir, 'vectordb') });
-    const server = await startVssServing({
-      sql,
-      vectorDb,
-      cache,
-      host: settings.host,
-      port,
-      logger,
-      metrics,
-      auth: {
-        tokens: settings.auth.callerTokens,
-        idHeader: settings.auth.callerIdHeader,
-        tokenHeader: settings.auth.callerTokenHeader,
-      },
-      maxMessageBytes: settings.grpc.maxMessageBytes,
-      shutdownGraceMs: settings.grpc.shutdownGraceMs,
-      pageTokenSecret: process.env.LATTICE_VSS_PAGE_TOKEN_SECRET,
+    part = await startVssServingPart(platform, port, {
       recallSampleRate: recallRate === undefined ? undefined : Number(recallRate),
     });
-    stop = () => server.stop();
-    const ports = describePorts(platform);
-    console.log(`Lattice vss serving is up (${ports.sql}; ${ports.cache}):`);
-    console.log(`  vss.v1.SimilaritySearch gRPC (health, reflection)  ${settings.host}:${server.port}`);
-    console.log('Ctrl-C stops it, draining in-flight calls.');
   } catch (err) {
-    await stop?.();
-    await vectorDb?.close();
     await platform.close();
     throw err;
   }
-  onShutdownSignal(logger, async () => {
-    await stop?.();
-    await vectorDb?.close();
+  const ports = describePorts(platform);
+  console.log(`Lattice vss serving is up (${ports.sql}; ${ports.cache}):`);
+  console.log(`  vss.v1.SimilaritySearch gRPC (health, reflection)  ${settings.host}:${part.port}`);
+  console.log('Ctrl-C stops it, draining in-flight calls.');
+  onShutdownSignal(platform.logger, async () => {
+    await part.stop();
     await platform.close();
   });
 }

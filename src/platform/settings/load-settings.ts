@@ -214,3 +214,16 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
     },
   };
 }
+
+/** The caller-token auth of the settings, in the shape the gRPC server takes (off when no tokens are set). */
+export function callerAuth(settings: Settings): {
+  tokens: Record<string, string>;
+  idHeader: string;
+  tokenHeader: string;
+} {
+  return {
+    tokens: settings.auth.callerTokens,
+    idHeader: settings.auth.callerIdHeader,
+    tokenHeader: settings.auth.callerTokenHeader,
+  };
+}
