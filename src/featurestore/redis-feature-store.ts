@@ -12,8 +12,7 @@
  */
 import type { Redis } from 'ioredis';
 import { LatticeError } from '../platform/errors.js';
-import { connectRedis, redisCommand, redisError } from '../platform/redis/redis-connection.js';
-import { withTimeout } from '../platform/timeout.js';
+import { closeRedis, connectRedis, redisCommand, redisError } from '../platform/redis/redis-connection.js';
 import { checkTtl, type FeatureStore, rowKey, type StoredRow, type WriteOptions } from './store.js';
 
 export interface RedisFeatureStoreOptions {
@@ -95,14 +94,7 @@ export class RedisFeatureStore implements FeatureStore {
   }
 
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      if (this.#redis.status === 'ready') {
-        const quitting = this.#redis.quit();
-        quitting.catch(() => {});
-        await withTimeout('closing Redis', this.#commandTimeoutMs, quitting).catch(() => {});
-      }
-      this.#redis.disconnect();
-    })();
+    this.#closing ??= closeRedis(this.#redis, this.#commandTimeoutMs);
     return this.#closing;
   }
 

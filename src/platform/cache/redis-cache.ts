@@ -7,8 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import { LatticeError } from '../errors.js';
-import { connectRedis, redisCommand, redisError } from '../redis/redis-connection.js';
-import { withTimeout } from '../timeout.js';
+import { closeRedis, connectRedis, redisCommand, redisError } from '../redis/redis-connection.js';
 import { assertValidTtl, type Cache, type CacheEntry, closedCacheError } from './cache.js';
 
 export interface RedisCacheOptions {
@@ -102,14 +101,7 @@ export class RedisCache implements Cache {
   }
 
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      if (this.#redis.status === 'ready') {
-        const quitting = this.#redis.quit();
-        quitting.catch(() => {});
-        await withTimeout('closing Redis', this.#commandTimeoutMs, quitting).catch(() => {});
-      }
-      this.#redis.disconnect();
-    })();
+    this.#closing ??= closeRedis(this.#redis, this.#commandTimeoutMs);
     return this.#closing;
   }
 

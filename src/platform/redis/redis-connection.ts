@@ -84,3 +84,13 @@ export async function redisCommand<T>(
     throw redisError(label, what, err);
   }
 }
+
+/** Says goodbye when connected (bounded by `timeoutMs`), then drops the connection; never throws. */
+export async function closeRedis(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') {
+    const quitting = redis.quit();
+    quitting.catch(() => {});
+    await withTimeout('closing Redis', timeoutMs, quitting).catch(() => {});
+  }
+  redis.disconnect();
+}
