@@ -56,6 +56,7 @@ export async function startOrchestratorPart(
     featureStoreTarget: settings.orchestrator.featureStoreTarget,
     callerId: settings.orchestrator.featureStoreCallerId || undefined,
     callerToken: settings.orchestrator.featureStoreCallerToken || undefined,
+    channelsPerTarget: settings.orchestrator.channelsPerTarget,
   });
   // Inference logs go through a bounded buffer to the queue: logging never blocks or fails a request.
   const inferenceLogger = new InferenceLogger({

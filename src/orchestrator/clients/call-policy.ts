@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { type Client, Metadata, type MethodDefinition, type ServiceError, status } from '@grpc/grpc-js';
 import {
   BrokenCircuitError,
@@ -10,7 +11,7 @@ import {
   noJitterGenerator,
 } from 'cockatiel';
 import { describeError, type ErrorCode, LatticeError } from '../../platform/errors.js';
-import type { Metrics } from '../../platform/metrics/index.js';
+import type { Labels, Metrics } from '../../platform/metrics/index.js';
 import type { ChannelPool } from './channel-pool.js';
 
 /** The external services the orchestrator calls; a metric label. */
@@ -125,6 +126,8 @@ export class CallPolicy {
   private readonly breakerOptions: BreakerOptions;
   private readonly maxCallMs: number;
   private readonly breakers = new Map<string, CircuitBreakerPolicy>();
+  /** Label sets per service, target and method, made once: the metrics of a call allocate nothing. */
+  private readonly series = new Map<string, CallSeries>();
   /** Deadline failures of attempts that had almost no budget: the caller's fault, not the endpoint's. */
   private readonly uncounted = new WeakSet<Error>();
   private readonly requests;
@@ -179,19 +182,30 @@ export class CallPolicy {
     read: (response: Res) => T,
   ): Promise<T> {
     const started = performance.now();
-    const labels = { service: call.service, target: call.target, method: call.method };
+    const series = this.seriesOf(call);
     try {
-      const result = await this.withRetries(call, method, request, options, read);
-      this.requests.inc({ ...labels, outcome: 'ok' });
+      const result = await this.withRetries(call, method, request, options, read, series);
+      this.requests.inc(series.ok);
       return result;
     } catch (err) {
       const error = this.toLatticeError(err, call, options.signal);
-      this.requests.inc({ ...labels, outcome: 'error' });
-      this.errors.inc({ ...labels, kind: failureKind(error) });
+      this.requests.inc(series.error);
+      this.errors.inc({ ...series.labels, kind: failureKind(error) });
       throw error;
     } finally {
-      this.latency.observeMs(labels, performance.now() - started);
+      this.latency.observeMs(series.labels, performance.now() - started);
     }
+  }
+
+  private seriesOf(call: CallTarget): CallSeries {
+    const key = `${call.service}\u0000${call.target}\u0000${call.method}`;
+    let series = this.series.get(key);
+    if (!series) {
+      const labels = { service: call.service, target: call.target, method: call.method };
+      series = { labels, ok: { ...labels, outcome: 'ok' }, error: { ...labels, outcome: 'error' } };
+      this.series.set(key, series);
+    }
+    return series;
   }
 
   /** The breaker of an endpoint, for tests and status pages. */
@@ -206,8 +220,9 @@ export class CallPolicy {
     request: Req,
     options: OutboundCallOptions,
     read: (response: Res) => T,
+    series: CallSeries,
   ): Promise<T> {
-    const signal = options.signal ?? new AbortController().signal;
+    const signal = options.signal ?? neverAborted;
     const deadline = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, Date.now() + this.maxCallMs);
     const metadata = options.metadata ?? new Metadata();
     const breaker = this.breaker(call.target);
@@ -221,7 +236,8 @@ export class CallPolicy {
         return await breaker.execute(async () => {
           try {
             const client = this.pool.client(call.target); // round-robin: a retry takes another channel
-            return read(await unaryCall(client, method, request, metadata.clone(), deadline, signal));
+            // grpc-js copies the metadata when a call starts, so one object serves every attempt.
+            return read(await unaryCall(client, method, request, metadata, deadline, signal));
           } catch (err) {
             if (
               isServiceError(err) &&
@@ -238,7 +254,7 @@ export class CallPolicy {
         const bound = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
         const delay = Math.floor(Math.random() * bound);
         if (deadline - Date.now() - delay < this.retry.minAttemptMs) throw err;
-        this.retries.inc({ service: call.service, target: call.target, method: call.method });
+        this.retries.inc(series.labels);
         await pause(delay, signal);
       }
     }
@@ -311,6 +327,16 @@ export class CallPolicy {
     });
   }
 }
+
+interface CallSeries {
+  labels: Labels;
+  ok: Labels;
+  error: Labels;
+}
+
+/** The signal of calls made without one; never aborts, so listeners on it are never kept. */
+const neverAborted = new AbortController().signal;
+setMaxListeners(0, neverAborted);
 
 /** UNAVAILABLE raised without calling because the endpoint's circuit is open. */
 export class CircuitOpen extends LatticeError {

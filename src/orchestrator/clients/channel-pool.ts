@@ -2,7 +2,11 @@ import { type ChannelCredentials, type ChannelOptions, Client, credentials } fro
 import { LatticeError } from '../../platform/errors.js';
 
 export interface ChannelPoolOptions {
-  /** Channels (each its own HTTP/2 connection) per target, used round-robin; default 2. */
+  /**
+   * Channels (each its own HTTP/2 connection) per target, used round-robin; default 1. One
+   * connection multiplexes concurrent calls and batches their frames into fewer writes; a second
+   * connection only pays where a server caps streams per connection or serves each on one thread.
+   */
   channelsPerTarget?: number;
   /** Default: plaintext, as the feature stores and model servers of a cluster usually speak. */
   credentials?: ChannelCredentials;
@@ -48,7 +52,7 @@ export class ChannelPool {
   private closed = false;
 
   constructor(options: ChannelPoolOptions = {}) {
-    this.perTarget = options.channelsPerTarget ?? 2;
+    this.perTarget = options.channelsPerTarget ?? 1;
     if (!Number.isInteger(this.perTarget) || this.perTarget < 1 || this.perTarget > 64) {
       throw new LatticeError(
         'INVALID_ARGUMENT',

@@ -1,7 +1,7 @@
 import { Metadata } from '@grpc/grpc-js';
 import { FeatureServiceService, type Query, type Result } from '../../gen/retrieve/retrieve.js';
 import { LatticeError } from '../../platform/errors.js';
-import type { CallPolicy } from './call-policy.js';
+import type { CallPolicy, CallTarget } from './call-policy.js';
 import type { FeatureCallOptions, FeatureFetcher, FeatureQuery, FeatureRows } from './feature-fetcher.js';
 
 export interface FeatureStoreClientOptions {
@@ -27,10 +27,12 @@ export class FeatureStoreClient implements FeatureFetcher {
   private readonly target: string;
   private readonly policy: CallPolicy;
   private readonly metadata = new Metadata();
+  private readonly call: CallTarget;
 
   constructor(options: FeatureStoreClientOptions) {
     this.target = options.target;
     this.policy = options.policy;
+    this.call = { service: 'feature_store', target: this.target, method: 'RetrieveFeatures' };
     if (options.callerId !== undefined)
       this.metadata.set((options.idHeader ?? 'caller-id').toLowerCase(), options.callerId);
     if (options.callerToken !== undefined)
@@ -38,14 +40,19 @@ export class FeatureStoreClient implements FeatureFetcher {
   }
 
   async retrieve(query: FeatureQuery, options: FeatureCallOptions): Promise<FeatureRows> {
+    // The request only reads the query's arrays while it is encoded, so they are shared, not copied
+    // (the generated types are mutable only for the decoder's sake).
     const request: Query = {
       entityLabel: query.entity,
-      featureGroups: query.featureGroups.map((g) => ({ label: g.label, featureLabels: [...g.features] })),
-      keysSchema: [...query.keysSchema],
-      keys: query.keys.map((cols) => ({ cols: [...cols] })),
+      featureGroups: query.featureGroups.map((g) => ({
+        label: g.label,
+        featureLabels: g.features as string[],
+      })),
+      keysSchema: query.keysSchema as string[],
+      keys: query.keys.map((cols) => ({ cols: cols as string[] })),
     };
     return this.policy.unary(
-      { service: 'feature_store', target: this.target, method: 'RetrieveFeatures' },
+      this.call,
       FeatureServiceService.retrieveFeatures,
       request,
       { signal: options.signal, deadline: options.deadline, metadata: this.metadata },

@@ -17,7 +17,7 @@ export interface OrchestratorClientsOptions {
   idHeader?: string;
   /** Default `caller-token`. */
   tokenHeader?: string;
-  /** Default 2. */
+  /** HTTP/2 connections per endpoint; default 1 (see ChannelPoolOptions). */
   channelsPerTarget?: number;
   /** Default plaintext. */
   credentials?: ChannelCredentials;

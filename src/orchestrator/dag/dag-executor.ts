@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { deadlineExceeded, describeError, LatticeError, unavailable } from '../../platform/errors.js';
 import type { Topology } from './topology.js';
 
@@ -110,7 +111,7 @@ class Execution<C> {
   private readonly components: readonly DagComponent<C>[];
   private readonly context: C;
   private readonly options: ExecuteOptions<C> | undefined;
-  private readonly controller = new AbortController();
+  private readonly controller = unlimited(new AbortController());
   private readonly startedAt = performance.now();
   /** Predecessors each node still waits for. */
   private readonly remaining: Int32Array;
@@ -366,4 +367,14 @@ function abortReason(reason: unknown): LatticeError {
 
 function internal(message: string, cause: unknown): LatticeError {
   return new LatticeError('INTERNAL', `${message}: ${describeError(cause)}`, { cause });
+}
+
+/**
+ * Every component of an execution, and every outbound call of each (one per batch), listens on the
+ * execution's one signal; dozens of listeners are normal, not the leak Node's default cap of 10
+ * warns about.
+ */
+function unlimited(controller: AbortController): AbortController {
+  setMaxListeners(0, controller.signal);
+  return controller;
 }

@@ -36,6 +36,7 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_FEATURE_STORE_TARGET', path: 'orchestrator.featureStoreTarget', kind: 'string' },
   { env: 'LATTICE_FEATURE_STORE_CALLER_ID', path: 'orchestrator.featureStoreCallerId', kind: 'string' },
   { env: 'LATTICE_FEATURE_STORE_CALLER_TOKEN', path: 'orchestrator.featureStoreCallerToken', kind: 'string' },
+  { env: 'LATTICE_ORCHESTRATOR_CHANNELS_PER_TARGET', path: 'orchestrator.channelsPerTarget', kind: 'number' },
   { env: 'LATTICE_LOG_TOPIC', path: 'orchestrator.logTopic', kind: 'string' },
   { env: 'LATTICE_FEATURESTORE_PORT', path: 'featurestore.port', kind: 'number' },
   { env: 'LATTICE_FEATURESTORE_REGISTRY', path: 'featurestore.registry', kind: 'string' },

@@ -100,6 +100,12 @@ export const settingsSchema = z
         featureStoreCallerToken: z.string().default(''),
         /** Queue topic the inference logs are published on. */
         logTopic: z.string().min(1).default('orchestrator-inference-logs'),
+        /**
+         * HTTP/2 connections per downstream endpoint (feature store, model server, numerix). One
+         * multiplexes every call and costs least per call; raise it for servers that cap concurrent
+         * streams per connection or serve each connection on one thread.
+         */
+        channelsPerTarget: z.number().int().min(1).max(64).default(1),
       })
       .strict()
       .prefault({}),
