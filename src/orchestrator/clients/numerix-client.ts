@@ -79,34 +79,36 @@ function readScores(
     );
   }
   const scores = new Float64Array(rows.length);
-  data.computationScores.forEach((score, r) => {
-    scores[r] = readScore(score, rows[r]![0]!, r, where);
-  });
+  const returned = data.computationScores;
+  for (let r = 0; r < returned.length; r++) scores[r] = readScore(returned[r]!, rows[r]![0]!, r, where);
   return scores;
 }
 
-/** One `[id, score]` row; its id must be the request row's. */
+/** One `[id, score]` row; its id must be the request row's. No allocation unless the row is bad. */
 function readScore(score: Score, id: Uint8Array, r: number, where: string): number {
-  const bad = (why: string) => new LatticeError('INTERNAL', `${where}: score row ${r} ${why}`);
   if (score.byteData) {
     const [echoed, value] = score.byteData.values;
-    if (!echoed || !value) throw bad(`has ${score.byteData.values.length} values, expected [id, score]`);
-    if (!echoed.equals(id)) throw bad('is for another id: rows out of order');
-    const view = new DataView(value.buffer, value.byteOffset, value.byteLength);
-    if (value.length === 4) return view.getFloat32(0, true);
-    if (value.length === 8) return view.getFloat64(0, true);
-    throw bad(`has a ${value.length}-byte score, expected 4 or 8`);
+    if (!echoed || !value)
+      throw badRow(where, r, `has ${score.byteData.values.length} values, expected [id, score]`);
+    if (!echoed.equals(id)) throw badRow(where, r, 'is for another id: rows out of order');
+    if (value.length === 4) return value.readFloatLE(0);
+    if (value.length === 8) return value.readDoubleLE(0);
+    throw badRow(where, r, `has a ${value.length}-byte score, expected 4 or 8`);
   }
   if (score.stringData) {
     const [echoed, value] = score.stringData.values;
     if (echoed === undefined || value === undefined)
-      throw bad(`has ${score.stringData.values.length} values, expected [id, score]`);
+      throw badRow(where, r, `has ${score.stringData.values.length} values, expected [id, score]`);
     if (echoed !== Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString('utf8'))
-      throw bad('is for another id: rows out of order');
+      throw badRow(where, r, 'is for another id: rows out of order');
     const number = Number(value);
     if (value.trim() === '' || (Number.isNaN(number) && value.trim() !== 'NaN'))
-      throw bad(`has score "${value}", not a number`);
+      throw badRow(where, r, `has score "${value}", not a number`);
     return number;
   }
-  throw bad('is empty');
+  throw badRow(where, r, 'is empty');
+}
+
+function badRow(where: string, r: number, why: string): LatticeError {
+  return new LatticeError('INTERNAL', `${where}: score row ${r} ${why}`);
 }

@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
-import { featureCacheTtlMs } from '../../../src/orchestrator/components/feature-cache.js';
+import {
+  decodeValues,
+  encodeValues,
+  featureCacheTtlMs,
+} from '../../../src/orchestrator/components/feature-cache.js';
 import { createComponentBuilder } from '../../../src/orchestrator/components/index.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
 import { encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
@@ -131,6 +135,28 @@ describe('feature cache', () => {
     } finally {
       await cache.close();
     }
+  });
+
+  test('cached values round-trip: empty values, and lengths that need every byte of the prefix', () => {
+    const values = [
+      new Uint8Array(0),
+      Uint8Array.of(1, 2, 3, 4),
+      new Uint8Array(300).fill(7),
+      new Uint8Array(70_000).map((_, i) => i % 251),
+      new Uint8Array(0),
+    ];
+    const decoded = decodeValues(encodeValues(values));
+    assert.deepEqual(
+      decoded.map((v) => Array.from(v)),
+      values.map((v) => Array.from(v)),
+    );
+    // A value read at an offset inside a larger buffer (as a cache may hand it out).
+    const framed = new Uint8Array(10 + encodeValues(values).length);
+    framed.set(encodeValues(values), 10);
+    assert.deepEqual(
+      decodeValues(framed.subarray(10)).map((v) => v.length),
+      [0, 4, 300, 70_000, 0],
+    );
   });
 
   test('TTL precedence: component, then model (which defaults to 300 s)', () => {

@@ -1,0 +1,94 @@
+/**
+ * How the predict benchmark attributes a request's time inside the orchestrator: its server-side
+ * handling window (from the gRPC metrics interceptor) against the wall time during which at least one
+ * downstream call was in flight (timing decorators around the FeatureFetcher, ModelInferer and
+ * RemoteCompute given to `createComponentBuilder`; intervals merged, since feature calls run
+ * concurrently). Overhead = handling − downstream waiting.
+ */
+import { Metrics, type TimingMetric } from '../../src/platform/metrics/index.js';
+
+export interface Window {
+  start: number;
+  end: number;
+}
+
+/** Metrics that also keep each orchestrator call's handling window (start, end in performance.now ms). */
+export class WindowMetrics extends Metrics {
+  readonly windows: Window[] = [];
+  override timing(...args: Parameters<Metrics['timing']>): TimingMetric {
+    const inner = super.timing(...args);
+    if (args[0] !== 'grpc_server_handling_seconds') return inner;
+    return {
+      observeMs: (labels, ms) => {
+        const end = performance.now();
+        this.windows.push({ start: end - ms, end });
+        inner.observeMs(labels, ms);
+      },
+    };
+  }
+}
+
+/** Wall time during which at least one downstream call was in flight, as merged intervals. */
+export class DownstreamTimer {
+  readonly intervals: Window[] = [];
+  private inFlight = 0;
+  private since = 0;
+
+  /** Summed call durations (not merged) and call counts by kind, for the breakdown. */
+  readonly byKind = new Map<string, { ms: number; calls: number }>();
+  /** Whether `byKind` counts now (only during the unlogged sequential runs). */
+  countKinds = false;
+
+  track<T>(kind: string, call: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    if (this.inFlight++ === 0) this.since = started;
+    const finish = () => {
+      if (!this.countKinds) return this.done();
+      const k = this.byKind.get(kind) ?? { ms: 0, calls: 0 };
+      k.ms += performance.now() - started;
+      k.calls++;
+      this.byKind.set(kind, k);
+      this.done();
+    };
+    return call().then(
+      (value) => {
+        finish();
+        return value;
+      },
+      (err: unknown) => {
+        finish();
+        throw err;
+      },
+    );
+  }
+
+  private done(): void {
+    if (--this.inFlight === 0) this.intervals.push({ start: this.since, end: performance.now() });
+  }
+}
+
+/** Per window: its length and the part of it covered by downstream intervals (both sorted by start). */
+export function attribute(
+  windows: readonly Window[],
+  intervals: readonly Window[],
+): { handling: number[]; waiting: number[] } {
+  const handling: number[] = [];
+  const waiting: number[] = [];
+  let j = 0;
+  for (const w of windows) {
+    while (j < intervals.length && intervals[j]!.end <= w.start) j++;
+    let busy = 0;
+    for (let k = j; k < intervals.length && intervals[k]!.start < w.end; k++) {
+      busy += Math.max(0, Math.min(w.end, intervals[k]!.end) - Math.max(w.start, intervals[k]!.start));
+    }
+    handling.push(w.end - w.start);
+    waiting.push(busy);
+  }
+  return { handling, waiting };
+}
+
+export function pct(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}

@@ -1,0 +1,19 @@
+/** What index.ts and the orchestrator process of the predict benchmark (service.ts) say over IPC. */
+import { CATALOG_RANKER_ID } from '../../examples/catalog-ranker.js';
+
+export const LOGGED_ID = `${CATALOG_RANKER_ID}_logged`;
+
+export type ServiceCommand =
+  | { cmd: 'begin'; countKinds: boolean }
+  | { cmd: 'end'; calls: number }
+  | { cmd: 'close' };
+
+export type ServiceReply =
+  | { type: 'ready'; port: number }
+  | { type: 'ended'; handling: number[]; waiting: number[]; executions: number }
+  | {
+      type: 'closed';
+      dropped: number;
+      logMetrics: string[];
+      breakdown: Record<string, { ms: number; calls: number }>;
+    };

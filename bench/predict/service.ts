@@ -1,0 +1,132 @@
+/**
+ * The orchestrator under test in the predict benchmark, in its own process as in production (forked by
+ * index.ts with an IPC channel), so that the load client's encoding, decoding and garbage never run
+ * on the orchestrator's event loop. Wired as src/cli/parts.ts wires `lattice orchestrator`, plus the
+ * measurement decorators of attribution.ts. Two models: the catalog ranker, and the same config under
+ * a second id with `logging_perc: 100` (format proto), both on one InferenceLogger over a memory
+ * queue (the unlogged one samples 0 %).
+ *
+ * IPC: sends `{ type: 'ready', port }`; then answers `begin` (clear the windows, start a measured run),
+ * `end` (attribute the run's windows: handling, waiting and overhead per call) and `close` (drain
+ * the logger, report its figures and the downstream breakdown, exit).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CATALOG_RANKER_ID, catalogRankerConfig } from '../../examples/catalog-ranker.js';
+import { startOrchestrator } from '../../src/orchestrator/api/index.js';
+import {
+  createOrchestratorClients,
+  type FeatureFetcher,
+  type ModelInferer,
+  type RemoteCompute,
+} from '../../src/orchestrator/clients/index.js';
+import { createComponentBuilder } from '../../src/orchestrator/components/index.js';
+import { InferenceLogger, QueueLogSink } from '../../src/orchestrator/logging/index.js';
+import { createCache } from '../../src/platform/cache/index.js';
+import { createConfigStore } from '../../src/platform/config-store/index.js';
+import { createLogger } from '../../src/platform/logging/index.js';
+import { createQueue } from '../../src/platform/queue/index.js';
+import { attribute, DownstreamTimer, WindowMetrics } from './attribution.js';
+import type { DownstreamInfo } from './downstream.js';
+import { LOGGED_ID, type ServiceCommand, type ServiceReply } from './protocol.js';
+
+const send = (reply: ServiceReply) => process.send!(reply);
+
+if (process.send === undefined) throw new Error('service.ts runs forked by bench/predict/index.ts');
+const info = JSON.parse(process.env.BENCH_DOWNSTREAM ?? '') as DownstreamInfo;
+const logger = createLogger('bench-service', { level: 'silent' });
+const metrics = new WindowMetrics();
+const timer = new DownstreamTimer();
+const clients = createOrchestratorClients({ metrics, featureStoreTarget: info.featureStore });
+const fetcher: FeatureFetcher = clients.featureFetcher!;
+const featureFetcher: FeatureFetcher = {
+  retrieve: (query, options) =>
+    timer.track(`feature:${query.entity}`, () => fetcher.retrieve(query, options)),
+};
+const modelInferer: ModelInferer = {
+  infer: (target, request, options) =>
+    timer.track('model', () => clients.modelInferer.infer(target, request, options)),
+};
+const remoteCompute: RemoteCompute = {
+  compute: (target, request, options) =>
+    timer.track('compute', () => clients.remoteCompute.compute(target, request, options)),
+};
+
+const config = await createConfigStore({
+  kind: 'file',
+  dir: mkdtempSync(join(tmpdir(), 'lattice-bench-config-')),
+});
+const base = catalogRankerConfig(info);
+await config.put(`models/${CATALOG_RANKER_ID}`, base);
+await config.put(`models/${LOGGED_ID}`, {
+  ...base,
+  model_config_id: LOGGED_ID,
+  logging: { logging_perc: 100, format: 'proto' },
+});
+const queue = await createQueue({ kind: 'memory' });
+const inferenceLogger = new InferenceLogger({ sink: new QueueLogSink(queue), metrics, logger });
+const cache = await createCache({ kind: 'memory' });
+/** Tracking ids of finished executions (sequential runs: one per handling window). */
+let observed = 0;
+const orchestrator = await startOrchestrator({
+  host: '127.0.0.1',
+  port: 0,
+  store: config,
+  buildComponent: createComponentBuilder({
+    featureFetcher,
+    modelInferer,
+    remoteCompute,
+    featureCache: { cache, metrics },
+  }),
+  logger,
+  metrics,
+  observe: (context) => {
+    observed++;
+    inferenceLogger.log(context);
+  },
+});
+for (const id of [CATALOG_RANKER_ID, LOGGED_ID]) {
+  if (!orchestrator.registry.get(id)) throw new Error(`model ${id} did not load`);
+}
+
+process.on('message', async (message: ServiceCommand) => {
+  switch (message.cmd) {
+    case 'begin':
+      metrics.windows.length = 0;
+      timer.intervals.length = 0;
+      observed = 0;
+      timer.countKinds = message.countKinds;
+      return;
+    case 'end': {
+      timer.countKinds = false;
+      const windows = metrics.windows.splice(0);
+      if (windows.length !== message.calls) {
+        throw new Error(`attribution: ${windows.length} windows for ${message.calls} calls`);
+      }
+      const { handling, waiting } = attribute(windows, timer.intervals.splice(0));
+      send({ type: 'ended', handling, waiting, executions: observed });
+      return;
+    }
+    case 'close': {
+      const logStats = await inferenceLogger.close(10_000);
+      const logMetrics = (await metrics.scrape()).body
+        .split('\n')
+        .filter((l) => l.startsWith('orchestrator_inference_log_') && !l.startsWith('#'));
+      await orchestrator.stop();
+      clients.close();
+      await queue.close();
+      await cache.close();
+      await config.close();
+      send({
+        type: 'closed',
+        dropped: logStats.dropped,
+        logMetrics,
+        breakdown: Object.fromEntries(timer.byKind),
+      });
+      process.disconnect();
+      return;
+    }
+  }
+});
+send({ type: 'ready', port: orchestrator.port });
