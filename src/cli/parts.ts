@@ -29,7 +29,7 @@ import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js'
 import type { Platform } from '../platform/platform.js';
 import { callerAuth } from '../platform/settings/index.js';
 import { startVssServing } from '../vss/serving/index.js';
-import { EmbeddedVectorDb } from '../vss/vectordb/index.js';
+import { createVectorDb, type VectorDbOptions } from '../vss/vectordb/index.js';
 
 export interface RunningPart {
   name: string;
@@ -171,7 +171,10 @@ export async function seedExampleModel(
   return true;
 }
 
-/** VSS serving (`vss.v1.SimilaritySearch`) on the SQL store, the embedded vector database in `<dataDir>/vectordb`, and the cache. */
+/**
+ * VSS serving (`vss.v1.SimilaritySearch`) on the SQL store, the configured vector database (settings
+ * `vss.vectorDb`: embedded in `<dataDir>/vectordb` by default, or Qdrant), and the cache.
+ */
 export async function startVssServingPart(
   platform: Platform,
   port = platform.settings.vss.servingPort,
@@ -181,7 +184,12 @@ export async function startVssServingPart(
   const sql = await platform.sqlClient();
   // Serving keeps its own in-process LRU; a shared cache is a second level only when it is Redis.
   const cache = settings.cache.kind === 'redis' ? await platform.cache() : undefined;
-  const vectorDb = await EmbeddedVectorDb.open({ dir: join(settings.dataDir, 'vectordb') });
+  const configured = settings.vss.vectorDb;
+  const vectorDbOptions: VectorDbOptions =
+    configured.kind === 'qdrant'
+      ? { kind: 'qdrant', url: configured.url!, apiKey: configured.apiKey }
+      : { kind: 'embedded', dir: join(settings.dataDir, 'vectordb') };
+  const vectorDb = await createVectorDb(vectorDbOptions);
   try {
     const running = await startVssServing({
       sql,

@@ -44,6 +44,9 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_MODEL_REPOSITORY', path: 'modelserver.repository', kind: 'string' },
   { env: 'LATTICE_COMPUTE_PORT', path: 'compute.port', kind: 'number' },
   { env: 'LATTICE_VSS_SERVING_PORT', path: 'vss.servingPort', kind: 'number' },
+  { env: 'LATTICE_VSS_VECTOR_DB', path: 'vss.vectorDb.kind', kind: 'string' },
+  { env: 'LATTICE_QDRANT_URL', path: 'vss.vectorDb.url', kind: 'string' },
+  { env: 'LATTICE_QDRANT_API_KEY', path: 'vss.vectorDb.apiKey', kind: 'string' },
 ];
 
 /** Settings with every derived default filled in: the embedded adapters' directories are absolute. */

@@ -133,6 +133,26 @@ export const settingsSchema = z
       .object({
         /** Port of `vss.v1.SimilaritySearch` (lattice vss serving, and in lattice up). */
         servingPort: port.default(50055),
+        /** The vector database: embedded (files under `<dataDir>/vectordb`) or a Qdrant server. */
+        vectorDb: z
+          .object({
+            kind: z.enum(['embedded', 'qdrant']).default('embedded'),
+            /** qdrant: REST URL, e.g. `http://qdrant:6333`. */
+            url: url.optional(),
+            /** qdrant: API key, when the server requires one. */
+            apiKey: z.string().min(1).optional(),
+          })
+          .strict()
+          .superRefine((vectorDb, ctx) => {
+            if (vectorDb.kind === 'qdrant' && vectorDb.url === undefined) {
+              ctx.addIssue({
+                code: 'custom',
+                path: ['url'],
+                message: 'is required when the vector database is qdrant (LATTICE_QDRANT_URL)',
+              });
+            }
+          })
+          .prefault({}),
       })
       .strict()
       .prefault({}),

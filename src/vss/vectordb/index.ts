@@ -3,6 +3,7 @@
  * configuration with `createVectorDb`; see vector-db.ts for the guarantees every adapter keeps.
  */
 import { EmbeddedVectorDb, type EmbeddedVectorDbOptions } from './embedded/embedded-vector-db.js';
+import { QdrantVectorDb, type QdrantVectorDbOptions } from './qdrant/qdrant-vector-db.js';
 import type { VectorDb } from './vector-db.js';
 
 export type { SearchStats } from './embedded/collection.js';
@@ -14,17 +15,27 @@ export {
 } from './embedded/embedded-vector-db.js';
 export type { PlannerSettings, QueryPlan } from './embedded/query-planner.js';
 export { type CompiledFilter, compileFilters, matchesAll, matchesFilter } from './filters.js';
+export { QdrantVectorDb, type QdrantVectorDbOptions } from './qdrant/qdrant-vector-db.js';
 export { LIMITS } from './validation.js';
 export * from './vector-db.js';
 
-export type VectorDbOptions = { kind: 'embedded' } & EmbeddedVectorDbOptions;
+export type VectorDbOptions =
+  | ({ kind: 'embedded' } & EmbeddedVectorDbOptions)
+  | ({ kind: 'qdrant' } & QdrantVectorDbOptions);
 
-/** Opens the configured vector database. */
+/**
+ * Opens the configured vector database: the embedded engine, or a Qdrant server (reached once here,
+ * so an unreachable one fails at start-up with UNAVAILABLE naming its URL).
+ */
 export async function createVectorDb(options: VectorDbOptions): Promise<VectorDb> {
   switch (options.kind) {
     case 'embedded': {
       const { kind: _kind, ...embedded } = options;
       return EmbeddedVectorDb.open(embedded);
+    }
+    case 'qdrant': {
+      const { kind: _kind, ...qdrant } = options;
+      return QdrantVectorDb.open(qdrant);
     }
   }
 }
