@@ -144,24 +144,6 @@ describe('vss serving: caches, versions, resilience', () => {
     );
   });
 
-  test('avg_recall is measured off the request path on sampled queries', async () => {
-    const q = world.fixture.queries(1, 31)[0]!;
-    await world.client.search({ queries: [{ embedding: vec(q), pageToken: '', filters: [] }], pageSize: 7 });
-    await world.server.recall.whenIdle();
-    const figures = world.server.servingMetrics.snapshot({
-      entity: ENTITY,
-      model: MODEL,
-      variant: 'organic',
-    });
-    assert.ok(figures.recallSamples > 0);
-    // Measured, in (0, 1]. Not asserted to be 1: samples are measured later, off the request path, and
-    // one sample in this file scored 0.7 against the exhaustive re-run. Unconfirmed suspicion: tests
-    // later in the file flip and drop versions, so a sample can be measured against a collection that
-    // changed after it was served. Open: see the closing note of issue 6.
-    assert.ok((figures.avgRecall ?? 0) > 0 && (figures.avgRecall ?? 2) <= 1, JSON.stringify(figures));
-    assert.ok((figures.avgSimilarCandidates ?? 0) > 0);
-  });
-
   test('GetEmbeddings returns embedding and search embedding with found flags', async () => {
     const { embeddings } = await world.client.getEmbeddings({
       entity: ENTITY,
