@@ -1,36 +1,23 @@
-import { type LogRow, LogRows } from '../../../gen/orchestrator/v1/log.js';
+import { LogRows } from '../../../gen/orchestrator/v1/log.js';
 import { invalidArgument } from '../../../platform/errors.js';
 import { checkValueLength, defaultValue } from '../../matrix/codecs.js';
 import type { ColumnSpec } from '../../matrix/component-matrix.js';
 import type { LogTable } from '../log-batch.js';
 import type { PayloadCodec, PayloadRow } from './payload-codec.js';
 
-const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-
 /**
  * LOG_FORMAT_PROTO: a LogRows message, one LogRow per target with every value as its column's
  * encoded bytes; a defaulted cell holds its type's default bytes (zeros, or empty when variable) and
  * is listed in `defaulted_columns`. Other bytes are exactly the served ones, invalid UTF-8 and NaN
  * payloads included.
+ *
+ * Encoding writes the wire format directly (sizes first, then one buffer), byte for byte what the
+ * generated `LogRows.encode` writes (the tests compare them), without a message object, a Buffer
+ * per cell or the generic writer's fork/join per row: it runs for every logged request.
  */
 export const protoCodec: PayloadCodec = {
   encode(table: LogTable): Uint8Array {
-    const defaults = table.columns.map(({ spec }) => asBuffer(defaultValue(spec.dataType, spec.vectorDim)));
-    const rows: LogRow[] = [];
-    for (let row = table.start; row < table.end; row++) {
-      const values: Buffer[] = [];
-      const defaultedColumns: number[] = [];
-      table.columns.forEach((column, c) => {
-        if (column.isDefaulted(row)) {
-          values.push(defaults[c]!);
-          defaultedColumns.push(c);
-        } else {
-          values.push(asBuffer(column.value(row)));
-        }
-      });
-      rows.push({ values, defaultedColumns });
-    }
-    return LogRows.encode({ rows }).finish();
+    return encodeLogRows(table);
   },
 
   decode(payload: Uint8Array, schema: readonly ColumnSpec[], entityIds: readonly string[]): PayloadRow[] {
@@ -72,3 +59,80 @@ export const protoCodec: PayloadCodec = {
     });
   },
 };
+
+/** LogRows.rows, LogRow.values: field 1, length-delimited. */
+const FIELD_1_BYTES = 0x0a;
+/** LogRow.defaulted_columns: field 2, packed. */
+const FIELD_2_PACKED = 0x12;
+
+function varintSize(value: number): number {
+  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
+}
+
+function writeVarint(out: Uint8Array, at: number, value: number): number {
+  let v = value >>> 0;
+  while (v >= 0x80) {
+    out[at++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  out[at++] = v;
+  return at;
+}
+
+function encodeLogRows(table: LogTable): Uint8Array {
+  const { columns, start, end } = table;
+  const width = columns.length;
+  const defaults = columns.map(({ spec }) => defaultValue(spec.dataType, spec.vectorDim));
+  const rows = end - start;
+  // Pass 1: every row's values (as views, kept for pass 2) and sizes.
+  const cells: Uint8Array[] = new Array(rows * width);
+  const rowSizes = new Int32Array(rows);
+  const packedSizes = new Int32Array(rows);
+  let total = 0;
+  for (let r = 0; r < rows; r++) {
+    const row = start + r;
+    let size = 0;
+    let packed = 0;
+    for (let c = 0; c < width; c++) {
+      const column = columns[c]!;
+      let value: Uint8Array;
+      if (column.isDefaulted(row)) {
+        value = defaults[c]!;
+        packed += varintSize(c);
+      } else {
+        const fixed = column.fixed;
+        value =
+          fixed === undefined
+            ? column.value(row)
+            : fixed.data.subarray(row * fixed.width, (row + 1) * fixed.width);
+      }
+      cells[r * width + c] = value;
+      size += 1 + varintSize(value.length) + value.length;
+    }
+    if (packed > 0) size += 1 + varintSize(packed) + packed;
+    rowSizes[r] = size;
+    packedSizes[r] = packed;
+    total += 1 + varintSize(size) + size;
+  }
+  // Pass 2: write.
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (let r = 0; r < rows; r++) {
+    out[at++] = FIELD_1_BYTES;
+    at = writeVarint(out, at, rowSizes[r]!);
+    for (let c = 0; c < width; c++) {
+      const value = cells[r * width + c]!;
+      out[at++] = FIELD_1_BYTES;
+      at = writeVarint(out, at, value.length);
+      out.set(value, at);
+      at += value.length;
+    }
+    const packed = packedSizes[r]!;
+    if (packed > 0) {
+      out[at++] = FIELD_2_PACKED;
+      at = writeVarint(out, at, packed);
+      for (let c = 0; c < width; c++) if (cells[r * width + c] === defaults[c]) at = writeVarint(out, at, c);
+    }
+  }
+  return out;
+}
