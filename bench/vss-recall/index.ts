@@ -12,8 +12,6 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import hnswlib from 'hnswlib-node';
 import { clusteredFixture, exactSearch, recall } from '../../src/vss/vectordb/fixtures.js';
 import {
@@ -22,6 +20,7 @@ import {
   type Filter,
   HNSW_DEFAULTS,
 } from '../../src/vss/vectordb/index.js';
+import { settledRss } from '../support/memory.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
 import { probeWorker } from './worker-probe.js';
 
@@ -33,13 +32,6 @@ const ROUNDS = 3;
 const FLAGS = { tenth: 0.1, five: 0.05, two: 0.02, rare: 0.005 } as const;
 type Flag = keyof typeof FLAGS;
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-const settledRss = () => {
-  gc();
-  gc();
-  return process.memoryUsage().rss;
-};
 const log = (line: string) => console.log(line);
 const seconds = (since: number) => (performance.now() - since) / 1000;
 const ms = (stats: RunStats) => `p50 ${stats.p50_ms.toFixed(3)} / p99 ${stats.p99_ms.toFixed(3)} ms`;

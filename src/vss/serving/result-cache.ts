@@ -67,6 +67,13 @@ export class ResultCache {
     this.random = options.random ?? Math.random;
   }
 
+  /** Whether a variant with these settings caches at all (false: skip keys, look-ups and encoding). */
+  enabled(settings: CacheSettings): boolean {
+    return (
+      settings.memoryTtlSeconds > 0 || (this.distributed !== undefined && settings.distributedTtlSeconds > 0)
+    );
+  }
+
   /** The cached page and the level that had it; on a distributed hit the memory level is filled. */
   async get(
     key: string,
@@ -94,6 +101,7 @@ export class ResultCache {
   }
 
   async set(key: string, page: CachedPage, settings: CacheSettings): Promise<void> {
+    if (!this.enabled(settings)) return;
     const value = new TextEncoder().encode(JSON.stringify(page));
     if (settings.memoryTtlSeconds > 0) {
       await this.memory.set(key, value, this.ttlMs(settings.memoryTtlSeconds, settings.ttlJitter));

@@ -249,18 +249,20 @@ export class SearchService {
   ): Promise<QueryResult> {
     const { model, variant } = served;
     const version = await this.versionFor(served, query);
-    const key = resultKey({
-      entity: model.entity,
-      modelName: model.modelName,
-      variant: variant.variant,
-      readVersion: version,
-      query: query.queryHash,
-      filters: query.filtersHash,
-      attributes,
-      pageSize,
-      pageToken: query.pageToken,
-    });
-    const cached = await this.deps.cache.get(key, variant.cache);
+    const key = this.deps.cache.enabled(variant.cache)
+      ? resultKey({
+          entity: model.entity,
+          modelName: model.modelName,
+          variant: variant.variant,
+          readVersion: version,
+          query: query.queryHash,
+          filters: query.filtersHash,
+          attributes,
+          pageSize,
+          pageToken: query.pageToken,
+        })
+      : undefined;
+    const cached = key === undefined ? undefined : await this.deps.cache.get(key, variant.cache);
     if (cached) {
       this.deps.metrics.cacheLookup(labels, 'hit', cached.level);
       return { candidates: cached.page.candidates, nextPageToken: cached.page.nextPageToken, error: '' };
@@ -323,7 +325,7 @@ export class SearchService {
           })
         : '';
     const result: CachedPage = { candidates, nextPageToken };
-    await this.deps.cache.set(key, result, variant.cache);
+    if (key !== undefined) await this.deps.cache.set(key, result, variant.cache);
     this.deps.metrics.similarCandidates(labels, candidates.length);
     if (!cursor) {
       this.deps.recall.offer({

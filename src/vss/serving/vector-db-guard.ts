@@ -43,7 +43,12 @@ export class VectorDbGuard {
       halfOpenAfter: options.halfOpenAfterMs ?? 5000,
       breaker: new ConsecutiveBreaker(options.consecutiveFailures ?? 5),
     });
-    this.policy = wrap(breaker, timeout(this.timeoutMs, TimeoutStrategy.Aggressive));
+    // abortOnReturn off: the call ignores the policy's signal, and aborting it after every call made
+    // a DOMException per search (measured in bench/vss-search).
+    this.policy = wrap(
+      breaker,
+      timeout(this.timeoutMs, { strategy: TimeoutStrategy.Aggressive, abortOnReturn: false }),
+    );
   }
 
   /** Runs `call` under the breaker and the timeout; errors come out as LatticeErrors. */

@@ -291,6 +291,43 @@ describe('embedded vector db: indexing', () => {
   });
 });
 
+describe('embedded vector db: request filters', () => {
+  test('the rows a repeated request filter matched are recomputed after every kind of write', async (t) => {
+    const db = await EmbeddedVectorDb.open();
+    t.after(() => db.close());
+    await db.createCollection({ name: 'member', dimension: 2, distance: 'EUCLIDEAN' });
+    await db.upsert('member', [
+      { id: 'a', vector: [0, 0], payload: { in: true } },
+      { id: 'b', vector: [1, 0], payload: { in: false } },
+      { id: 'c', vector: [2, 0], payload: { in: true } },
+    ]);
+    await db.waitForIndexing('member');
+    // The same request-level filter each time, as a serving variant sends its membership filter.
+    const search = async () =>
+      ids(
+        (
+          await db.search({
+            collection: 'member',
+            queries: [{ vector: [0, 0] }],
+            filters: [{ field: 'in', op: 'IN', values: ['true'] }],
+            limit: 10,
+            indexedOnly: true,
+          })
+        )[0],
+      );
+    assert.deepEqual(await search(), ['a', 'c']);
+    assert.equal(await db.setPayload('member', ['b'], { in: true }), 1);
+    assert.deepEqual(await search(), ['a', 'b', 'c']);
+    assert.equal(await db.delete('member', ['a']), 1);
+    assert.deepEqual(await search(), ['b', 'c']);
+    await db.upsert('member', [{ id: 'd', vector: [3, 0], payload: { in: true } }]);
+    await db.waitForIndexing('member');
+    assert.deepEqual(await search(), ['b', 'c', 'd']);
+    await db.upsert('member', [{ id: 'c', vector: [2, 0], payload: { in: false } }]);
+    assert.deepEqual(await search(), ['b', 'd']);
+  });
+});
+
 describe('embedded vector db: planner and recall (5,000 × 32 clustered)', () => {
   const fixture = clusteredFixture({
     count: 5000,

@@ -33,8 +33,9 @@ interface Planned extends QueryExplanation {
 function plan(collection: Collection, query: PreparedQuery, settings: PlannerSettings): Planned {
   const { store, graph } = collection;
   const depth = query.offset + query.limit + query.excluded.size;
-  const indexedMatches = query.matches?.copy().and(store.indexed);
-  const candidates = indexedMatches ? indexedMatches.count() : store.indexedCount;
+  const indexed = query.matches ? collection.indexedMatches(query.matches) : undefined;
+  const indexedMatches = indexed?.rows;
+  const candidates = indexed ? indexed.count : store.indexedCount;
   const planned = planQuery(
     {
       candidates,

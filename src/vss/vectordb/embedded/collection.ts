@@ -5,8 +5,10 @@
  * short time slices so a large upsert never blocks the event loop for long.
  */
 
+import type { CompiledFilter } from '../filters.js';
 import type { ValidatedPoint, ValidatedSpec } from '../validation.js';
 import type { Payload } from '../vector-db.js';
+import type { Bitset } from './bitset.js';
 import { HnswGraph } from './hnsw-graph.js';
 import { Indexer } from './indexer.js';
 import { PayloadIndex } from './payload-index.js';
@@ -22,6 +24,9 @@ export interface SearchStats {
   /** Queries that also scanned the backlog (not `indexedOnly`, backlog not empty). */
   backlogScans: number;
 }
+
+/** Distinct request-level filter sets whose rows a collection keeps. */
+const MAX_CACHED_FILTERS = 16;
 
 export class Collection {
   readonly store: PointStore;
@@ -42,6 +47,16 @@ export class Collection {
   private backlogHead = 0;
   /** Rows waiting in the backlog (each counted once). */
   pendingCount = 0;
+  /**
+   * Rows of recent request-level filter sets, valid for one `version`: a serving variant sends its
+   * membership filter with every search, and recomputing it cost several passes over the bitsets.
+   */
+  private readonly filterRows = new Map<string, Bitset>();
+  private filterRowsVersion = -1;
+  private readonly indexedRows = new WeakMap<
+    Bitset,
+    { version: number; indexedCount: number; rows: Bitset; count: number }
+  >();
 
   constructor(
     readonly spec: ValidatedSpec,
@@ -127,6 +142,37 @@ export class Collection {
     }
     if (updated > 0) this.version++;
     return updated;
+  }
+
+  /** Live rows passing `filters` (compiled from the filters `key` identifies); treat as read-only. */
+  filterMatches(key: string, filters: readonly CompiledFilter[]): Bitset {
+    if (this.filterRowsVersion !== this.version) {
+      this.filterRows.clear();
+      this.filterRowsVersion = this.version;
+    }
+    let rows = this.filterRows.get(key);
+    if (!rows) {
+      rows = this.payloads.match(filters, this.store.live);
+      if (this.filterRows.size >= MAX_CACHED_FILTERS) {
+        this.filterRows.delete(this.filterRows.keys().next().value!);
+      }
+      this.filterRows.set(key, rows);
+    }
+    return rows;
+  }
+
+  /**
+   * `matches` ∩ indexed rows and its size; read-only, reused while neither the collection's version
+   * nor its indexed count changes (within one version, indexing only ever adds rows).
+   */
+  indexedMatches(matches: Bitset): { rows: Bitset; count: number } {
+    const { indexedCount } = this.store;
+    const known = this.indexedRows.get(matches);
+    if (known && known.version === this.version && known.indexedCount === indexedCount) return known;
+    const rows = matches.copy().and(this.store.indexed);
+    const fresh = { version: this.version, indexedCount, rows, count: rows.count() };
+    this.indexedRows.set(matches, fresh);
+    return fresh;
   }
 
   /** The next row the indexer should insert, or undefined when the backlog is empty. */

@@ -35,7 +35,6 @@ import type {
   StoredPoint,
   VectorDb,
 } from '../vector-db.js';
-import type { Bitset } from './bitset.js';
 import { Collection, type SearchStats } from './collection.js';
 import { explainQuery, type PreparedQuery, type QueryExplanation, runQuery } from './collection-search.js';
 import { scoreOf } from './exact-scan.js';
@@ -347,21 +346,16 @@ export class EmbeddedVectorDb implements VectorDb {
     const collection = this.collection(request.collection);
     const { store, payloads, spec } = collection;
     const shared = compileFilters(request.filters, 'filters');
+    const sharedKey = shared.length > 0 ? JSON.stringify(request.filters) : '';
     const queries = request.queries.map((query, i) => ({
       vector: validateVector(query.vector, spec.dimension, `queries[${i}].vector`, spec.name, false),
       filters: compileFilters(query.filters, `queries[${i}].filters`),
       excludeIds: query.excludeIds ?? [],
     }));
-    // The shared filters' rows, recomputed only when the collection changed between queries.
-    let sharedMatches: Bitset | undefined;
-    let sharedVersion = -1;
     const prepare = (i: number): PreparedQuery => {
       const query = queries[i]!;
-      if (shared.length > 0 && sharedVersion !== collection.version) {
-        sharedMatches = payloads.match(shared, store.live);
-        sharedVersion = collection.version;
-      }
-      let matches = sharedMatches;
+      // The shared filters' rows, cached by the collection until it changes.
+      let matches = shared.length > 0 ? collection.filterMatches(sharedKey, shared) : undefined;
       if (query.filters.length > 0) matches = payloads.match(query.filters, matches ?? store.live);
       const excluded = new Set<number>();
       for (const id of query.excludeIds) {

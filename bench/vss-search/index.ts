@@ -1,0 +1,249 @@
+/**
+ * vss-search: Search over gRPC against the raw index library in-process, on the seeded clustered
+ * fixture (100,000 × 128 by default), same HNSW parameters (HNSW_DEFAULTS), same queries.
+ *
+ * - Baseline: hnswlib-node `HierarchicalNSW` built here on the same vectors in the same order (same
+ *   random seed as the embedded engine), queried one at a time with k 10 at ef `efSearch`.
+ * - Product: a vss serving server in a child process (bench/vss-search/server.ts: PGlite catalog,
+ *   EmbeddedVectorDb collection, result caches off, no Redis, recall sampling off), called over
+ *   loopback gRPC with the generated client, Search by embedding, page size 10.
+ *
+ * Measures: build rate and memory per point on both sides; recall@10 of both against exact brute
+ * force; closed-loop sequential throughput (median of alternating rounds; ratio = service ÷ raw),
+ * plus the service with several calls in flight; an open-loop run paced at 500 requests/s whose
+ * p50 / p99 (from the scheduled send time) are the JSON line's `p50_ms` / `p99_ms`. Where the time
+ * goes: a bare grpc-js server in the serving process answering with a canned page gives the round
+ * trip's own cost (one at a time, and paced on the same schedule); the serving process's latency
+ * histograms give the handler's and the vector DB's share; event-loop delay and GC pauses of both
+ * processes explain the paced tail.
+ * Goals (issue): ratio ≥ 0.60, p99 ≤ 5 ms at 500 requests/s.
+ *
+ * `npm run bench -- vss-search` (env BENCH_POINTS, BENCH_QUERIES, BENCH_ROUNDS, BENCH_RATE,
+ * BENCH_PACED_SECONDS, BENCH_CONCURRENCY to scale it; BENCH_SERVER_CPU_PROF=<dir> profiles the
+ * serving process; BENCH_SERVER_NODE_FLAGS adds node flags to it, e.g. "--max-semi-space-size=32").
+ */
+import { loadavg } from 'node:os';
+import hnswlib from 'hnswlib-node';
+import { exactSearch, recall } from '../../src/vss/vectordb/fixtures.js';
+import { HNSW_DEFAULTS } from '../../src/vss/vectordb/index.js';
+import { settledRss } from '../support/memory.js';
+import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
+import { buildFixture, fixtureParams, K } from './fixture.js';
+import { paced, SearchCaller } from './load.js';
+import { describePauses, PauseMonitor } from './pauses.js';
+import { GRPC, HANDLER, ServerTiming, VECTOR_DB } from './server-timing.js';
+import { startServingProcess } from './serving-process.js';
+
+const params = fixtureParams();
+const POINTS = params.points;
+const DIMENSION = params.dimension;
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CALLS = QUERIES * 5;
+const RATE = Number(process.env.BENCH_RATE ?? 500);
+const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 10);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const P99_GOAL_MS = 5;
+const RATIO_GOAL = 0.6;
+
+const log = (line: string) => console.log(line);
+const seconds = (since: number) => (performance.now() - since) / 1000;
+const ms = (stats: { p50_ms: number; p99_ms: number }) =>
+  `p50 ${stats.p50_ms.toFixed(3)} / p99 ${stats.p99_ms.toFixed(3)} ms`;
+const perSecond = (x: number) => `${Math.round(x).toLocaleString('en-US')}/s`;
+
+const fixture = buildFixture(params);
+const queries = fixture.queries(QUERIES, 77);
+let started = performance.now();
+const truth = queries.map((q) =>
+  exactSearch(fixture.vectors, DIMENSION, q, K, 'EUCLIDEAN').indices.map((row) => fixture.ids[row]!),
+);
+log(
+  `fixture ${POINTS} × ${DIMENSION}, ${params.clusters} clusters; ground truth for ${QUERIES} queries: ${seconds(started).toFixed(1)} s`,
+);
+
+// --- baseline: hnswlib-node in this process ----------------------------------------------------
+const rss = settledRss();
+started = performance.now();
+const raw = new hnswlib.HierarchicalNSW('l2', DIMENSION);
+raw.initIndex(POINTS, HNSW_DEFAULTS.m, HNSW_DEFAULTS.efConstruction, 100, false);
+for (let i = 0; i < POINTS; i++) raw.addPoint(Array.from(fixture.vector(i)), i);
+const baselineBuildSeconds = seconds(started);
+const baselineBytesPerPoint = (settledRss() - rss) / POINTS;
+raw.setEf(HNSW_DEFAULTS.efSearch);
+const rawQueries = queries.map((q) => Array.from(q));
+const rawSearch = (q: number) => raw.searchKnn(rawQueries[q % QUERIES]!, K).neighbors;
+const baselineRecall = recall(
+  rawQueries.map((_, q) => rawSearch(q).map((row) => fixture.ids[row]!)),
+  truth,
+);
+log(
+  `hnswlib build ${baselineBuildSeconds.toFixed(1)} s (${perSecond(POINTS / baselineBuildSeconds)} points), ` +
+    `${baselineBytesPerPoint.toFixed(0)} B/point (RSS growth), recall@10 ${baselineRecall.toFixed(3)}`,
+);
+
+// --- product: the serving process -----------------------------------------------------------------
+started = performance.now();
+const serverFlags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+const serving = await startServingProcess(params, {
+  cpuProfileDir: process.env.BENCH_SERVER_CPU_PROF,
+  nodeFlags: serverFlags,
+});
+const { ready } = serving;
+if (ready.points !== POINTS || ready.status !== 'READY') {
+  throw new Error(`serving process reports ${ready.points} points, ${ready.status}`);
+}
+log(
+  `service (pid ${serving.pid}) up in ${seconds(started).toFixed(1)} s: build ${ready.build_s.toFixed(1)} s ` +
+    `(${perSecond(POINTS / ready.build_s)} points, upsert until READY), ${ready.bytes_per_point.toFixed(0)} B/point RSS growth ` +
+    `(${ready.heap_bytes_per_point.toFixed(0)} B/point V8 heap + array buffers)`,
+);
+const caller = new SearchCaller(`127.0.0.1:${ready.port}`, queries);
+const echo = new SearchCaller(`127.0.0.1:${ready.echoPort}`, queries);
+const found: string[][] = [];
+for (let q = 0; q < QUERIES; q++) found.push(await caller.search(q));
+const serviceRecall = recall(found, truth);
+log(`recall@10 service ${serviceRecall.toFixed(3)}, hnswlib ${baselineRecall.toFixed(3)}`);
+
+// --- closed loop, alternating rounds --------------------------------------------------------------
+await measure(CALLS, 1, async (i) => rawSearch(i));
+await measure(CALLS, 1, (i) => caller.search(i));
+await measure(CALLS, 1, (i) => echo.search(i));
+const runs = {
+  baseline: [] as RunStats[],
+  service: [] as RunStats[],
+  echo: [] as RunStats[],
+  pipelined: [] as RunStats[],
+};
+const sequentialTiming = new ServerTiming();
+for (let r = 0; r < ROUNDS; r++) {
+  runs.baseline.push(await measure(CALLS, 1, async (i) => rawSearch(i)));
+  const before = await serving.stats();
+  runs.service.push(await measure(CALLS, 1, (i) => caller.search(i)));
+  sequentialTiming.add(before, await serving.stats());
+  runs.echo.push(await measure(CALLS, 1, (i) => echo.search(i)));
+  runs.pipelined.push(await measure(CALLS, CONCURRENCY, (i) => caller.search(i)));
+}
+const baseline = medianRun(runs.baseline);
+const service = medianRun(runs.service);
+const pipelined = medianRun(runs.pipelined);
+const floor = medianRun(runs.echo);
+// One at a time, a service that added nothing to hnswlib but the round trip would take both times.
+const ceilingRatio = floor.throughput / (floor.throughput + baseline.throughput);
+log(`hnswlib one at a time:  ${perSecond(baseline.throughput)}, ${ms(baseline)}`);
+log(
+  `service one at a time:  ${perSecond(service.throughput)}, ${ms(service)} (ratio ${(service.throughput / baseline.throughput).toFixed(3)})`,
+);
+log(
+  `  where a sequential call's ${(1000 / service.throughput).toFixed(3)} ms go (server means): gRPC handling ` +
+    `${sequentialTiming.meanMs(GRPC).toFixed(3)} ms, of it the Search handler ${sequentialTiming.meanMs(HANDLER).toFixed(3)} ms, ` +
+    `of it the vector DB ${sequentialTiming.meanMs(VECTOR_DB).toFixed(3)} ms (hnswlib alone ${(1000 / baseline.throughput).toFixed(3)} ms)`,
+);
+log(
+  `bare grpc-js echo, canned page: ${perSecond(floor.throughput)}, ${ms(floor)}; ` +
+    `ratio ceiling for one at a time (round trip + hnswlib, nothing else) ${ceilingRatio.toFixed(3)}`,
+);
+log(
+  `service ${CONCURRENCY} in flight:    ${perSecond(pipelined.throughput)}, ${ms(pipelined)} (ratio ${(pipelined.throughput / baseline.throughput).toFixed(3)})`,
+);
+
+// --- open loop at a fixed rate --------------------------------------------------------------------
+const loadBeforePaced = loadavg()[0]!;
+const beforePaced = await serving.stats();
+const clientPauses = new PauseMonitor();
+const open = await paced(RATE, PACED_SECONDS, (i) => caller.search(i));
+const pacedClient = clientPauses.take();
+clientPauses.stop();
+const loadAfterPaced = loadavg()[0]!;
+const afterPaced = await serving.stats();
+const pacedTiming = new ServerTiming();
+pacedTiming.add(beforePaced, afterPaced);
+log(
+  `service paced at ${RATE}/s for ${PACED_SECONDS} s (achieved ${open.achievedRate.toFixed(0)}/s, ${open.failed} failed): ` +
+    `${ms(open)}, max ${open.max_ms.toFixed(2)} ms; generator send lag p99 ${open.sendLagP99_ms.toFixed(3)} ms; ` +
+    `load average ${loadBeforePaced.toFixed(2)} before, ${loadAfterPaced.toFixed(2)} after (this benchmark's two processes included)`,
+);
+
+log(
+  `  server means while paced: gRPC handling ${pacedTiming.meanMs(GRPC).toFixed(3)} ms, Search handler ` +
+    `${pacedTiming.meanMs(HANDLER).toFixed(3)} ms, vector DB ${pacedTiming.meanMs(VECTOR_DB).toFixed(3)} ms`,
+);
+log(`  while paced, server: ${describePauses(afterPaced.pauses)}`);
+log(`  while paced, load generator: ${describePauses(pacedClient)}`);
+// The same schedule against the bare echo server: what the round trip, GC and this machine alone do
+// to the tail.
+await serving.stats();
+const echoPauses = new PauseMonitor();
+const echoOpen = await paced(RATE, PACED_SECONDS, (i) => echo.search(i));
+const echoClient = echoPauses.take();
+echoPauses.stop();
+const echoServer = (await serving.stats()).pauses;
+log(
+  `bare grpc-js echo paced at ${RATE}/s for ${PACED_SECONDS} s (${echoOpen.failed} failed): ${ms(echoOpen)}, ` +
+    `max ${echoOpen.max_ms.toFixed(2)} ms; generator send lag p99 ${echoOpen.sendLagP99_ms.toFixed(3)} ms`,
+);
+log(`  while paced, echo's process: ${describePauses(echoServer)}`);
+log(`  while paced, load generator: ${describePauses(echoClient)}`);
+const { search: stats, rss: serverRss } = await serving.stats();
+log(
+  `service search paths: ${stats.graphSearches} graph (${stats.filteredGraphSearches} filtered), ` +
+    `${stats.exactScans} exact, ${stats.fallbacks} fallbacks; server RSS ${(serverRss / 2 ** 20).toFixed(0)} MiB`,
+);
+caller.close();
+echo.close();
+await serving.stop();
+
+const ratio = service.throughput / baseline.throughput;
+log(
+  `goals: ratio ${ratio.toFixed(3)} ≥ ${RATIO_GOAL} ${ratio >= RATIO_GOAL ? 'met' : 'NOT met'}; ` +
+    `p99 ${open.p99_ms.toFixed(2)} ms ≤ ${P99_GOAL_MS} ms at ${RATE}/s ${open.p99_ms <= P99_GOAL_MS && open.failed === 0 ? 'met' : 'NOT met'}`,
+);
+
+printResult({
+  bench: 'vss-search',
+  ratio: round(ratio),
+  throughput: round(service.throughput, 1),
+  baseline_throughput: round(baseline.throughput, 1),
+  p50_ms: round(open.p50_ms),
+  p99_ms: round(open.p99_ms),
+  paced_rps: RATE,
+  paced_achieved_rps: round(open.achievedRate, 1),
+  paced_failed: open.failed,
+  paced_max_ms: round(open.max_ms),
+  paced_send_lag_p99_ms: round(open.sendLagP99_ms),
+  paced_load_avg_1m: round(loadAfterPaced, 2),
+  paced_server_handling_ms: round(pacedTiming.meanMs(GRPC)),
+  paced_server_loop_delay_max_ms: round(afterPaced.pauses.loop_delay_max_ms),
+  paced_server_gc_max_ms: round(afterPaced.pauses.gc_max_ms),
+  paced_client_loop_delay_max_ms: round(pacedClient.loop_delay_max_ms),
+  paced_client_gc_max_ms: round(pacedClient.gc_max_ms),
+  paced_vectordb_ms: round(pacedTiming.meanMs(VECTOR_DB)),
+  echo_paced_p50_ms: round(echoOpen.p50_ms),
+  echo_paced_p99_ms: round(echoOpen.p99_ms),
+  closed_loop_p50_ms: round(service.p50_ms),
+  closed_loop_p99_ms: round(service.p99_ms),
+  closed_loop_server_handling_ms: round(sequentialTiming.meanMs(GRPC)),
+  closed_loop_handler_ms: round(sequentialTiming.meanMs(HANDLER)),
+  closed_loop_vectordb_ms: round(sequentialTiming.meanMs(VECTOR_DB)),
+  baseline_p50_ms: round(baseline.p50_ms),
+  baseline_p99_ms: round(baseline.p99_ms),
+  echo_throughput: round(floor.throughput, 1),
+  echo_p50_ms: round(floor.p50_ms),
+  echo_p99_ms: round(floor.p99_ms),
+  ceiling_ratio: round(ceilingRatio),
+  pipelined_concurrency: CONCURRENCY,
+  pipelined_throughput: round(pipelined.throughput, 1),
+  pipelined_ratio: round(pipelined.throughput / baseline.throughput),
+  recall_at_10: round(serviceRecall),
+  baseline_recall_at_10: round(baselineRecall),
+  build_points_per_s: round(POINTS / ready.build_s, 0),
+  baseline_build_points_per_s: round(POINTS / baselineBuildSeconds, 0),
+  bytes_per_point: round(ready.bytes_per_point, 0),
+  heap_bytes_per_point: round(ready.heap_bytes_per_point, 0),
+  baseline_bytes_per_point: round(baselineBytesPerPoint, 0),
+  points: POINTS,
+  dimension: DIMENSION,
+  server_node_flags: serverFlags.join(' '),
+  queries: QUERIES,
+  hnsw: HNSW_DEFAULTS,
+});

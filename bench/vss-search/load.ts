@@ -1,0 +1,133 @@
+/**
+ * The load generator's side of the wire: Search by embedding through the generated grpc-js client,
+ * and an open-loop paced run (requests leave on a fixed schedule whatever the responses do, and
+ * latency counts from the scheduled send time, so a slow server cannot hide queueing by slowing the
+ * sender down).
+ */
+import { credentials, Metadata } from '@grpc/grpc-js';
+import { type SearchRequest, type SearchResponse, SimilaritySearchClient } from '../../src/gen/vss/v1/vss.js';
+import { ENTITY, K, MODEL, VARIANT } from './fixture.js';
+
+const DEADLINE_MS = 10_000;
+
+export class SearchCaller {
+  private readonly client: SimilaritySearchClient;
+  /** One prepared request per query vector: building them is not the service's cost. */
+  private readonly requests: SearchRequest[];
+
+  constructor(address: string, queries: readonly Float32Array[]) {
+    this.client = new SimilaritySearchClient(address, credentials.createInsecure());
+    this.requests = queries.map((q) => ({
+      entity: ENTITY,
+      modelName: MODEL,
+      variant: VARIANT,
+      queries: [{ embedding: { values: Array.from(q) }, pageToken: '', filters: [] }],
+      pageSize: K,
+      attributes: [],
+      filters: [],
+    }));
+  }
+
+  /** The ids of query `q`'s first page, best first. */
+  search(q: number): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      this.client.search(
+        this.requests[q % this.requests.length]!,
+        new Metadata(),
+        { deadline: Date.now() + DEADLINE_MS },
+        (err: Error | null, response: SearchResponse) => {
+          if (err) {
+            reject(err);
+            return;
+          }
+          const [result] = response.results;
+          if (result?.error !== '') {
+            reject(new Error(`search ${q}: ${result?.error ?? 'no result'}`));
+            return;
+          }
+          resolve(result.candidates.map((c) => c.id));
+        },
+      );
+    });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+export interface PacedStats {
+  rate: number;
+  sent: number;
+  failed: number;
+  /** Sends ÷ time from the first scheduled send to the last actual one. */
+  achievedRate: number;
+  /** Percentiles of response time − scheduled send time. */
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  /** How late the generator itself sent (timer lateness on this process), p99. */
+  sendLagP99_ms: number;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Sends `rate × seconds` calls at a fixed rate; the schedule never waits for a response. */
+export function paced(
+  rate: number,
+  seconds: number,
+  call: (i: number) => Promise<unknown>,
+): Promise<PacedStats> {
+  const total = Math.max(1, Math.round(rate * seconds));
+  const interval = 1000 / rate;
+  const latencies = new Float64Array(total);
+  const lags = new Float64Array(total);
+  let failed = 0;
+  let done = 0;
+  let next = 0;
+  let lastSend = 0;
+  const start = performance.now() + 20;
+  return new Promise((resolve) => {
+    const finish = () => {
+      if (++done < total) return;
+      const sendSpan = (lastSend - start) / 1000;
+      latencies.sort();
+      lags.sort();
+      resolve({
+        rate,
+        sent: total,
+        failed,
+        achievedRate: sendSpan > 0 ? (total - 1) / sendSpan : Number.NaN,
+        p50_ms: percentile(latencies, 50),
+        p99_ms: percentile(latencies, 99),
+        max_ms: latencies[total - 1]!,
+        sendLagP99_ms: percentile(lags, 99),
+      });
+    };
+    const tick = () => {
+      const now = performance.now();
+      while (next < total && start + next * interval <= now) {
+        const i = next++;
+        const scheduled = start + i * interval;
+        lags[i] = now - scheduled;
+        lastSend = now;
+        call(i).then(
+          () => {
+            latencies[i] = performance.now() - scheduled;
+            finish();
+          },
+          () => {
+            failed++;
+            latencies[i] = performance.now() - scheduled;
+            finish();
+          },
+        );
+      }
+      if (next < total) setTimeout(tick, Math.max(0, start + next * interval - performance.now()));
+    };
+    setTimeout(tick, 20);
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * Starts bench/vss-search/server.ts in a child process (`node --import tsx`, optionally with
+ * `--cpu-prof`), waits for its ready line and lets the load generator ask it for search stats.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface, type Interface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { FixtureParams, ServingReady, ServingStats } from './fixture.js';
+
+export interface ServingProcess {
+  ready: ServingReady;
+  pid: number;
+  /** Cumulative counters and latency sums of the serving process. */
+  stats(): Promise<ServingStats>;
+  /** Closes its stdin and waits for it to exit (a CPU profile, if asked for, is written then). */
+  stop(): Promise<void>;
+}
+
+export async function startServingProcess(
+  params: FixtureParams,
+  options: { cpuProfileDir?: string; nodeFlags?: readonly string[] } = {},
+): Promise<ServingProcess> {
+  const script = fileURLToPath(new URL('./server.ts', import.meta.url));
+  const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...profile, ...(options.nodeFlags ?? []), '--import', 'tsx', script, JSON.stringify(params)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const lines: Interface = createInterface({ input: child.stdout! });
+  const waiting: ((line: string) => void)[] = [];
+  const early: string[] = [];
+  lines.on('line', (line) => {
+    // Only JSON lines are replies (node flags such as --trace-gc may print to stdout too).
+    if (!line.startsWith('{')) {
+      process.stdout.write(`[server] ${line}\n`);
+      return;
+    }
+    const next = waiting.shift();
+    if (next) next(line);
+    else early.push(line);
+  });
+  const nextLine = () =>
+    new Promise<string>((resolve, reject) => {
+      const queued = early.shift();
+      if (queued !== undefined) {
+        resolve(queued);
+        return;
+      }
+      waiting.push(resolve);
+      void exited.then((code) => reject(new Error(`vss-search server exited with ${code}`)));
+    });
+  const ready = JSON.parse(await nextLine()) as ServingReady;
+  return {
+    ready,
+    pid: child.pid!,
+    stats: async () => {
+      child.stdin!.write('stats\n');
+      return JSON.parse(await nextLine()) as ServingStats;
+    },
+    stop: async () => {
+      child.stdin!.end();
+      await exited;
+    },
+  };
+}
