@@ -62,10 +62,14 @@ async function startDownstream(): Promise<{ info: DownstreamInfo; child: ChildPr
 /** A forked child with an IPC channel; `next` resolves with its next message. */
 function forkChild(file: string, env: Record<string, string> = {}) {
   const child = fork(here(file), [], {
-    // BENCH_CPU_PROF=<dir> profiles the orchestrator and echo processes (node --cpu-prof).
-    execArgv: process.env.BENCH_CPU_PROF
-      ? ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-      : ['--import', 'tsx'],
+    // BENCH_CPU_PROF=<dir> profiles the orchestrator and echo processes (node --cpu-prof);
+    // BENCH_NODE_FLAGS adds V8/Node flags to both (e.g. --max-semi-space-size=64).
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''),
+    ],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -82,6 +86,7 @@ function forkChild(file: string, env: Record<string, string> = {}) {
 
 const downstream = await startDownstream();
 const orchestrator = forkChild('./service.ts', { BENCH_DOWNSTREAM: JSON.stringify(downstream.info) });
+
 const ready = await orchestrator.next<ServiceReply & { type: 'ready' }>();
 const command = (message: ServiceCommand) => orchestrator.child.send(message);
 
@@ -170,6 +175,8 @@ async function run(
 }
 
 interface Overhead {
+  /** Orchestrator CPU per call, ms. */
+  cpuPerCall: number;
   overhead: number[];
   handling: number[];
   waiting: number[];
@@ -186,7 +193,13 @@ async function serviceRun(kind: 'service' | 'logged'): Promise<RunStats & Overhe
   if (ended.executions < CALLS - failed) {
     throw new Error(`attribution: ${ended.executions} executions for ${CALLS} calls`);
   }
-  return { ...stats, handling, waiting, overhead: handling.map((h, i) => h - waiting[i]!) };
+  return {
+    ...stats,
+    cpuPerCall: ended.cpuMs / CALLS,
+    handling,
+    waiting,
+    overhead: handling.map((h, i) => h - waiting[i]!),
+  };
 }
 
 // Warm up the other paths before measuring.
@@ -209,7 +222,7 @@ for (let r = 0; r < ROUNDS; r++) {
   const e = echoRuns.at(-1)!;
   console.log(
     `round ${r + 1}: service ${Math.round(s.throughput)}/s p50 ${s.p50_ms.toFixed(3)} p99 ${s.p99_ms.toFixed(3)} ` +
-      `overhead p50 ${pct(s.overhead, 50).toFixed(3)} p99 ${pct(s.overhead, 99).toFixed(3)} | ` +
+      `overhead p50 ${pct(s.overhead, 50).toFixed(3)} p99 ${pct(s.overhead, 99).toFixed(3)} cpu ${s.cpuPerCall.toFixed(3)} | ` +
       `logged ${Math.round(l.throughput)}/s p99 ${l.p99_ms.toFixed(3)} overhead p99 ${pct(l.overhead, 99).toFixed(3)} | ` +
       `echo ${Math.round(e.throughput)}/s p50 ${e.p50_ms.toFixed(3)} p99 ${e.p99_ms.toFixed(3)}`,
   );
@@ -303,6 +316,8 @@ printResult({
   logged_p99_ms: round(loggedP99),
   logged_overhead_p50_ms: round(pct(loggedOverhead, 50)),
   logged_overhead_p99_ms: round(pct(loggedOverhead, 99)),
+  service_cpu_ms_per_call: round(median(serviceRuns.map((x) => x.cpuPerCall))),
+  logged_cpu_ms_per_call: round(median(loggedRuns.map((x) => x.cpuPerCall))),
   concurrency: CONCURRENCY,
   concurrent_ratio: cs && cb ? round(cs.throughput / cb.throughput) : null,
   concurrent_throughput: cs ? round(cs.throughput, 1) : null,

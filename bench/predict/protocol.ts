@@ -10,7 +10,14 @@ export type ServiceCommand =
 
 export type ServiceReply =
   | { type: 'ready'; port: number }
-  | { type: 'ended'; handling: number[]; waiting: number[]; executions: number }
+  | {
+      type: 'ended';
+      handling: number[];
+      waiting: number[];
+      executions: number;
+      /** The orchestrator process's CPU time (user + system, all threads) over the run, ms. */
+      cpuMs: number;
+    }
   | {
       type: 'closed';
       dropped: number;

@@ -69,6 +69,7 @@ const inferenceLogger = new InferenceLogger({ sink: new QueueLogSink(queue), met
 const cache = await createCache({ kind: 'memory' });
 /** Tracking ids of finished executions (sequential runs: one per handling window). */
 let observed = 0;
+let cpuAtBegin = process.cpuUsage();
 const orchestrator = await startOrchestrator({
   host: '127.0.0.1',
   port: 0,
@@ -93,6 +94,7 @@ for (const id of [CATALOG_RANKER_ID, LOGGED_ID]) {
 process.on('message', async (message: ServiceCommand) => {
   switch (message.cmd) {
     case 'begin':
+      cpuAtBegin = process.cpuUsage();
       metrics.windows.length = 0;
       timer.intervals.length = 0;
       observed = 0;
@@ -105,7 +107,8 @@ process.on('message', async (message: ServiceCommand) => {
         throw new Error(`attribution: ${windows.length} windows for ${message.calls} calls`);
       }
       const { handling, waiting } = attribute(windows, timer.intervals.splice(0));
-      send({ type: 'ended', handling, waiting, executions: observed });
+      const cpu = process.cpuUsage(cpuAtBegin);
+      send({ type: 'ended', handling, waiting, executions: observed, cpuMs: (cpu.user + cpu.system) / 1000 });
       return;
     }
     case 'close': {
