@@ -67,24 +67,42 @@ export class DownstreamTimer {
   }
 }
 
-/** Per window: its length and the part of it covered by downstream intervals (both sorted by start). */
+/**
+ * Per window: its length, the part of it covered by downstream intervals (both sorted by start), and
+ * where the rest lies: before the first downstream call (`lead`: request decoding up to the first
+ * call), after the last (`tail`: response building and sending), and between calls (`gaps`).
+ */
 export function attribute(
   windows: readonly Window[],
   intervals: readonly Window[],
-): { handling: number[]; waiting: number[] } {
+): { handling: number[]; waiting: number[]; lead: number[]; gaps: number[]; tail: number[] } {
   const handling: number[] = [];
   const waiting: number[] = [];
+  const lead: number[] = [];
+  const gaps: number[] = [];
+  const tail: number[] = [];
   let j = 0;
   for (const w of windows) {
     while (j < intervals.length && intervals[j]!.end <= w.start) j++;
     let busy = 0;
+    let first = w.end;
+    let last = w.start;
     for (let k = j; k < intervals.length && intervals[k]!.start < w.end; k++) {
-      busy += Math.max(0, Math.min(w.end, intervals[k]!.end) - Math.max(w.start, intervals[k]!.start));
+      const start = Math.max(w.start, intervals[k]!.start);
+      const end = Math.min(w.end, intervals[k]!.end);
+      busy += Math.max(0, end - start);
+      first = Math.min(first, start);
+      last = Math.max(last, end);
     }
     handling.push(w.end - w.start);
     waiting.push(busy);
+    const before = Math.max(0, first - w.start);
+    const after = Math.max(0, w.end - Math.max(last, first));
+    lead.push(before);
+    tail.push(after);
+    gaps.push(Math.max(0, w.end - w.start - busy - before - after));
   }
-  return { handling, waiting };
+  return { handling, waiting, lead, gaps, tail };
 }
 
 export function pct(values: readonly number[], p: number): number {

@@ -178,6 +178,9 @@ interface Overhead {
   /** Orchestrator CPU per call, ms. */
   cpuPerCall: number;
   overhead: number[];
+  lead: number[];
+  gaps: number[];
+  tail: number[];
   handling: number[];
   waiting: number[];
 }
@@ -189,13 +192,16 @@ async function serviceRun(kind: 'service' | 'logged'): Promise<RunStats & Overhe
   const failed = failures[kind]!;
   command({ cmd: 'end', calls: CALLS });
   const ended = await orchestrator.next<ServiceReply & { type: 'ended' }>();
-  const { handling, waiting } = ended;
+  const { handling, waiting, lead, gaps, tail } = ended;
   if (ended.executions < CALLS - failed) {
     throw new Error(`attribution: ${ended.executions} executions for ${CALLS} calls`);
   }
   return {
     ...stats,
     cpuPerCall: ended.cpuMs / CALLS,
+    lead,
+    gaps,
+    tail,
     handling,
     waiting,
     overhead: handling.map((h, i) => h - waiting[i]!),
@@ -284,6 +290,11 @@ console.log(
     `overhead p50/p99 ${pct(overhead, 50).toFixed(3)}/${pct(overhead, 99).toFixed(3)} ms ` +
     `(with logging ${pct(loggedOverhead, 50).toFixed(3)}/${pct(loggedOverhead, 99).toFixed(3)} ms)`,
 );
+const split = (key: 'lead' | 'gaps' | 'tail') => {
+  const values = serviceRuns.flatMap((x) => x[key]);
+  return `${key} p50 ${pct(values, 50).toFixed(3)} / p99 ${pct(values, 99).toFixed(3)} ms`;
+};
+console.log(`overhead by place: ${split('lead')}; ${split('gaps')}; ${split('tail')}`);
 console.log(`downstream calls per request (mean): ${breakdown.join('; ')}`);
 console.log(
   `p99 median over rounds: ${serviceP99.toFixed(3)} ms; with logging ${loggedP99.toFixed(3)} ms; ` +

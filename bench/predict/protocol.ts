@@ -14,6 +14,9 @@ export type ServiceReply =
       type: 'ended';
       handling: number[];
       waiting: number[];
+      lead: number[];
+      gaps: number[];
+      tail: number[];
       executions: number;
       /** The orchestrator process's CPU time (user + system, all threads) over the run, ms. */
       cpuMs: number;

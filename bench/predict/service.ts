@@ -106,9 +106,18 @@ process.on('message', async (message: ServiceCommand) => {
       if (windows.length !== message.calls) {
         throw new Error(`attribution: ${windows.length} windows for ${message.calls} calls`);
       }
-      const { handling, waiting } = attribute(windows, timer.intervals.splice(0));
+      const { handling, waiting, lead, gaps, tail } = attribute(windows, timer.intervals.splice(0));
       const cpu = process.cpuUsage(cpuAtBegin);
-      send({ type: 'ended', handling, waiting, executions: observed, cpuMs: (cpu.user + cpu.system) / 1000 });
+      send({
+        type: 'ended',
+        handling,
+        waiting,
+        lead,
+        gaps,
+        tail,
+        executions: observed,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+      });
       return;
     }
     case 'close': {
