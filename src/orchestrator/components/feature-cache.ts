@@ -47,11 +47,16 @@ export class FeatureCache {
   async lookup(
     keys: readonly (readonly string[])[],
     deadline: number,
-  ): Promise<(Uint8Array[] | undefined)[]> {
-    const found: (Uint8Array[] | undefined)[] = new Array(keys.length);
+  ): Promise<(readonly Uint8Array[] | undefined)[]> {
+    const found: (readonly Uint8Array[] | undefined)[] = new Array(keys.length);
     let raw: (Uint8Array | undefined)[] | undefined;
+    // An in-process cache answers at once and without copies; each stored entry is decoded once.
+    const shared = this.cache.getManyShared !== undefined;
     try {
-      raw = await withDeadline(this.cache.getMany(keys.map((k) => this.key(k))), deadline);
+      const cacheKeys = keys.map((k) => this.key(k));
+      raw = shared
+        ? this.cache.getManyShared!(cacheKeys)
+        : await withDeadline(this.cache.getMany(cacheKeys), deadline);
     } catch {
       this.errors.inc({ ...this.labels, operation: 'get' });
     }
@@ -60,7 +65,7 @@ export class FeatureCache {
       for (let i = 0; i < keys.length; i++) {
         const bytes = raw[i];
         if (bytes !== undefined) {
-          found[i] = decodeValues(bytes);
+          found[i] = shared ? decodedOnce(bytes) : decodeValues(bytes);
           hits++;
         }
       }
@@ -78,6 +83,21 @@ export class FeatureCache {
       .setMany(entries.map((e) => ({ key: this.key(e.key), value: encodeValues(e.values), ttlMs })))
       .catch(() => this.errors.inc({ ...this.labels, operation: 'set' }));
   }
+}
+
+/**
+ * Decoded values per shared cache entry. Entries are immutable (a write stores a new object), so a
+ * decoding stays right for as long as the entry lives, and goes with it.
+ */
+const decodedEntries = new WeakMap<Uint8Array, Uint8Array[]>();
+
+function decodedOnce(bytes: Uint8Array): Uint8Array[] {
+  let values = decodedEntries.get(bytes);
+  if (values === undefined) {
+    values = decodeValues(bytes);
+    decodedEntries.set(bytes, values);
+  }
+  return values;
 }
 
 function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {

@@ -15,6 +15,29 @@ export function keyTexts(matrix: ComponentMatrix, name: string): readonly string
   const column = matrix.byteColumn(name);
   const { dataType, vectorDim } = column.spec;
   const texts = new Array<string>(matrix.rowCount);
+  const width = column.width;
+  if (width !== undefined && width <= 4 && dataType !== STRING) {
+    // Narrow typed keys (INT32 category ids and the like) repeat across rows: each distinct bit
+    // pattern is rendered once.
+    const { data } = column;
+    const rendered = new Map<number, string>();
+    for (let row = 0; row < matrix.rowCount; row++) {
+      if (column.isDefaulted(row)) {
+        texts[row] = '';
+        continue;
+      }
+      const at = row * width;
+      let bits = 0;
+      for (let i = width - 1; i >= 0; i--) bits = bits * 256 + data[at + i]!;
+      let text = rendered.get(bits);
+      if (text === undefined) {
+        text = formatValue(dataType, column.get(row), vectorDim);
+        rendered.set(bits, text);
+      }
+      texts[row] = text;
+    }
+    return texts;
+  }
   for (let row = 0; row < matrix.rowCount; row++) {
     if (column.isDefaulted(row)) texts[row] = '';
     // Typed STRING keys (ids sent as request features) are the common case: decode them directly.

@@ -21,6 +21,13 @@ export interface Cache {
   /** Values for many keys in one round trip; result `i` belongs to `keys[i]` (undefined for a miss). */
   getMany(keys: readonly string[]): Promise<(Uint8Array | undefined)[]>;
 
+  /**
+   * In-process caches only: `getMany` without the copies, answered synchronously. The values are the
+   * cache's own (the same object for as long as the entry lives), so a caller may keep derived data
+   * per value object, and must never modify one.
+   */
+  getManyShared?(keys: readonly string[]): (Uint8Array | undefined)[];
+
   /** Stores a copy of `value` under `key` for `ttlMs` milliseconds, replacing any previous value. */
   set(key: string, value: Uint8Array, ttlMs: number): Promise<void>;
 

@@ -1,6 +1,7 @@
 /**
  * The embedded cache: an in-process LRU bounded by bytes (`lru-cache`), each entry with its own TTL.
- * Values are copied in and out so that no caller shares memory with the cache or with another caller.
+ * Values are copied in and out so that no caller shares memory with the cache or with another caller,
+ * except through `getManyShared`, for callers that only read.
  */
 import { LRUCache } from 'lru-cache';
 import { LatticeError } from '../errors.js';
@@ -50,6 +51,11 @@ export class MemoryCache implements Cache {
   async getMany(keys: readonly string[]): Promise<(Uint8Array | undefined)[]> {
     this.#assertOpen();
     return keys.map((key) => this.#read(key));
+  }
+
+  getManyShared(keys: readonly string[]): (Uint8Array | undefined)[] {
+    this.#assertOpen();
+    return keys.map((key) => this.#lru.get(key));
   }
 
   async set(key: string, value: Uint8Array, ttlMs: number): Promise<void> {

@@ -43,3 +43,25 @@ describe('MemoryCache size bound', () => {
     await rejectsWith(createCache({ kind: 'memory', maxBytes: 0 }), 'INVALID_ARGUMENT', /maxBytes/);
   });
 });
+
+describe('MemoryCache shared reads', () => {
+  test('getManyShared returns the stored object itself until the entry is replaced or expires', async () => {
+    const cache = new MemoryCache();
+    await cache.set('a', Uint8Array.of(1, 2, 3), 60_000);
+    await cache.set('short', Uint8Array.of(9), 20);
+    const [first, missing, short] = cache.getManyShared(['a', 'nope', 'short']);
+    assert.deepEqual(Array.from(first!), [1, 2, 3]);
+    assert.equal(missing, undefined);
+    assert.ok(short);
+    assert.equal(cache.getManyShared(['a'])[0], first, 'the same object on every read');
+    await cache.set('a', Uint8Array.of(4), 60_000);
+    const [replaced] = cache.getManyShared(['a']);
+    assert.notEqual(replaced, first, 'a write stores a new object');
+    assert.deepEqual(Array.from(replaced!), [4]);
+    assert.deepEqual(Array.from(first!), [1, 2, 3], 'the old value is left as it was');
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    assert.equal(cache.getManyShared(['short'])[0], undefined, 'expired');
+    await cache.close();
+    assert.throws(() => cache.getManyShared(['a']), /closed/);
+  });
+});
