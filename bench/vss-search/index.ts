@@ -22,15 +22,18 @@
  * BENCH_PACED_SECONDS, BENCH_CONCURRENCY to scale it; BENCH_SERVER_CPU_PROF=<dir> profiles the
  * serving process; BENCH_SERVER_NODE_FLAGS adds node flags to it, e.g. "--max-semi-space-size=32").
  */
+import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import hnswlib from 'hnswlib-node';
 import { exactSearch, recall } from '../../src/vss/vectordb/fixtures.js';
 import { HNSW_DEFAULTS } from '../../src/vss/vectordb/index.js';
 import { settledRss } from '../support/memory.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
 import { buildFixture, fixtureParams, K } from './fixture.js';
-import { paced, SearchCaller } from './load.js';
-import { describePauses, PauseMonitor } from './pauses.js';
+import { SearchCaller } from './load.js';
+import type { PacedJob, PacedResult } from './paced-client.js';
+import { describePauses } from './pauses.js';
 import { GRPC, HANDLER, ServerTiming, VECTOR_DB } from './server-timing.js';
 import { startServingProcess } from './serving-process.js';
 
@@ -148,12 +151,29 @@ log(
 );
 
 // --- open loop at a fixed rate --------------------------------------------------------------------
+/** A paced run from a lean process of its own (paced-client.ts), against `address`. */
+async function pacedFromChild(address: string): Promise<PacedResult> {
+  const child = fork(fileURLToPath(new URL('./paced-client.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const job: PacedJob = {
+    address,
+    queries: queries.map((q) => Array.from(q)),
+    rate: RATE,
+    seconds: PACED_SECONDS,
+    warmup: 1000,
+  };
+  child.send(job);
+  return new Promise<PacedResult>((resolve, reject) => {
+    child.once('message', (result: PacedResult) => resolve(result));
+    child.once('exit', (code) => reject(new Error(`paced client exited (${code}) without a result`)));
+  });
+}
+
 const loadBeforePaced = loadavg()[0]!;
 const beforePaced = await serving.stats();
-const clientPauses = new PauseMonitor();
-const open = await paced(RATE, PACED_SECONDS, (i) => caller.search(i));
-const pacedClient = clientPauses.take();
-clientPauses.stop();
+const { stats: open, pauses: pacedClient } = await pacedFromChild(`127.0.0.1:${ready.port}`);
 const loadAfterPaced = loadavg()[0]!;
 const afterPaced = await serving.stats();
 const pacedTiming = new ServerTiming();
@@ -173,10 +193,7 @@ log(`  while paced, load generator: ${describePauses(pacedClient)}`);
 // The same schedule against the bare echo server: what the round trip, GC and this machine alone do
 // to the tail.
 await serving.stats();
-const echoPauses = new PauseMonitor();
-const echoOpen = await paced(RATE, PACED_SECONDS, (i) => echo.search(i));
-const echoClient = echoPauses.take();
-echoPauses.stop();
+const { stats: echoOpen, pauses: echoClient } = await pacedFromChild(`127.0.0.1:${ready.echoPort}`);
 const echoServer = (await serving.stats()).pauses;
 log(
   `bare grpc-js echo paced at ${RATE}/s for ${PACED_SECONDS} s (${echoOpen.failed} failed): ${ms(echoOpen)}, ` +
