@@ -8,7 +8,8 @@ export interface RunStats {
   p99_ms: number;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
+/** The `p`th percentile of ascending `sorted` (nearest rank, lower). */
+export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }

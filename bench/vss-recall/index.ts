@@ -12,7 +12,6 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import hnswlib from 'hnswlib-node';
 import { clusteredFixture, exactSearch, recall } from '../../src/vss/vectordb/fixtures.js';
 import {
   EmbeddedVectorDb,
@@ -20,6 +19,7 @@ import {
   type Filter,
   HNSW_DEFAULTS,
 } from '../../src/vss/vectordb/index.js';
+import { buildRawIndex } from '../support/hnswlib.js';
 import { settledRss } from '../support/memory.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
 import { probeWorker } from './worker-probe.js';
@@ -64,7 +64,7 @@ log(`ground truth for ${QUERIES} queries × 3 by brute force: ${seconds(started)
 
 // --- the product: build ----------------------------------------------------------------------
 const dirs = [0, 1, 2].map(() => mkdtempSync(join(tmpdir(), 'lattice-vss-recall-')));
-let rss = settledRss();
+const rss = settledRss();
 started = performance.now();
 const db = await EmbeddedVectorDb.open({ dir: dirs[0]!, snapshotIntervalMs: 0 });
 await db.createCollection({ name: 'bench', dimension: DIMENSION, distance: 'EUCLIDEAN' });
@@ -84,13 +84,11 @@ await db.snapshot('bench');
 const snapshotSeconds = seconds(started);
 
 // --- baseline: hnswlib-node alone ------------------------------------------------------------
-rss = settledRss();
-started = performance.now();
-const raw = new hnswlib.HierarchicalNSW('l2', DIMENSION);
-raw.initIndex(POINTS, HNSW_DEFAULTS.m, HNSW_DEFAULTS.efConstruction, 100, false);
-for (let i = 0; i < POINTS; i++) raw.addPoint(Array.from(fixture.vector(i)), i);
-const baselineBuildSeconds = seconds(started);
-const baselineBytesPerPoint = (settledRss() - rss) / POINTS;
+const {
+  index: raw,
+  buildSeconds: baselineBuildSeconds,
+  bytesPerPoint: baselineBytesPerPoint,
+} = buildRawIndex(POINTS, DIMENSION, (i) => fixture.vector(i));
 log(`baseline build ${baselineBuildSeconds.toFixed(1)} s, ${baselineBytesPerPoint.toFixed(0)} B/point`);
 
 // --- recall ------------------------------------------------------------------------------------

@@ -25,10 +25,9 @@
 import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import hnswlib from 'hnswlib-node';
 import { exactSearch, recall } from '../../src/vss/vectordb/fixtures.js';
 import { HNSW_DEFAULTS } from '../../src/vss/vectordb/index.js';
-import { settledRss } from '../support/memory.js';
+import { buildRawIndex } from '../support/hnswlib.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
 import { buildFixture, fixtureParams, K } from './fixture.js';
 import { SearchCaller } from './load.js';
@@ -66,14 +65,11 @@ log(
 );
 
 // --- baseline: hnswlib-node in this process ----------------------------------------------------
-const rss = settledRss();
-started = performance.now();
-const raw = new hnswlib.HierarchicalNSW('l2', DIMENSION);
-raw.initIndex(POINTS, HNSW_DEFAULTS.m, HNSW_DEFAULTS.efConstruction, 100, false);
-for (let i = 0; i < POINTS; i++) raw.addPoint(Array.from(fixture.vector(i)), i);
-const baselineBuildSeconds = seconds(started);
-const baselineBytesPerPoint = (settledRss() - rss) / POINTS;
-raw.setEf(HNSW_DEFAULTS.efSearch);
+const {
+  index: raw,
+  buildSeconds: baselineBuildSeconds,
+  bytesPerPoint: baselineBytesPerPoint,
+} = buildRawIndex(POINTS, DIMENSION, (i) => fixture.vector(i));
 const rawQueries = queries.map((q) => Array.from(q));
 const rawSearch = (q: number) => raw.searchKnn(rawQueries[q % QUERIES]!, K).neighbors;
 const baselineRecall = recall(

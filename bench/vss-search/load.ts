@@ -6,6 +6,7 @@
  */
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { type SearchRequest, type SearchResponse, SimilaritySearchClient } from '../../src/gen/vss/v1/vss.js';
+import { percentile } from '../support/stats.js';
 import { ENTITY, K, MODEL, VARIANT } from './fixture.js';
 
 const DEADLINE_MS = 10_000;
@@ -68,11 +69,6 @@ export interface PacedStats {
   max_ms: number;
   /** How late the generator itself sent (timer lateness on this process), p99. */
   sendLagP99_ms: number;
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 /** Sends `rate × seconds` calls at a fixed rate; the schedule never waits for a response. */
