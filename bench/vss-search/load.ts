@@ -52,6 +52,37 @@ export class SearchCaller {
     });
   }
 
+  /**
+   * Queries `first … first + size − 1` (wrapping) in one Search call, as the API allows: the ids of
+   * each query's first page, in query order.
+   */
+  searchBatch(first: number, size: number): Promise<string[][]> {
+    const queries = Array.from(
+      { length: size },
+      (_, k) => this.requests[(first + k) % this.requests.length]!.queries[0]!,
+    );
+    const request: SearchRequest = { ...this.requests[0]!, queries };
+    return new Promise((resolve, reject) => {
+      this.client.search(
+        request,
+        new Metadata(),
+        { deadline: Date.now() + DEADLINE_MS },
+        (err: Error | null, response: SearchResponse) => {
+          if (err) {
+            reject(err);
+            return;
+          }
+          const failed = response.results.find((r) => r.error !== '');
+          if (failed || response.results.length !== size) {
+            reject(new Error(`batch at ${first}: ${failed?.error ?? `${response.results.length} results`}`));
+            return;
+          }
+          resolve(response.results.map((r) => r.candidates.map((c) => c.id)));
+        },
+      );
+    });
+  }
+
   close(): void {
     this.client.close();
   }
