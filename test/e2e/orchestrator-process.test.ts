@@ -289,7 +289,7 @@ describe('lattice orchestrator as its own process', () => {
       await servers.config.put(`models/${id}`, { ...v2, component_dependency: { blend: ['nowhere'] } });
       await eventually(async () => (await rejected()) > before, 3000, 'the invalid document rejected');
       // A document that is not even JSON, written atomically (temp file + rename) as a deploy would:
-      // rejected too. (An in-place write is only noticed by the store's 2 s rescan: see the report.)
+      // rejected too.
       const file = join(servers.configDir, 'models', `${id}.json`);
       writeFileSync(`${file}.tmp`, '{ "model_config_id": ');
       renameSync(`${file}.tmp`, file);

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { type FSWatcher, watch as watchFiles } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { describeError, LatticeError } from '../errors.js';
 import type { ConfigEvent, ConfigWatch } from './config-store.js';
 import { parseDocument } from './documents.js';
 import type { ConfigEventSink } from './event-sink.js';
 import type { FileRevisions } from './file-revisions.js';
-import { readDocumentText, scanDocuments } from './file-tree.js';
+import { listDirectories, readDocumentText, scanDocuments } from './file-tree.js';
 
 export interface FileConfigWatchOptions {
   readonly dir: string;
@@ -17,6 +17,9 @@ export interface FileConfigWatchOptions {
   readonly pollIntervalMs: number;
   readonly onClose: () => void;
 }
+
+/** How long after its last write an unreadable document is read again before it is reported. */
+const SETTLE_MS = 100;
 
 interface KnownDocument {
   readonly fingerprint: string;
@@ -29,15 +32,20 @@ interface KnownDocument {
  * Watches a directory for one store's `watch(prefix)`. File events only say "something changed
  * around here", and editors write by rename, in bursts, or truncate then write; so every event
  * schedules a (debounced) rescan of the prefix's directory, and the rescan's difference against the
- * last known state becomes the events. A slow periodic rescan catches what the OS watcher missed and
- * re-attaches it when the directory is removed and created again (or did not exist at first).
+ * last known state becomes the events. A slow periodic rescan catches what the OS watchers missed.
+ *
+ * One OS watcher per directory (not Node's recursive watch, which on Linux watches each file's
+ * inode and so goes deaf to a file once it has been replaced by rename): a directory's watcher hears
+ * every create, rename, write and delete of its entries. After every scan the set of watchers follows
+ * the directories that exist, re-attaching where a path now names another directory (the whole tree
+ * removed and created again, a Kubernetes ConfigMap's symlink swapped).
  */
 export class FileConfigWatch implements ConfigWatch {
   private readonly known = new Map<string, KnownDocument>();
-  private watcher: FSWatcher | undefined;
-  /** dev:ino of the directory `watcher` watches, to notice the directory being replaced. */
-  private watchedDir: string | undefined;
+  /** Directory path → its watcher and the identity (`dev:ino`) of the directory it watches. */
+  private readonly watchers = new Map<string, { identity: string; watcher: FSWatcher }>();
   private debounceTimer: NodeJS.Timeout | undefined;
+  private settleTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private scanning: Promise<void> | undefined;
   private rescanRequested = false;
@@ -55,7 +63,7 @@ export class FileConfigWatch implements ConfigWatch {
       const message = `config watch: cannot create ${this.options.dir}; polling until it exists`;
       this.options.sink.error(new LatticeError('UNAVAILABLE', message, { cause: err }));
     }
-    await this.attachWatcher();
+    await this.syncWatchers();
     // Goes through `scanning` like every scan, so an OS event arriving now waits for it to finish.
     this.scanning = this.scan(initial ? 'initial' : 'silent');
     try {
@@ -75,66 +83,57 @@ export class FileConfigWatch implements ConfigWatch {
     this.closed = true;
     this.options.sink.close();
     clearTimeout(this.debounceTimer);
+    clearTimeout(this.settleTimer);
     clearInterval(this.pollTimer);
-    this.detachWatcher();
+    this.detachWatchers();
     await this.scanning;
     this.options.onClose();
   }
 
-  private async attachWatcher(): Promise<void> {
-    const { dir } = this.options;
-    let identity: string;
+  /** Makes the watchers match the directories that exist now (see the class comment). */
+  private async syncWatchers(): Promise<void> {
+    let directories: Awaited<ReturnType<typeof listDirectories>>;
     try {
-      const st = await stat(dir);
-      if (!st.isDirectory()) return;
-      identity = `${st.dev}:${st.ino}`;
+      directories = await listDirectories(this.options.dir);
     } catch {
-      return; // not there (yet): the poll tries again
+      return; // the scan reports why the directory cannot be read; the poll tries again
     }
     if (this.closed) return;
-    try {
-      // Recursive watching works on Linux since Node 20 (and natively on macOS and Windows).
-      const watcher = watchFiles(dir, { recursive: true }, () => this.requestScan());
-      watcher.on('error', (err) => {
-        if (this.watcher !== watcher) return;
-        this.detachWatcher();
-        this.options.sink.error(
-          new LatticeError('UNAVAILABLE', `config watch on ${dir} failed; re-attaching`, { cause: err }),
-        );
-        this.requestScan();
-      });
-      this.watcher = watcher;
-      this.watchedDir = identity;
-      this.attachFailed = false;
-    } catch (err) {
-      // Reported once, not on every poll: the periodic rescan keeps the watch working meanwhile.
-      if (this.attachFailed) return;
-      this.attachFailed = true;
-      const message = `config watch: cannot watch ${dir} for changes; rescanning every ${this.options.pollIntervalMs} ms`;
-      this.options.sink.error(new LatticeError('UNAVAILABLE', message, { cause: err }));
+    const wanted = new Map(directories.map((d) => [d.path, d.identity]));
+    for (const [path, entry] of this.watchers) {
+      if (wanted.get(path) === entry.identity) continue;
+      entry.watcher.close();
+      this.watchers.delete(path);
+    }
+    for (const { path, identity } of directories) {
+      if (this.watchers.has(path)) continue;
+      try {
+        const watcher = watchFiles(path, () => this.requestScan());
+        // A directory removed under its watcher may end it with an error: drop it, rescan, re-sync.
+        watcher.on('error', () => {
+          if (this.watchers.get(path)?.watcher !== watcher) return;
+          watcher.close();
+          this.watchers.delete(path);
+          this.requestScan();
+        });
+        this.watchers.set(path, { identity, watcher });
+      } catch (err) {
+        // Reported once, not on every scan: the periodic rescan keeps the watch working meanwhile.
+        if (this.attachFailed) continue;
+        this.attachFailed = true;
+        const message = `config watch: cannot watch ${path} for changes; rescanning every ${this.options.pollIntervalMs} ms`;
+        this.options.sink.error(new LatticeError('UNAVAILABLE', message, { cause: err }));
+      }
     }
   }
 
-  private detachWatcher(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-    this.watchedDir = undefined;
+  private detachWatchers(): void {
+    for (const { watcher } of this.watchers.values()) watcher.close();
+    this.watchers.clear();
   }
 
-  /** Periodic safety net: re-attach the OS watcher if the directory was replaced, then rescan. */
+  /** Periodic safety net: a rescan, which also re-syncs the watchers. */
   private async poll(): Promise<void> {
-    let identity: string | undefined;
-    try {
-      const st = await stat(this.options.dir);
-      identity = st.isDirectory() ? `${st.dev}:${st.ino}` : undefined;
-    } catch {
-      identity = undefined;
-    }
-    if (this.closed) return;
-    if (identity !== this.watchedDir) {
-      this.detachWatcher();
-      if (identity !== undefined) await this.attachWatcher();
-    }
     await this.runScan();
   }
 
@@ -159,6 +158,7 @@ export class FileConfigWatch implements ConfigWatch {
           this.rescanRequested = false;
           await this.scan('changes');
           this.lastScanError = undefined;
+          await this.syncWatchers();
         } while (this.rescanRequested && !this.closed);
       } catch (err) {
         const message = describeError(err);
@@ -187,6 +187,7 @@ export class FileConfigWatch implements ConfigWatch {
     const files = await scanDocuments(dir, prefix);
     const present = new Set(files.map((f) => f.key));
     const events: ConfigEvent[] = [];
+    let unsettled = false;
     for (const [key, previous] of this.known) {
       if (present.has(key)) continue;
       this.known.delete(key);
@@ -210,14 +211,26 @@ export class FileConfigWatch implements ConfigWatch {
         this.known.set(file.key, { ...previous, fingerprint: read.fingerprint });
         continue;
       }
+      const parsed = parseDocument(read.text, file.format);
+      if (!parsed.ok && mode === 'changes' && Date.now() - read.mtimeUs / 1000 < SETTLE_MS) {
+        // Written a moment ago and not readable: most likely caught between an in-place writer's
+        // truncate and its write. Not recorded (the key keeps its last known version, whose
+        // fingerprint differs), so a rescan shortly reads it again; only a document still broken
+        // once it has settled is reported.
+        unsettled = true;
+        continue;
+      }
       const revision = revisions.revisionOf(file.key, read.fingerprint, read.mtimeUs);
       this.known.set(file.key, { fingerprint: read.fingerprint, hash, revision });
-      const parsed = parseDocument(read.text, file.format);
       events.push(
         parsed.ok
           ? { type: 'put', key: file.key, value: parsed.value, revision }
           : { type: 'invalid', key: file.key, reason: `file ${file.path}: ${parsed.reason}`, revision },
       );
+    }
+    if (unsettled && !this.closed) {
+      clearTimeout(this.settleTimer);
+      this.settleTimer = setTimeout(() => this.requestScan(), SETTLE_MS);
     }
     if (mode === 'silent') return;
     const byKey = (a: ConfigEvent, b: ConfigEvent) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);

@@ -158,3 +158,45 @@ async function walk(
     }),
   );
 }
+
+/** A directory to watch, and the identity (`dev:ino`, links followed) of what it is now. */
+export interface WatchedDirectory {
+  readonly path: string;
+  readonly identity: string;
+}
+
+/**
+ * `dir` and every directory below it that a scan walks (hidden ones skipped, symlinked ones
+ * followed, as deep as documents are looked for): what a watch must watch, one OS watcher each.
+ * Empty when `dir` does not exist.
+ */
+export async function listDirectories(dir: string): Promise<WatchedDirectory[]> {
+  const found: WatchedDirectory[] = [];
+  const visit = async (path: string, depth: number): Promise<void> => {
+    let identity: string;
+    try {
+      const st = await stat(path);
+      if (!st.isDirectory()) return;
+      identity = `${st.dev}:${st.ino}`;
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw fileError('list', path, err);
+    }
+    found.push({ path, identity });
+    if (depth >= MAX_DEPTH) return;
+    let entries: Dirent[];
+    try {
+      entries = await readdir(path, { withFileTypes: true });
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw fileError('list', path, err);
+    }
+    await Promise.all(
+      entries
+        .filter((e) => !e.name.startsWith('.') && (e.isDirectory() || e.isSymbolicLink()))
+        .map((e) => visit(path + sep + e.name, depth + 1)),
+    );
+  };
+  await visit(dir, 0);
+  return found;
+}
