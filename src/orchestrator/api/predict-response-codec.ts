@@ -7,6 +7,7 @@
  */
 import { PredictResponse, PredictService, type Score } from '../../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
+import { fieldSize, varintSize, writeVarint } from '../../platform/protobuf/wire.js';
 
 const TAG = {
   trackingId: 0x0a, // 1, length-delimited
@@ -22,23 +23,6 @@ const TAG = {
   scoreValue: 0x0a, // Score.output_values = 1
   scoreError: 0x12, // Score.error = 2
 } as const;
-
-function varintSize(value: number): number {
-  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
-}
-
-function writeVarint(out: Buffer, at: number, value: number): number {
-  let v = value >>> 0;
-  while (v >= 0x80) {
-    out[at++] = (v & 0x7f) | 0x80;
-    v >>>= 7;
-  }
-  out[at++] = v;
-  return at;
-}
-
-/** Bytes of a length-delimited field: tag, length, body. */
-const fieldSize = (body: number): number => 1 + varintSize(body) + body;
 
 function schemaSize(schema: FeatureSchema): number {
   const name = Buffer.byteLength(schema.name);

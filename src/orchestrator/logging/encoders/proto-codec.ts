@@ -1,5 +1,6 @@
 import { LogRows } from '../../../gen/orchestrator/v1/log.js';
 import { invalidArgument } from '../../../platform/errors.js';
+import { fieldSize, varintSize, writeVarint } from '../../../platform/protobuf/wire.js';
 import { checkValueLength, defaultValue } from '../../matrix/codecs.js';
 import type { ColumnSpec } from '../../matrix/component-matrix.js';
 import type { LogTable } from '../log-batch.js';
@@ -65,20 +66,6 @@ const FIELD_1_BYTES = 0x0a;
 /** LogRow.defaulted_columns: field 2, packed. */
 const FIELD_2_PACKED = 0x12;
 
-function varintSize(value: number): number {
-  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
-}
-
-function writeVarint(out: Uint8Array, at: number, value: number): number {
-  let v = value >>> 0;
-  while (v >= 0x80) {
-    out[at++] = (v & 0x7f) | 0x80;
-    v >>>= 7;
-  }
-  out[at++] = v;
-  return at;
-}
-
 function encodeLogRows(table: LogTable): Uint8Array {
   const { columns, start, end } = table;
   const width = columns.length;
@@ -107,12 +94,12 @@ function encodeLogRows(table: LogTable): Uint8Array {
             : fixed.data.subarray(row * fixed.width, (row + 1) * fixed.width);
       }
       cells[r * width + c] = value;
-      size += 1 + varintSize(value.length) + value.length;
+      size += fieldSize(value.length);
     }
-    if (packed > 0) size += 1 + varintSize(packed) + packed;
+    if (packed > 0) size += fieldSize(packed);
     rowSizes[r] = size;
     packedSizes[r] = packed;
-    total += 1 + varintSize(size) + size;
+    total += fieldSize(size);
   }
   // Pass 2: write.
   const out = new Uint8Array(total);
