@@ -6,7 +6,7 @@ import type { ConfigEvent, ConfigWatch } from './config-store.js';
 import { parseDocument } from './documents.js';
 import type { ConfigEventSink } from './event-sink.js';
 import type { FileRevisions } from './file-revisions.js';
-import { listDirectories, readDocumentText, scanDocuments } from './file-tree.js';
+import { listDirectories, readDocumentText, scanDocuments, type WatchedDirectory } from './file-tree.js';
 
 export interface FileConfigWatchOptions {
   readonly dir: string;
@@ -75,7 +75,8 @@ export class FileConfigWatch implements ConfigWatch {
     }
     this.scanning = undefined;
     if (this.rescanRequested) void this.runScan();
-    this.pollTimer = setInterval(() => void this.poll(), this.options.pollIntervalMs);
+    // Periodic safety net: a rescan (which also re-syncs the watchers) catches what events missed.
+    this.pollTimer = setInterval(() => void this.runScan(), this.options.pollIntervalMs);
   }
 
   async close(): Promise<void> {
@@ -92,7 +93,7 @@ export class FileConfigWatch implements ConfigWatch {
 
   /** Makes the watchers match the directories that exist now (see the class comment). */
   private async syncWatchers(): Promise<void> {
-    let directories: Awaited<ReturnType<typeof listDirectories>>;
+    let directories: WatchedDirectory[];
     try {
       directories = await listDirectories(this.options.dir);
     } catch {
@@ -125,16 +126,13 @@ export class FileConfigWatch implements ConfigWatch {
         this.options.sink.error(new LatticeError('UNAVAILABLE', message, { cause: err }));
       }
     }
+    // Every directory watched again: a later failure is news, and reported.
+    if (this.watchers.size === directories.length) this.attachFailed = false;
   }
 
   private detachWatchers(): void {
     for (const { watcher } of this.watchers.values()) watcher.close();
     this.watchers.clear();
-  }
-
-  /** Periodic safety net: a rescan, which also re-syncs the watchers. */
-  private async poll(): Promise<void> {
-    await this.runScan();
   }
 
   private requestScan(): void {
