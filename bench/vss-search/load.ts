@@ -30,55 +30,36 @@ export class SearchCaller {
   }
 
   /** The ids of query `q`'s first page, best first. */
-  search(q: number): Promise<string[]> {
-    return new Promise((resolve, reject) => {
-      this.client.search(
-        this.requests[q % this.requests.length]!,
-        new Metadata(),
-        { deadline: Date.now() + DEADLINE_MS },
-        (err: Error | null, response: SearchResponse) => {
-          if (err) {
-            reject(err);
-            return;
-          }
-          const [result] = response.results;
-          if (result?.error !== '') {
-            reject(new Error(`search ${q}: ${result?.error ?? 'no result'}`));
-            return;
-          }
-          resolve(result.candidates.map((c) => c.id));
-        },
-      );
-    });
+  async search(q: number): Promise<string[]> {
+    const [result] = (await this.send(this.requests[q % this.requests.length]!)).results;
+    if (result?.error !== '') throw new Error(`search ${q}: ${result?.error ?? 'no result'}`);
+    return result.candidates.map((c) => c.id);
   }
 
   /**
    * Queries `first … first + size − 1` (wrapping) in one Search call, as the API allows: the ids of
    * each query's first page, in query order.
    */
-  searchBatch(first: number, size: number): Promise<string[][]> {
+  async searchBatch(first: number, size: number): Promise<string[][]> {
     const queries = Array.from(
       { length: size },
       (_, k) => this.requests[(first + k) % this.requests.length]!.queries[0]!,
     );
-    const request: SearchRequest = { ...this.requests[0]!, queries };
+    const { results } = await this.send({ ...this.requests[0]!, queries });
+    const failed = results.find((r) => r.error !== '');
+    if (failed || results.length !== size) {
+      throw new Error(`batch at ${first}: ${failed?.error ?? `${results.length} results`}`);
+    }
+    return results.map((r) => r.candidates.map((c) => c.id));
+  }
+
+  private send(request: SearchRequest): Promise<SearchResponse> {
     return new Promise((resolve, reject) => {
       this.client.search(
         request,
         new Metadata(),
         { deadline: Date.now() + DEADLINE_MS },
-        (err: Error | null, response: SearchResponse) => {
-          if (err) {
-            reject(err);
-            return;
-          }
-          const failed = response.results.find((r) => r.error !== '');
-          if (failed || response.results.length !== size) {
-            reject(new Error(`batch at ${first}: ${failed?.error ?? `${response.results.length} results`}`));
-            return;
-          }
-          resolve(response.results.map((r) => r.candidates.map((c) => c.id)));
-        },
+        (err: Error | null, response: SearchResponse) => (err ? reject(err) : resolve(response)),
       );
     });
   }

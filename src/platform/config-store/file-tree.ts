@@ -123,19 +123,23 @@ export async function scanDocuments(dir: string, prefix: string): Promise<Docume
     .map(({ rank: _rank, ...file }) => file);
 }
 
+/** A directory's entries; none when it does not exist (any more). */
+async function entriesOf(path: string): Promise<Dirent[]> {
+  try {
+    return await readdir(path, { withFileTypes: true });
+  } catch (err) {
+    if (isMissing(err)) return [];
+    throw fileError('list', path, err);
+  }
+}
+
 async function walk(
   path: string,
   keyBase: string,
   depth: number,
   visit: (key: string, path: string, ext: string) => Promise<void>,
 ): Promise<void> {
-  let entries: Dirent[];
-  try {
-    entries = await readdir(path, { withFileTypes: true });
-  } catch (err) {
-    if (isMissing(err)) return;
-    throw fileError('list', path, err);
-  }
+  const entries = await entriesOf(path);
   await Promise.all(
     entries.map(async (entry) => {
       if (entry.name.startsWith('.')) return;
@@ -184,15 +188,8 @@ export async function listDirectories(dir: string): Promise<WatchedDirectory[]> 
     }
     found.push({ path, identity });
     if (depth >= MAX_DEPTH) return;
-    let entries: Dirent[];
-    try {
-      entries = await readdir(path, { withFileTypes: true });
-    } catch (err) {
-      if (isMissing(err)) return;
-      throw fileError('list', path, err);
-    }
     await Promise.all(
-      entries
+      (await entriesOf(path))
         .filter((e) => !e.name.startsWith('.') && (e.isDirectory() || e.isSymbolicLink()))
         .map((e) => visit(path + sep + e.name, depth + 1)),
     );
