@@ -38,13 +38,19 @@ export interface TransactionMark {
  */
 export class TransactionScope {
   readonly #storage = new AsyncLocalStorage<{ open: boolean }>();
+  #running = 0;
 
   async run<T>(fn: (mark: TransactionMark) => Promise<T>): Promise<T> {
     const mark = { open: true };
+    this.#running++;
     try {
       return await this.#storage.run(mark, () => fn(mark));
     } finally {
       mark.open = false;
+      // While any AsyncLocalStorage is enabled, Node 20 runs async hooks on every promise in the
+      // process (a few percent of a serving process's CPU in bench/vss-search); the next transaction
+      // enables it again.
+      if (--this.#running === 0) this.#storage.disable();
     }
   }
 

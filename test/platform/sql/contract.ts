@@ -240,6 +240,34 @@ export function sqlClientContract(target: SqlContractTarget): void {
       assert.equal((await sql.query(`SELECT * FROM ${t}`)).rowCount, 0);
     });
 
+    test('the guard follows each of overlapping transactions, and is gone once all have ended', async () => {
+      let releaseFirst!: () => void;
+      const firstMayEnd = new Promise<void>((resolve) => {
+        releaseFirst = resolve;
+      });
+      let firstStarted!: () => void;
+      const started = new Promise<void>((resolve) => {
+        firstStarted = resolve;
+      });
+      const first = sql.transaction(async (tx) => {
+        firstStarted();
+        await firstMayEnd;
+        return tx.query('SELECT 1 AS one');
+      });
+      await started;
+      // A second transaction queued behind the first (PGlite: one connection) or beside it (pg pool):
+      // after the first ends, its own client-level statement is still refused.
+      const second = sql.transaction(async (tx) => {
+        await tx.query('SELECT 2');
+        await sql.query('SELECT 3');
+      });
+      releaseFirst();
+      assert.equal((await first).rows.length, 1);
+      await rejectsWith(second, 'FAILED_PRECONDITION', /inside one of its transactions/);
+      // Outside every transaction, client-level statements run.
+      assert.equal((await sql.query('SELECT 4 AS four')).rows.length, 1);
+    });
+
     test('a transaction handle is dead once its transaction has ended', async () => {
       let leaked: { query: (text: string) => Promise<unknown> } | undefined;
       await sql.transaction(async (tx) => {
