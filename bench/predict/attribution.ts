@@ -18,11 +18,23 @@ export class WindowMetrics extends Metrics {
   override timing(...args: Parameters<Metrics['timing']>): TimingMetric {
     const inner = super.timing(...args);
     if (args[0] !== 'grpc_server_handling_seconds') return inner;
+    const keep = (ms: number) => {
+      const end = performance.now();
+      this.windows.push({ start: end - ms, end });
+    };
     return {
       observeMs: (labels, ms) => {
-        const end = performance.now();
-        this.windows.push({ start: end - ms, end });
+        keep(ms);
         inner.observeMs(labels, ms);
+      },
+      bind: (labels) => {
+        const series = inner.bind(labels);
+        return {
+          observeMs: (ms) => {
+            keep(ms);
+            series.observeMs(ms);
+          },
+        };
       },
     };
   }

@@ -7,7 +7,7 @@ import {
   ServerListenerBuilder,
   status,
 } from '@grpc/grpc-js';
-import type { Metrics } from '../metrics/index.js';
+import type { BoundCounter, BoundTiming, Metrics } from '../metrics/index.js';
 
 /** Methods every caller may use without a token: health checks and reflection. */
 const openServices = ['/grpc.health.v1.Health/', '/grpc.reflection.'];
@@ -87,15 +87,31 @@ export function metricsInterceptor(metrics: Metrics, serverName: string): Server
     'server',
     'method',
   ]);
+  // Series bound once per method (and status): no label checks or hashing per call.
+  const bound = new Map<string, { latency: BoundTiming; calls: Map<number, BoundCounter> }>();
+  const seriesOf = (path: string) => {
+    let series = bound.get(path);
+    if (!series) {
+      series = { latency: latency.bind({ server: serverName, method: path }), calls: new Map() };
+      bound.set(path, series);
+    }
+    return series;
+  };
   return (method, call) => {
     const started = performance.now();
     return new ServerInterceptingCall(
       call,
       new ResponderBuilder()
         .withSendStatus((sent, next) => {
-          const labels = { server: serverName, method: method.path };
-          calls.inc({ ...labels, code: statusNames[sent.code] ?? String(sent.code) });
-          latency.observeMs(labels, performance.now() - started);
+          const series = seriesOf(method.path);
+          let counter = series.calls.get(sent.code);
+          if (!counter) {
+            const code = statusNames[sent.code] ?? String(sent.code);
+            counter = calls.bind({ server: serverName, method: method.path, code });
+            series.calls.set(sent.code, counter);
+          }
+          counter.inc();
+          series.latency.observeMs(performance.now() - started);
           next(sent);
         })
         .build(),

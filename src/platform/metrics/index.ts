@@ -1,4 +1,6 @@
 export {
+  type BoundCounter,
+  type BoundTiming,
   type CounterMetric,
   type GaugeMetric,
   type Labels,

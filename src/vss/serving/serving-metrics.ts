@@ -5,7 +5,15 @@
  * `vss_avg_similar_candidates` and `vss_avg_recall`. Only configured names become labels: requests
  * for unknown models are counted under empty labels, so callers cannot grow the series.
  */
-import type { Metrics } from '../../platform/metrics/index.js';
+import type {
+  BoundCounter,
+  BoundTiming,
+  CounterMetric,
+  GaugeMetric,
+  Labels,
+  Metrics,
+  TimingMetric,
+} from '../../platform/metrics/index.js';
 
 export interface ServingLabels {
   entity: string;
@@ -20,16 +28,27 @@ interface Mean {
   count: number;
 }
 
+/** Everything kept for one model variant: its bound series (label checks once) and running figures. */
+interface VariantSeries {
+  labels: Labels;
+  latency: Map<string, BoundTiming>;
+  errors: Map<string, BoundCounter>;
+  cache: Map<string, BoundCounter>;
+  vectorDb: BoundTiming;
+  similar: Mean;
+  recall: Mean;
+  hits: number;
+  misses: number;
+}
+
 export class ServingMetrics {
-  private readonly latency;
-  private readonly errors;
-  private readonly cache;
-  private readonly vectorDb;
-  private readonly similarGauge;
-  private readonly recallGauge;
-  private readonly similar = new Map<string, Mean>();
-  private readonly recall = new Map<string, Mean>();
-  private readonly cacheCounts = new Map<string, { hits: number; misses: number }>();
+  private readonly latency: TimingMetric;
+  private readonly errors: CounterMetric;
+  private readonly cache: CounterMetric;
+  private readonly vectorDb: TimingMetric;
+  private readonly similarGauge: GaugeMetric;
+  private readonly recallGauge: GaugeMetric;
+  private readonly variants = new Map<string, VariantSeries>();
 
   constructor(metrics: Metrics) {
     const names = ['entity', 'model', 'variant'];
@@ -60,32 +79,36 @@ export class ServingMetrics {
   }
 
   requestMs(labels: ServingLabels, method: string, ms: number): void {
-    this.latency.observeMs({ ...labels, method }, ms);
+    const series = this.series(labels);
+    bound(series.latency, method, () => this.latency.bind({ ...series.labels, method })).observeMs(ms);
   }
 
   error(labels: ServingLabels, code: string): void {
-    this.errors.inc({ ...labels, code });
+    const series = this.series(labels);
+    bound(series.errors, code, () => this.errors.bind({ ...series.labels, code })).inc();
   }
 
   cacheLookup(labels: ServingLabels, outcome: 'hit' | 'miss', level: string): void {
-    this.cache.inc({ ...labels, level, outcome });
-    const key = labelKey(labels);
-    const counts = this.cacheCounts.get(key) ?? { hits: 0, misses: 0 };
-    if (outcome === 'hit') counts.hits++;
-    else counts.misses++;
-    this.cacheCounts.set(key, counts);
+    const series = this.series(labels);
+    bound(series.cache, `${level}\u0000${outcome}`, () =>
+      this.cache.bind({ ...series.labels, level, outcome }),
+    ).inc();
+    if (outcome === 'hit') series.hits++;
+    else series.misses++;
   }
 
   vectorDbMs(labels: ServingLabels, ms: number): void {
-    this.vectorDb.observeMs({ ...labels }, ms);
+    this.series(labels).vectorDb.observeMs(ms);
   }
 
   similarCandidates(labels: ServingLabels, count: number): void {
-    this.similarGauge.set({ ...labels }, addToMean(this.similar, labels, count));
+    const series = this.series(labels);
+    this.similarGauge.set(series.labels, addToMean(series.similar, count));
   }
 
   recallSample(labels: ServingLabels, value: number): void {
-    this.recallGauge.set({ ...labels }, addToMean(this.recall, labels, value));
+    const series = this.series(labels);
+    this.recallGauge.set(series.labels, addToMean(series.recall, value));
   }
 
   /** The running figures of one model variant (for status pages and tests). */
@@ -95,28 +118,55 @@ export class ServingMetrics {
     recallSamples: number;
     cacheHitRatio: number | undefined;
   } {
-    const key = labelKey(labels);
-    const similar = this.similar.get(key);
-    const recall = this.recall.get(key);
-    const cache = this.cacheCounts.get(key);
+    const series = this.variants.get(labelKey(labels));
+    const similar = series?.similar;
+    const recall = series?.recall;
+    const lookups = (series?.hits ?? 0) + (series?.misses ?? 0);
     return {
-      avgSimilarCandidates: similar ? similar.sum / similar.count : undefined,
-      avgRecall: recall ? recall.sum / recall.count : undefined,
+      avgSimilarCandidates: similar?.count ? similar.sum / similar.count : undefined,
+      avgRecall: recall?.count ? recall.sum / recall.count : undefined,
       recallSamples: recall?.count ?? 0,
-      cacheHitRatio: cache ? cache.hits / (cache.hits + cache.misses) : undefined,
+      cacheHitRatio: lookups > 0 ? series!.hits / lookups : undefined,
     };
   }
+
+  private series(labels: ServingLabels): VariantSeries {
+    const key = labelKey(labels);
+    let series = this.variants.get(key);
+    if (!series) {
+      const own: Labels = { entity: labels.entity, model: labels.model, variant: labels.variant };
+      series = {
+        labels: own,
+        latency: new Map(),
+        errors: new Map(),
+        cache: new Map(),
+        vectorDb: this.vectorDb.bind({ ...own }),
+        similar: { sum: 0, count: 0 },
+        recall: { sum: 0, count: 0 },
+        hits: 0,
+        misses: 0,
+      };
+      this.variants.set(key, series);
+    }
+    return series;
+  }
+}
+
+function bound<T>(series: Map<string, T>, key: string, make: () => T): T {
+  let found = series.get(key);
+  if (found === undefined) {
+    found = make();
+    series.set(key, found);
+  }
+  return found;
 }
 
 function labelKey(labels: ServingLabels): string {
   return `${labels.entity}\u0000${labels.model}\u0000${labels.variant}`;
 }
 
-function addToMean(means: Map<string, Mean>, labels: ServingLabels, value: number): number {
-  const key = labelKey(labels);
-  const mean = means.get(key) ?? { sum: 0, count: 0 };
+function addToMean(mean: Mean, value: number): number {
   mean.sum += value;
   mean.count += 1;
-  means.set(key, mean);
   return mean.sum / mean.count;
 }

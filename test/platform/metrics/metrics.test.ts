@@ -47,6 +47,30 @@ describe('Metrics', () => {
     socket.close();
   });
 
+  test('a bound series adds to the same Prometheus series and sends the same StatsD packets', async () => {
+    const { socket, packets, port } = await statsdListener();
+    const metrics = new Metrics({
+      statsd: { host: '127.0.0.1', port, prefix: 'lattice.', tags: 'datadog', maxBufferSize: 0 },
+    });
+    const hits = metrics.counter('bound_hits_total', 'hits', ['component']);
+    const calls = metrics.timing('bound_call_seconds', 'latency', ['target']);
+    hits.inc({ component: 'catalog' }, 2);
+    const boundHits = hits.bind({ component: 'catalog' });
+    boundHits.inc();
+    boundHits.inc(4);
+    calls.bind({ target: 'fs' }).observeMs(12);
+    calls.observeMs({ target: 'fs' }, 30);
+    const { body } = await metrics.scrape();
+    assert.match(body, /bound_hits_total\{component="catalog"\} 7/);
+    assert.match(body, /bound_call_seconds_bucket\{le="0.025",target="fs"\} 1/);
+    assert.match(body, /bound_call_seconds_count\{target="fs"\} 2/);
+    await eventually(() => packets.length >= 5, 3000, 'five StatsD packets');
+    assert.ok(packets.includes('lattice.bound_hits_total:4|c|#component:catalog'), packets.join(' '));
+    assert.ok(packets.includes('lattice.bound_call_ms:12|ms|#target:fs'), packets.join(' '));
+    await metrics.close();
+    socket.close();
+  });
+
   test('plain StatsD drops tags; Telegraf puts them in the name', async () => {
     const { socket, packets, port } = await statsdListener();
     const plain = new Metrics({
