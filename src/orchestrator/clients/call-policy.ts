@@ -11,7 +11,7 @@ import {
   noJitterGenerator,
 } from 'cockatiel';
 import { describeError, type ErrorCode, LatticeError } from '../../platform/errors.js';
-import type { Labels, Metrics } from '../../platform/metrics/index.js';
+import type { BoundCounter, BoundTiming, Labels, Metrics } from '../../platform/metrics/index.js';
 import type { ChannelPool } from './channel-pool.js';
 
 /** The external services the orchestrator calls; a metric label. */
@@ -126,7 +126,7 @@ export class CallPolicy {
   private readonly breakerOptions: BreakerOptions;
   private readonly maxCallMs: number;
   private readonly breakers = new Map<string, CircuitBreakerPolicy>();
-  /** Label sets per service, target and method, made once: the metrics of a call allocate nothing. */
+  /** Series per service, target and method, bound once: the metrics of a call allocate nothing. */
   private readonly series = new Map<string, CallSeries>();
   /** Deadline failures of attempts that had almost no budget: the caller's fault, not the endpoint's. */
   private readonly uncounted = new WeakSet<Error>();
@@ -185,15 +185,15 @@ export class CallPolicy {
     const series = this.seriesOf(call);
     try {
       const result = await this.withRetries(call, method, request, options, read, series);
-      this.requests.inc(series.ok);
+      series.ok.inc();
       return result;
     } catch (err) {
       const error = this.toLatticeError(err, call, options.signal);
-      this.requests.inc(series.error);
+      series.error.inc();
       this.errors.inc({ ...series.labels, kind: failureKind(error) });
       throw error;
     } finally {
-      this.latency.observeMs(series.labels, performance.now() - started);
+      series.latency.observeMs(performance.now() - started);
     }
   }
 
@@ -202,7 +202,12 @@ export class CallPolicy {
     let series = this.series.get(key);
     if (!series) {
       const labels = { service: call.service, target: call.target, method: call.method };
-      series = { labels, ok: { ...labels, outcome: 'ok' }, error: { ...labels, outcome: 'error' } };
+      series = {
+        labels,
+        ok: this.requests.bind({ ...labels, outcome: 'ok' }),
+        error: this.requests.bind({ ...labels, outcome: 'error' }),
+        latency: this.latency.bind(labels),
+      };
       this.series.set(key, series);
     }
     return series;
@@ -330,8 +335,9 @@ export class CallPolicy {
 
 interface CallSeries {
   labels: Labels;
-  ok: Labels;
-  error: Labels;
+  ok: BoundCounter;
+  error: BoundCounter;
+  latency: BoundTiming;
 }
 
 /** The signal of calls made without one; never aborts, so listeners on it are never kept. */

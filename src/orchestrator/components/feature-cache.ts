@@ -1,5 +1,5 @@
 import type { Cache } from '../../platform/cache/index.js';
-import type { CounterMetric, Metrics } from '../../platform/metrics/index.js';
+import type { BoundCounter, CounterMetric, Metrics } from '../../platform/metrics/index.js';
 
 /**
  * The feature cache of one FeatureComponent: an entity's feature values stored under
@@ -9,11 +9,10 @@ import type { CounterMetric, Metrics } from '../../platform/metrics/index.js';
  */
 export class FeatureCache {
   private readonly prefix: string;
-  private readonly requests: CounterMetric;
   private readonly errors: CounterMetric;
   private readonly labels: { model: string; component: string };
-  private readonly hitLabels: Record<string, string>;
-  private readonly missLabels: Record<string, string>;
+  private readonly hits: BoundCounter;
+  private readonly misses: BoundCounter;
 
   constructor(
     private readonly cache: Cache,
@@ -25,13 +24,13 @@ export class FeatureCache {
   ) {
     this.prefix = `${modelConfigId}:${cacheVersion}:${component}:`;
     this.labels = { model: modelConfigId, component };
-    this.hitLabels = { ...this.labels, result: 'hit' };
-    this.missLabels = { ...this.labels, result: 'miss' };
-    this.requests = metrics.counter(
+    const requests = metrics.counter(
       'orchestrator_feature_cache_requests_total',
       'Feature cache look-ups per unique entity key, by model, component and result (hit, miss)',
       ['model', 'component', 'result'],
     );
+    this.hits = requests.bind({ ...this.labels, result: 'hit' });
+    this.misses = requests.bind({ ...this.labels, result: 'miss' });
     this.errors = metrics.counter(
       'orchestrator_feature_cache_errors_total',
       'Feature cache calls that failed or timed out (treated as misses)',
@@ -70,8 +69,8 @@ export class FeatureCache {
         }
       }
     }
-    if (hits > 0) this.requests.inc(this.hitLabels, hits);
-    if (keys.length - hits > 0) this.requests.inc(this.missLabels, keys.length - hits);
+    if (hits > 0) this.hits.inc(hits);
+    if (keys.length - hits > 0) this.misses.inc(keys.length - hits);
     return found;
   }
 
