@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { handleUnaryCall, Metadata, MethodDefinition, ServerUnaryCall } from '@grpc/grpc-js';
 import { LatticeError } from '../errors.js';
 import { toServiceError } from './status.js';
@@ -37,6 +38,9 @@ export function unary<Req, Res>(
 ): handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const controller = new AbortController();
+    // A handler passes the signal to each of its downstream calls (a Search of many queries makes one
+    // per query), each adding a listener: no leak warning past ten.
+    setMaxListeners(0, controller.signal);
     const deadline = deadlineMs(call);
     let timer: NodeJS.Timeout | undefined;
     if (Number.isFinite(deadline)) {

@@ -91,6 +91,12 @@ function startEcho(options: { auth?: Record<string, string> } = {}) {
           });
         });
       }
+      if (request.fail === 'fanout') {
+        // One listener per downstream call, as a handler with many calls in flight adds them.
+        const listeners = Array.from({ length: 30 }, () => () => {});
+        for (const listener of listeners) context.signal.addEventListener('abort', listener);
+        for (const listener of listeners) context.signal.removeEventListener('abort', listener);
+      }
       if (request.fail === 'invalid') throw invalidArgument('text must not be empty', 'text');
       if (request.fail === 'not_found') throw notFound('no such echo');
       if (request.fail === 'crash') throw new TypeError('secret internals');
@@ -142,6 +148,25 @@ describe('GrpcServer', () => {
     await assert.rejects(call(client, 'Say', { text: 'slow', delayMs: 5000 }, new grpc.Metadata(), 100), {
       code: grpc.status.DEADLINE_EXCEEDED,
     });
+  });
+
+  test("a handler may add any number of listeners to the call's signal without a leak warning", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      assert.equal(
+        (await call<{ text: string }>(client, 'Say', { text: 'many', fail: 'fanout' })).text,
+        'echo many',
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(
+      warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
+      [],
+    );
   });
 
   test('serves grpc.health.v1 with SERVING for the server and each service', async () => {
