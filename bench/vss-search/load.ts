@@ -11,6 +11,19 @@ import { ENTITY, K, MODEL, VARIANT } from './fixture.js';
 
 const DEADLINE_MS = 10_000;
 
+/** One Search by embedding per query vector, first page of K, no filters or attributes. */
+export function searchRequests(queries: readonly Float32Array[]): SearchRequest[] {
+  return queries.map((q) => ({
+    entity: ENTITY,
+    modelName: MODEL,
+    variant: VARIANT,
+    queries: [{ embedding: { values: Array.from(q) }, pageToken: '', filters: [] }],
+    pageSize: K,
+    attributes: [],
+    filters: [],
+  }));
+}
+
 export class SearchCaller {
   private readonly client: SimilaritySearchClient;
   /** One prepared request per query vector: building them is not the service's cost. */
@@ -18,15 +31,7 @@ export class SearchCaller {
 
   constructor(address: string, queries: readonly Float32Array[]) {
     this.client = new SimilaritySearchClient(address, credentials.createInsecure());
-    this.requests = queries.map((q) => ({
-      entity: ENTITY,
-      modelName: MODEL,
-      variant: VARIANT,
-      queries: [{ embedding: { values: Array.from(q) }, pageToken: '', filters: [] }],
-      pageSize: K,
-      attributes: [],
-      filters: [],
-    }));
+    this.requests = searchRequests(queries);
   }
 
   /** The ids of query `q`'s first page, best first. */
@@ -75,15 +80,25 @@ export interface PacedStats {
   failed: number;
   /** Sends ÷ time from the first scheduled send to the last actual one. */
   achievedRate: number;
-  /** Percentiles of response time − scheduled send time. */
+  /** Percentiles of response time − actual send time. */
   p50_ms: number;
   p99_ms: number;
   max_ms: number;
-  /** How late the generator itself sent (timer lateness on this process), p99. */
+  /** The same from the scheduled send time, i.e. with the generator's own lateness added. */
+  scheduled_p50_ms: number;
+  scheduled_p99_ms: number;
+  /** How late the generator itself sent (timer lateness in this process), p99. */
   sendLagP99_ms: number;
 }
 
-/** Sends `rate × seconds` calls at a fixed rate; the schedule never waits for a response. */
+/**
+ * Sends `rate × seconds` calls on a fixed schedule that never waits for a response (open loop). The
+ * generator sleeps on a timer until the next send is due and then sends every call that is due;
+ * latency counts from the moment each call left. The timer's own lateness (on this VM up to a few ms
+ * now and then, whatever the server does) is reported as the send lag and in the from-schedule
+ * percentiles rather than charged to the server; a generator that polls instead keeps one of the
+ * machine's two cores busy and slows the server it measures.
+ */
 export function paced(
   rate: number,
   seconds: number,
@@ -92,6 +107,7 @@ export function paced(
   const total = Math.max(1, Math.round(rate * seconds));
   const interval = 1000 / rate;
   const latencies = new Float64Array(total);
+  const fromSchedule = new Float64Array(total);
   const lags = new Float64Array(total);
   let failed = 0;
   let done = 0;
@@ -103,6 +119,7 @@ export function paced(
       if (++done < total) return;
       const sendSpan = (lastSend - start) / 1000;
       latencies.sort();
+      fromSchedule.sort();
       lags.sort();
       resolve({
         rate,
@@ -112,33 +129,39 @@ export function paced(
         p50_ms: percentile(latencies, 50),
         p99_ms: percentile(latencies, 99),
         max_ms: latencies[total - 1]!,
+        scheduled_p50_ms: percentile(fromSchedule, 50),
+        scheduled_p99_ms: percentile(fromSchedule, 99),
         sendLagP99_ms: percentile(lags, 99),
       });
     };
-    const tick = () => {
-      const now = performance.now();
-      while (next < total && start + next * interval <= now) {
-        const i = next++;
-        const scheduled = start + i * interval;
-        lags[i] = now - scheduled;
-        lastSend = now;
-        call(i).then(
-          () => {
-            latencies[i] = performance.now() - scheduled;
-            finish();
-          },
-          () => {
-            failed++;
-            latencies[i] = performance.now() - scheduled;
-            finish();
-          },
-        );
-      }
-      // Poll with setImmediate rather than sleeping on a timer: a sleeping event loop on this VM
-      // wakes up to several ms late, and that lateness would be charged to the server (it counts
-      // from the scheduled send). Polling costs this process one core while it paces.
-      if (next < total) setImmediate(tick);
+    const send = (i: number, now: number) => {
+      const scheduled = start + i * interval;
+      lags[i] = now - scheduled;
+      lastSend = now;
+      const settle = () => {
+        const end = performance.now();
+        latencies[i] = end - now;
+        fromSchedule[i] = end - scheduled;
+        finish();
+      };
+      call(i).then(settle, () => {
+        failed++;
+        settle();
+      });
     };
-    setImmediate(tick);
+    const tick = () => {
+      let now = performance.now();
+      while (next < total && start + next * interval <= now) {
+        send(next++, now);
+        now = performance.now();
+      }
+      if (next >= total) return;
+      // Timers have 1 ms granularity: sleep until the next send is due (rounded down), then poll
+      // for the last fraction of a millisecond.
+      const wait = start + next * interval - now;
+      if (wait >= 1) setTimeout(tick, Math.floor(wait));
+      else setImmediate(tick);
+    };
+    setTimeout(tick, 20);
   });
 }
