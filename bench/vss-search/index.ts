@@ -19,7 +19,9 @@
  * from each call's send are the JSON line's `p50_ms` / `p99_ms` (from the scheduled send too, i.e.
  * with the generator's own timer lateness, as `paced_scheduled_*`). Where the time
  * goes: a bare grpc-js server in the serving process answering with a canned page gives the round
- * trip's own cost (one at a time, and paced on the same schedule); the serving process's latency
+ * trip's own cost (one at a time, and paced on the same schedule), and the same echo paced in a
+ * small process of its own (floor-echo.ts) gives this machine's floor for the p99 goal; the serving
+ * process's latency
  * histograms give the handler's and the vector DB's share; event-loop delay and GC pauses of both
  * processes explain the paced tail.
  * Goals (issue): ratio ≥ 0.60, p99 ≤ 5 ms at 500 requests/s.
@@ -31,6 +33,7 @@
 import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { SearchResponse } from '../../src/gen/vss/v1/vss.js';
 import { exactSearch, recall } from '../../src/vss/vectordb/fixtures.js';
 import { HNSW_DEFAULTS } from '../../src/vss/vectordb/index.js';
 import { buildRawIndex } from '../support/hnswlib.js';
@@ -215,6 +218,20 @@ async function pacedFromChild(address: string): Promise<PacedResult> {
   });
 }
 
+/** floor-echo.ts in a process of its own, answering every Search with `canned`. */
+async function startFloorEcho(canned: SearchResponse): Promise<{ port: number; stop: () => void }> {
+  const child = fork(fileURLToPath(new URL('./floor-echo.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  child.send(canned);
+  const { port } = await new Promise<{ port: number }>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve(message));
+    child.once('exit', (code) => reject(new Error(`floor echo exited (${code}) before listening`)));
+  });
+  return { port, stop: () => child.disconnect() };
+}
+
 const loadBeforePaced = loadavg()[0]!;
 const beforePaced = await serving.stats();
 const { stats: open, pauses: pacedClient } = await pacedFromChild(`127.0.0.1:${ready.port}`);
@@ -247,6 +264,15 @@ log(
 );
 log(`  while paced, echo's process: ${describePauses(echoServer)}`);
 log(`  while paced, load generator: ${describePauses(echoClient)}`);
+// And against the same echo in a small process of its own (no index, SQL or large heap beside it):
+// the tail this machine gives any grpc-js server on that schedule.
+const floorEcho = await startFloorEcho(SearchResponse.decode(await lean.call(0)));
+const { stats: floorOpen } = await pacedFromChild(`127.0.0.1:${floorEcho.port}`);
+floorEcho.stop();
+log(
+  `bare grpc-js echo in a process of its own, paced at ${RATE}/s: ${ms(floorOpen)}, max ${floorOpen.max_ms.toFixed(2)} ms ` +
+    `(the machine's floor for the ${P99_GOAL_MS} ms goal)`,
+);
 const { search: stats, rss: serverRss } = await serving.stats();
 log(
   `service search paths: ${stats.graphSearches} graph (${stats.filteredGraphSearches} filtered), ` +
@@ -294,6 +320,8 @@ printResult({
   echo_paced_p50_ms: round(echoOpen.p50_ms),
   echo_paced_p99_ms: round(echoOpen.p99_ms),
   echo_paced_scheduled_p99_ms: round(echoOpen.scheduled_p99_ms),
+  floor_paced_p50_ms: round(floorOpen.p50_ms),
+  floor_paced_p99_ms: round(floorOpen.p99_ms),
   closed_loop_p50_ms: round(service.p50_ms),
   closed_loop_p99_ms: round(service.p99_ms),
   closed_loop_server_handling_ms: round(sequentialTiming.meanMs(GRPC)),

@@ -10,12 +10,7 @@
  * by embedding never reads them.
  */
 import { createInterface } from 'node:readline';
-import { Server, ServerCredentials, type ServiceError, status } from '@grpc/grpc-js';
-import {
-  type SearchResponse,
-  type SimilaritySearchServer,
-  SimilaritySearchService,
-} from '../../src/gen/vss/v1/vss.js';
+import type { SearchResponse } from '../../src/gen/vss/v1/vss.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
 import { createSqlClient } from '../../src/platform/sql/index.js';
@@ -24,6 +19,7 @@ import { digest } from '../../src/vss/serving/page-token.js';
 import { openVssStore, variantColumn } from '../../src/vss/store/index.js';
 import { EmbeddedVectorDb } from '../../src/vss/vectordb/index.js';
 import { settledRss } from '../support/memory.js';
+import { startEchoServer } from './echo-server.js';
 import {
   buildFixture,
   ENTITY,
@@ -125,8 +121,8 @@ const server = await startVssServing({
   recallSampleRate: 0,
 });
 
-// The transport floor: a bare grpc-js server with the same service definition and codec, answering
-// every Search with one canned page of the real size (10 hits of a real query and a real page token).
+// The transport floor (echo-server.ts), answering every Search with one canned page of the real size
+// (10 hits of a real query and a real page token).
 const [sample = []] = await db.search({
   collection,
   queries: [{ vector: fixture.queries(1, 77)[0]! }],
@@ -150,20 +146,7 @@ const canned: SearchResponse = {
     },
   ],
 };
-const unimplemented = (_call: unknown, callback: (error: Partial<ServiceError>) => void) =>
-  callback({ code: status.UNIMPLEMENTED });
-const echoHandlers: SimilaritySearchServer = {
-  search: (_call, callback) => callback(null, canned),
-  getEmbeddings: unimplemented,
-  scoreCandidates: unimplemented,
-};
-const echo = new Server();
-echo.addService(SimilaritySearchService, echoHandlers);
-const echoPort = await new Promise<number>((resolve, reject) =>
-  echo.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) =>
-    err ? reject(err) : resolve(port),
-  ),
-);
+const { port: echoPort, server: echo } = await startEchoServer(canned);
 
 const ready: ServingReady = {
   port: server.port,
