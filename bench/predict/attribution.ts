@@ -87,25 +87,38 @@ export class DownstreamTimer {
 export function attribute(
   windows: readonly Window[],
   intervals: readonly Window[],
-): { handling: number[]; waiting: number[]; lead: number[]; gaps: number[]; tail: number[] } {
+  pauses: readonly Window[] = [],
+): {
+  handling: number[];
+  waiting: number[];
+  lead: number[];
+  gaps: number[];
+  tail: number[];
+  gc: number[];
+} {
   const handling: number[] = [];
   const waiting: number[] = [];
   const lead: number[] = [];
   const gaps: number[] = [];
   const tail: number[] = [];
+  const gc: number[] = [];
   let j = 0;
   for (const w of windows) {
     while (j < intervals.length && intervals[j]!.end <= w.start) j++;
     let busy = 0;
     let first = w.end;
     let last = w.start;
+    // GC pauses inside the window, less their parts inside downstream intervals: GC in the overhead.
+    let paused = covered(pauses, w);
     for (let k = j; k < intervals.length && intervals[k]!.start < w.end; k++) {
       const start = Math.max(w.start, intervals[k]!.start);
       const end = Math.min(w.end, intervals[k]!.end);
       busy += Math.max(0, end - start);
+      if (end > start) paused -= covered(pauses, { start, end });
       first = Math.min(first, start);
       last = Math.max(last, end);
     }
+    gc.push(Math.max(0, paused));
     handling.push(w.end - w.start);
     waiting.push(busy);
     const before = Math.max(0, first - w.start);
@@ -114,7 +127,17 @@ export function attribute(
     tail.push(after);
     gaps.push(Math.max(0, w.end - w.start - busy - before - after));
   }
-  return { handling, waiting, lead, gaps, tail };
+  return { handling, waiting, lead, gaps, tail, gc };
+}
+
+/** How much of `span` the (sorted, disjoint) `pauses` cover. */
+function covered(pauses: readonly Window[], span: Window): number {
+  let total = 0;
+  for (const p of pauses) {
+    if (p.start >= span.end) break;
+    total += Math.max(0, Math.min(span.end, p.end) - Math.max(span.start, p.start));
+  }
+  return total;
 }
 
 export function pct(values: readonly number[], p: number): number {

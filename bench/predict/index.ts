@@ -181,6 +181,8 @@ interface Overhead {
   lead: number[];
   gaps: number[];
   tail: number[];
+  /** GC pause time inside each call's overhead. */
+  gc: number[];
   handling: number[];
   waiting: number[];
 }
@@ -192,7 +194,7 @@ async function serviceRun(kind: 'service' | 'logged'): Promise<RunStats & Overhe
   const failed = failures[kind]!;
   command({ cmd: 'end', calls: CALLS });
   const ended = await orchestrator.next<ServiceReply & { type: 'ended' }>();
-  const { handling, waiting, lead, gaps, tail } = ended;
+  const { handling, waiting, lead, gaps, tail, gc } = ended;
   if (ended.executions < CALLS - failed) {
     throw new Error(`attribution: ${ended.executions} executions for ${CALLS} calls`);
   }
@@ -202,6 +204,7 @@ async function serviceRun(kind: 'service' | 'logged'): Promise<RunStats & Overhe
     lead,
     gaps,
     tail,
+    gc,
     handling,
     waiting,
     overhead: handling.map((h, i) => h - waiting[i]!),
@@ -295,6 +298,17 @@ const split = (key: 'lead' | 'gaps' | 'tail') => {
   return `${key} p50 ${pct(values, 50).toFixed(3)} / p99 ${pct(values, 99).toFixed(3)} ms`;
 };
 console.log(`overhead by place: ${split('lead')}; ${split('gaps')}; ${split('tail')}`);
+const overheadGc = serviceRuns.flatMap((x) => x.gc);
+const withGc = overheadGc.filter((ms) => ms > 0).length;
+const overheadLessGc = overhead.map((ms, i) => ms - overheadGc[i]!);
+console.log(
+  `GC pauses inside the overhead: ${withGc} of ${overhead.length} calls (${((100 * withGc) / overhead.length).toFixed(2)} %), ` +
+    `${pct(
+      overheadGc.filter((ms) => ms > 0),
+      50,
+    ).toFixed(3)} ms median when present; ` +
+    `overhead less GC p50/p99 ${pct(overheadLessGc, 50).toFixed(3)}/${pct(overheadLessGc, 99).toFixed(3)} ms`,
+);
 console.log(`downstream calls per request (mean): ${breakdown.join('; ')}`);
 console.log(
   `p99 median over rounds: ${serviceP99.toFixed(3)} ms; with logging ${loggedP99.toFixed(3)} ms; ` +
@@ -322,6 +336,8 @@ printResult({
   handling_p99_ms: round(pct(handling, 99)),
   downstream_p50_ms: round(pct(waiting, 50)),
   downstream_p99_ms: round(pct(waiting, 99)),
+  overhead_gc_share: round(withGc / overhead.length, 4),
+  overhead_less_gc_p99_ms: round(pct(overheadLessGc, 99)),
   logging_p99_increase: round(loggingIncrease),
   logged_p50_ms: round(l.p50_ms),
   logged_p99_ms: round(loggedP99),

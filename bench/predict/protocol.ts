@@ -17,6 +17,8 @@ export type ServiceReply =
       lead: number[];
       gaps: number[];
       tail: number[];
+      /** Per call: garbage-collection pause time inside its overhead (not under a downstream call). */
+      gc: number[];
       executions: number;
       /** The orchestrator process's CPU time (user + system, all threads) over the run, ms. */
       cpuMs: number;

@@ -13,6 +13,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { CATALOG_RANKER_ID, catalogRankerConfig } from '../../examples/catalog-ranker.js';
 import { startOrchestrator } from '../../src/orchestrator/api/index.js';
 import {
@@ -27,7 +28,7 @@ import { createCache } from '../../src/platform/cache/index.js';
 import { createConfigStore } from '../../src/platform/config-store/index.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { createQueue } from '../../src/platform/queue/index.js';
-import { attribute, DownstreamTimer, WindowMetrics } from './attribution.js';
+import { attribute, DownstreamTimer, type Window, WindowMetrics } from './attribution.js';
 import type { DownstreamInfo } from './downstream.js';
 import { LOGGED_ID, type ServiceCommand, type ServiceReply } from './protocol.js';
 
@@ -38,19 +39,52 @@ const info = JSON.parse(process.env.BENCH_DOWNSTREAM ?? '') as DownstreamInfo;
 const logger = createLogger('bench-service', { level: 'silent' });
 const metrics = new WindowMetrics();
 const timer = new DownstreamTimer();
+/** The process's garbage-collection pauses during a measured run (performance.now ms). */
+const pauses: Window[] = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    pauses.push({ start: entry.startTime, end: entry.startTime + entry.duration });
+  }
+}).observe({ entryTypes: ['gc'] });
 const clients = createOrchestratorClients({ metrics, featureStoreTarget: info.featureStore });
 const fetcher: FeatureFetcher = clients.featureFetcher!;
+/**
+ * BENCH_INSTANT=1: each distinct downstream call is made once, then answered from memory (a
+ * resolved promise), so that a run measures the orchestrator's own work alone (a diagnostic: the
+ * goal's figures come from runs without it).
+ */
+const instant = process.env.BENCH_INSTANT === '1';
+const memo = new Map<string, unknown>();
+function remember<T>(key: string, call: () => Promise<T>): Promise<T> {
+  if (!instant) return call();
+  const hit = memo.get(key);
+  if (hit !== undefined) return Promise.resolve(hit as T);
+  return call().then((v) => {
+    memo.set(key, v);
+    return v;
+  });
+}
 const featureFetcher: FeatureFetcher = {
   retrieve: (query, options) =>
-    timer.track(`feature:${query.entity}`, () => fetcher.retrieve(query, options)),
+    timer.track(`feature:${query.entity}`, () =>
+      remember(`f${query.entity}${query.keys.join(';')}`, () => fetcher.retrieve(query, options)),
+    ),
 };
 const modelInferer: ModelInferer = {
   infer: (target, request, options) =>
-    timer.track('model', () => clients.modelInferer.infer(target, request, options)),
+    timer.track('model', () =>
+      remember(`m${target}${JSON.stringify(request.inputs.map((i) => i.shape))}`, () =>
+        clients.modelInferer.infer(target, request, options),
+      ),
+    ),
 };
 const remoteCompute: RemoteCompute = {
   compute: (target, request, options) =>
-    timer.track('compute', () => clients.remoteCompute.compute(target, request, options)),
+    timer.track('compute', () =>
+      remember(`c${target}${request.rows.length}`, () =>
+        clients.remoteCompute.compute(target, request, options),
+      ),
+    ),
 };
 
 const config = await createConfigStore({
@@ -97,6 +131,7 @@ process.on('message', async (message: ServiceCommand) => {
       cpuAtBegin = process.cpuUsage();
       metrics.windows.length = 0;
       timer.intervals.length = 0;
+      pauses.length = 0;
       observed = 0;
       timer.countKinds = message.countKinds;
       return;
@@ -106,7 +141,11 @@ process.on('message', async (message: ServiceCommand) => {
       if (windows.length !== message.calls) {
         throw new Error(`attribution: ${windows.length} windows for ${message.calls} calls`);
       }
-      const { handling, waiting, lead, gaps, tail } = attribute(windows, timer.intervals.splice(0));
+      const { handling, waiting, lead, gaps, tail, gc } = attribute(
+        windows,
+        timer.intervals.splice(0),
+        pauses.splice(0).sort((a, b) => a.start - b.start),
+      );
       const cpu = process.cpuUsage(cpuAtBegin);
       send({
         type: 'ended',
@@ -115,6 +154,7 @@ process.on('message', async (message: ServiceCommand) => {
         lead,
         gaps,
         tail,
+        gc,
         executions: observed,
         cpuMs: (cpu.user + cpu.system) / 1000,
       });
