@@ -174,6 +174,27 @@ describe('CallPolicy: deadlines, cancellation, retries, circuit breakers, metric
     );
   });
 
+  test('a response that cannot be parsed is INTERNAL naming the endpoint, and never opens the circuit', async () => {
+    model.ready = (_call, cb) => cb(null, { ready: true });
+    const unparseable = {
+      ...GRPCInferenceServiceService.serverReady,
+      responseDeserialize: (): ServerReadyResponse => {
+        throw new Error('truncated message');
+      },
+    };
+    const target = { service: 'model_server', target: model.server.target, method: 'ServerReady' } as const;
+    for (let i = 0; i < 4; i++) {
+      await rejectsWith(
+        io.policy.unary(target, unparseable, {}, { deadline: within(10_000) }, (r) => r.ready),
+        'INTERNAL',
+        new RegExp(
+          `model server ${model.server.target}: .*ServerReady: the response cannot be parsed: truncated message`,
+        ),
+      );
+    }
+    assert.equal(io.policy.circuitState(model.server.target), 'closed');
+  });
+
   test('a call whose deadline has passed is not sent', async () => {
     const calls = model.readyCalls;
     await rejectsWith(
