@@ -9,7 +9,6 @@ import type { ByteColumn, ComponentMatrix } from '../matrix/component-matrix.js'
 
 /** SlateData rows have no id column: a remote computation over slates names them by index. */
 const SLATE_ID = 'slate_index';
-const utf8 = new TextEncoder();
 
 /**
  * ComputeComponent: an RPN expression over the matrix columns named by `score_mapping` (each
@@ -85,7 +84,8 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
     const width = this.precision === 'fp32' ? 4 : 8;
     const byteRows = new Array<Uint8Array[]>(rows);
     for (let r = 0; r < rows; r++) {
-      const row: Uint8Array[] = [utf8.encode(ids ? ids[r]! : String(r))];
+      // Buffer.from takes short strings out of Node's shared pool: no ArrayBuffer per id.
+      const row: Uint8Array[] = [Buffer.from(ids ? ids[r]! : String(r))];
       // Views into the columns (the matrix outlives the call): no copy of the values.
       for (const column of columns)
         row.push(new Uint8Array(column.buffer, column.byteOffset + r * width, width));

@@ -81,6 +81,7 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
       lastError === undefined ? '' : `${this.name}: feature store call failed: ${describeError(lastError)}`;
     // First decide each row's values (or mark why it has none), then write column by column.
     const rowValues: (readonly Uint8Array[] | undefined)[] = new Array(rows);
+    const notFound: (string | undefined)[] = [];
     for (let row = 0; row < rows; row++) {
       const key = rowKey[row]!;
       if (key < 0) {
@@ -90,7 +91,8 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
       } else {
         const values = fetched[key];
         if (values === undefined || values.length === 0) {
-          matrix.addRowError(row, `${this.name}: entity ${keys[key]!.join('|')} not found`);
+          notFound[key] ??= `${this.name}: entity ${keys[key]!.join('|')} not found`;
+          matrix.addRowError(row, notFound[key]);
         } else {
           rowValues[row] = values;
         }
@@ -148,6 +150,30 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
           k = keys.length;
           index.set(text, k);
           keys.push([text]);
+        }
+        rowKey[row] = k;
+      }
+      return { keys, rowKey };
+    }
+    if (sources.every((source) => source.parts === 1)) {
+      // Several single-part keys (user × category): a tuple is built only for a key not seen yet.
+      for (let row = 0; row < matrix.rowCount; row++) {
+        let id = sources[0]!.texts[row]!;
+        let empty = id === '';
+        for (let s = 1; s < sources.length && !empty; s++) {
+          const text = sources[s]!.texts[row]!;
+          empty = text === '';
+          id = `${id}\u0000${text}`;
+        }
+        if (empty) {
+          rowKey[row] = -1;
+          continue;
+        }
+        let k = index.get(id);
+        if (k === undefined) {
+          k = keys.length;
+          index.set(id, k);
+          keys.push(sources.map((source) => source.texts[row]!));
         }
         rowKey[row] = k;
       }

@@ -38,14 +38,21 @@ export function keyTexts(matrix: ComponentMatrix, name: string): readonly string
     }
     return texts;
   }
+  // A context feature is broadcast: every row holds the same bytes object, decoded once.
+  let lastBytes: Uint8Array | undefined;
+  let lastText = '';
   for (let row = 0; row < matrix.rowCount; row++) {
-    if (column.isDefaulted(row)) texts[row] = '';
-    // Typed STRING keys (ids sent as request features) are the common case: decode them directly.
-    else
-      texts[row] =
-        dataType === STRING
-          ? utf8.decode(column.get(row))
-          : formatValue(dataType, column.get(row), vectorDim);
+    if (column.isDefaulted(row)) {
+      texts[row] = '';
+      continue;
+    }
+    const bytes = column.get(row);
+    if (bytes !== lastBytes || width !== undefined) {
+      lastBytes = bytes;
+      // Typed STRING keys (ids sent as request features) are the common case: decode them directly.
+      lastText = dataType === STRING ? utf8.decode(bytes) : formatValue(dataType, bytes, vectorDim);
+    }
+    texts[row] = lastText;
   }
   return texts;
 }

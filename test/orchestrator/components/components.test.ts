@@ -112,6 +112,8 @@ describe('feature, model and compute components on the example DAG', () => {
     );
     assert.match(context.matrix.rowError(1), /catalog_features: entity c404 not found/);
     assert.equal(context.matrix.byteColumn('catalog:stats:price').isDefaulted(1), true);
+    // Its category is defaulted too, so its user×category key is incomplete: no lookup, said so.
+    assert.match(context.matrix.rowError(1), /user_x_category: no key \(empty or incomplete key column\)/);
     // c4's category 9 has no user×category row: defaults to 0 clicks, marked.
     assert.match(context.matrix.rowError(2), /user_x_category: entity u1\|9 not found/);
     const ctr = context.matrix.byteColumn('ctr').float32()!;
