@@ -36,14 +36,22 @@ function randomTable(random: () => number, columns: number, rows: number): LogTa
   const made: LogColumn[] = [];
   for (let c = 0; c < columns; c++) {
     const fixed = c % 3 !== 0;
+    // Fixed widths of 4, 8 and 32 bytes (a vector: wider than the encoder's byte loop).
+    const [fixedType, vectorDim, width] = (
+      [
+        [DataType.FP32, 0, 4],
+        [DataType.FP64, 0, 8],
+        [DataType.FP32_VECTOR, 8, 32],
+      ] as const
+    )[c % 3 === 1 ? Math.floor(c / 3) % 3 : 0]!;
     const spec = fixed
-      ? { name: `f${c}`, dataType: DataType.FP32, vectorDim: 0 }
+      ? { name: `f${c}`, dataType: fixedType, vectorDim }
       : { name: `s${c}`, dataType: DataType.STRING, vectorDim: 0 };
     // Lengths up to 20,000 bytes: one-, two- and three-byte length varints.
     const lengths = [0, 1, 127, 128, 300, 20_000];
     const cells = Array.from({ length: rows }, () =>
       fixed
-        ? Uint8Array.from({ length: 4 }, () => Math.floor(random() * 256))
+        ? Uint8Array.from({ length: width }, () => Math.floor(random() * 256))
         : new Uint8Array(lengths[Math.floor(random() * lengths.length)]!).fill(7),
     );
     const defaulted = Array.from({ length: rows }, () => random() < 0.3);
@@ -52,7 +60,7 @@ function randomTable(random: () => number, columns: number, rows: number): LogTa
       fixed
         ? {
             ...column,
-            fixed: { width: 4, data: Uint8Array.from(cells.flatMap((cell) => Array.from(cell))) },
+            fixed: { width, data: Uint8Array.from(cells.flatMap((cell) => Array.from(cell))) },
           }
         : column,
     );

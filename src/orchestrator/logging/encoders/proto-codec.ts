@@ -71,8 +71,9 @@ function encodeLogRows(table: LogTable): Uint8Array {
   const width = columns.length;
   const defaults = columns.map(({ spec }) => defaultValue(spec.dataType, spec.vectorDim));
   const rows = end - start;
-  // Pass 1: every row's values (as views, kept for pass 2) and sizes.
-  const cells: Uint8Array[] = new Array(rows * width);
+  // Pass 1: sizes. Fixed-width cells are copied straight from their column in pass 2; only
+  // variable-width values (strings, string vectors) are kept here, as views.
+  const variable: (Uint8Array | undefined)[] = new Array(rows * width);
   const rowSizes = new Int32Array(rows);
   const packedSizes = new Int32Array(rows);
   let total = 0;
@@ -82,19 +83,18 @@ function encodeLogRows(table: LogTable): Uint8Array {
     let packed = 0;
     for (let c = 0; c < width; c++) {
       const column = columns[c]!;
-      let value: Uint8Array;
+      let length: number;
       if (column.isDefaulted(row)) {
-        value = defaults[c]!;
+        length = defaults[c]!.length;
         packed += varintSize(c);
+      } else if (column.fixed !== undefined) {
+        length = column.fixed.width;
       } else {
-        const fixed = column.fixed;
-        value =
-          fixed === undefined
-            ? column.value(row)
-            : fixed.data.subarray(row * fixed.width, (row + 1) * fixed.width);
+        const value = column.value(row);
+        variable[r * width + c] = value;
+        length = value.length;
       }
-      cells[r * width + c] = value;
-      size += fieldSize(value.length);
+      size += fieldSize(length);
     }
     if (packed > 0) size += fieldSize(packed);
     rowSizes[r] = size;
@@ -105,20 +105,36 @@ function encodeLogRows(table: LogTable): Uint8Array {
   const out = new Uint8Array(total);
   let at = 0;
   for (let r = 0; r < rows; r++) {
+    const row = start + r;
     out[at++] = FIELD_1_BYTES;
     at = writeVarint(out, at, rowSizes[r]!);
     for (let c = 0; c < width; c++) {
-      const value = cells[r * width + c]!;
+      const column = columns[c]!;
       out[at++] = FIELD_1_BYTES;
-      at = writeVarint(out, at, value.length);
-      out.set(value, at);
-      at += value.length;
+      if (column.isDefaulted(row)) {
+        const value = defaults[c]!;
+        at = writeVarint(out, at, value.length);
+        out.set(value, at);
+        at += value.length;
+      } else if (column.fixed !== undefined) {
+        const { data, width: bytes } = column.fixed;
+        at = writeVarint(out, at, bytes);
+        // Scalars are 1–8 bytes: a byte loop beats a subarray and set per cell.
+        if (bytes <= 16) for (let i = 0, from = row * bytes; i < bytes; i++) out[at + i] = data[from + i]!;
+        else out.set(data.subarray(row * bytes, (row + 1) * bytes), at);
+        at += bytes;
+      } else {
+        const value = variable[r * width + c]!;
+        at = writeVarint(out, at, value.length);
+        out.set(value, at);
+        at += value.length;
+      }
     }
     const packed = packedSizes[r]!;
     if (packed > 0) {
       out[at++] = FIELD_2_PACKED;
       at = writeVarint(out, at, packed);
-      for (let c = 0; c < width; c++) if (cells[r * width + c] === defaults[c]) at = writeVarint(out, at, c);
+      for (let c = 0; c < width; c++) if (columns[c]!.isDefaulted(row)) at = writeVarint(out, at, c);
     }
   }
   return out;
