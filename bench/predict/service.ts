@@ -99,7 +99,10 @@ await config.put(`models/${LOGGED_ID}`, {
   logging: { logging_perc: 100, format: 'proto' },
 });
 const queue = await createQueue({ kind: 'memory' });
-const inferenceLogger = new InferenceLogger({ sink: new QueueLogSink(queue), metrics, logger });
+// Records leave the orchestrator's heap after 5 s, as a broker takes them in production: an in-process
+// topic that nobody consumes would otherwise hold every record of the run (≈100 MB) in this process.
+const sink = new QueueLogSink(queue, undefined, { retentionMs: 5_000, dedupWindowMs: 5_000 });
+const inferenceLogger = new InferenceLogger({ sink, metrics, logger });
 const cache = await createCache({ kind: 'memory' });
 /** Tracking ids of finished executions (sequential runs: one per handling window). */
 let observed = 0;
