@@ -160,6 +160,18 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
         else for (let r = 0; r < rowCount; r++) values[r * perRow + offset] = column[r]!;
       } else {
         const column = matrix.byteColumn(name);
+        if (!rowsOf && column.width !== undefined && column.spec.dataType !== DataType.BOOL_VECTOR) {
+          // Fixed-width vectors lie back to back: one read of the whole column, then strided.
+          const all =
+            precision === 'fp32' ? new Float32Array(rowCount * width) : new Float64Array(rowCount * width);
+          readNumbers(column.spec.dataType, column.data, rowCount * width, all);
+          for (let r = 0; r < rowCount; r++) {
+            const to = r * perRow + offset;
+            for (let i = 0; i < width; i++) values[to + i] = all[r * width + i]!;
+          }
+          offset += width;
+          return;
+        }
         for (let r = 0; r < rowCount; r++) {
           readNumbers(
             column.spec.dataType,
