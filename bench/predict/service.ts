@@ -81,7 +81,7 @@ const modelInferer: ModelInferer = {
 const remoteCompute: RemoteCompute = {
   compute: (target, request, options) =>
     timer.track('compute', () =>
-      remember(`c${target}${request.rows.length}`, () =>
+      remember(`c${target}${request.ids.length}`, () =>
         clients.remoteCompute.compute(target, request, options),
       ),
     ),

@@ -6,11 +6,13 @@ export interface RemoteComputeRequest {
   computeId: string;
   /** Column names: `schema[0]` names the id column, the others the expression's variables. */
   schema: readonly string[];
+  /** One id per row, sent as its UTF-8 bytes (opaque to the server, echoed back). */
+  ids: readonly string[];
   /**
-   * One row per entity: the id's UTF-8 bytes (opaque, echoed back), then one little-endian value of
-   * `dataType` (4 or 8 bytes) per variable, aligned with `schema`.
+   * One column per variable (`schema[1…]`), one value per id, in the precision of `dataType`:
+   * Float32Array for FP32, Float64Array for FP64 (typically views of the matrix's columns).
    */
-  rows: readonly (readonly Uint8Array[])[];
+  columns: readonly (Float32Array | Float64Array)[];
   dataType: ComputePrecision;
 }
 

@@ -65,7 +65,7 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
     output.markAllFilled();
   }
 
-  /** Sends `[id, ...mapped columns]` rows to the numerix server; writes nothing unless it answers. */
+  /** Sends the id column and the mapped columns to the numerix server; writes nothing unless it answers. */
   private async runRemote(
     context: ExecutionContext,
     matrix: ComponentMatrix,
@@ -80,23 +80,16 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
       columnNumbers(matrix, this.config.score_mapping[v]!, this.precision),
     );
     const idName = this.config.slate ? SLATE_ID : context.snapshot.model.config.target_id_column;
-    const ids = this.config.slate ? undefined : matrix.stringColumn(idName);
-    const width = this.precision === 'fp32' ? 4 : 8;
-    const byteRows = new Array<Uint8Array[]>(rows);
-    for (let r = 0; r < rows; r++) {
-      // Buffer.from takes short strings out of Node's shared pool: no ArrayBuffer per id.
-      const row: Uint8Array[] = [Buffer.from(ids ? ids[r]! : String(r))];
-      // Views into the columns (the matrix outlives the call): no copy of the values.
-      for (const column of columns)
-        row.push(new Uint8Array(column.buffer, column.byteOffset + r * width, width));
-      byteRows[r] = row;
-    }
+    const ids = this.config.slate
+      ? Array.from({ length: rows }, (_, r) => String(r))
+      : matrix.stringColumn(idName);
     const scores = await this.remote!.compute(
       this.config.target!,
       {
         computeId: this.config.compute_id!,
         schema: [idName, ...variables],
-        rows: byteRows,
+        ids,
+        columns,
         dataType: this.config.data_type,
       },
       { signal, deadline: Math.min(context.deadline, Date.now() + this.config.deadline_ms) },

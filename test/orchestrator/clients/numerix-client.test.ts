@@ -9,11 +9,6 @@ const f32 = (x: number) => {
   b.writeFloatLE(x);
   return b;
 };
-const f64 = (x: number) => {
-  const b = Buffer.alloc(8);
-  b.writeDoubleLE(x);
-  return b;
-};
 const id = (s: string) => Buffer.from(s);
 
 describe('NumerixClient over numerix.Numerix/Compute', () => {
@@ -22,14 +17,13 @@ describe('NumerixClient over numerix.Numerix/Compute', () => {
   let client: NumerixClient;
   const options = () => ({ signal: new AbortController().signal, deadline: within(10_000) });
   const blend = (dataType: 'FP32' | 'FP64'): RemoteComputeRequest => {
-    const v = dataType === 'FP32' ? f32 : f64;
+    const column = (values: number[]) =>
+      dataType === 'FP32' ? Float32Array.from(values) : Float64Array.from(values);
     return {
       computeId: 'blend',
       schema: ['item_id', 'price', 'bonus'],
-      rows: [
-        [id('a'), v(1.5), v(0.25)],
-        [id('b'), v(-4), v(1)],
-      ],
+      ids: ['a', 'b'],
+      columns: [column([1.5, -4]), column([0.25, 1])],
       dataType,
     };
   };
@@ -75,7 +69,12 @@ describe('NumerixClient over numerix.Numerix/Compute', () => {
   });
 
   test("the error arm becomes an error with the server's message and never opens the circuit", async () => {
-    const request = { ...blend('FP64'), computeId: 'ratio', rows: [[id('a'), f64(1), f64(0)]] };
+    const request = {
+      ...blend('FP64'),
+      computeId: 'ratio',
+      ids: ['a'],
+      columns: [Float64Array.of(1), Float64Array.of(0)],
+    };
     for (let i = 0; i < 3; i++) {
       await rejectsWith(
         client.compute(numerix.target, request, options()),
@@ -127,17 +126,26 @@ describe('NumerixClient over numerix.Numerix/Compute', () => {
     }
   });
 
-  test('rows that do not fit the schema or the precision are rejected before sending', async () => {
+  test('columns that do not fit the schema, the ids or the precision are rejected before sending', async () => {
     const sent = numerix.requests.length;
     await rejectsWith(
-      client.compute(numerix.target, { ...blend('FP64'), rows: [[id('a'), f32(1), f64(2)]] }, options()),
+      client.compute(
+        numerix.target,
+        { ...blend('FP64'), columns: [Float32Array.of(1, 2), Float64Array.of(2, 3)] },
+        options(),
+      ),
       'INVALID_ARGUMENT',
-      /row 0 column price has 4 bytes, FP64 needs 8/,
+      /column price holds FP32 values, the request is FP64/,
     );
     await rejectsWith(
-      client.compute(numerix.target, { ...blend('FP64'), rows: [[id('a'), f64(1)]] }, options()),
+      client.compute(numerix.target, { ...blend('FP64'), columns: [Float64Array.of(1, 2)] }, options()),
       'INVALID_ARGUMENT',
-      /row 0 has 2 values for 3 columns/,
+      /1 value columns for 2 variables in the schema/,
+    );
+    await rejectsWith(
+      client.compute(numerix.target, { ...blend('FP64'), ids: ['a', 'b', 'c'] }, options()),
+      'INVALID_ARGUMENT',
+      /column price has 2 values for 3 ids/,
     );
     assert.equal(numerix.requests.length, sent);
   });
