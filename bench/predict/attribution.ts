@@ -84,18 +84,22 @@ export class DownstreamTimer {
  * where the rest lies: before the first downstream call (`lead`: request decoding up to the first
  * call), after the last (`tail`: response building and sending), and between calls (`gaps`).
  */
-export function attribute(
-  windows: readonly Window[],
-  intervals: readonly Window[],
-  pauses: readonly Window[] = [],
-): {
+/** Per call, in ms: see attribute. */
+export interface Attribution {
   handling: number[];
   waiting: number[];
   lead: number[];
   gaps: number[];
   tail: number[];
+  /** Garbage-collection pause time inside the call's overhead (not under a downstream call). */
   gc: number[];
-} {
+}
+
+export function attribute(
+  windows: readonly Window[],
+  intervals: readonly Window[],
+  pauses: readonly Window[] = [],
+): Attribution {
   const handling: number[] = [];
   const waiting: number[] = [];
   const lead: number[] = [];

@@ -31,7 +31,7 @@ import {
 } from '../../src/gen/orchestrator/v1/predict.js';
 import { DataType } from '../../src/gen/orchestrator/v1/types.js';
 import { measure, medianRun, percentile, printResult, type RunStats, round } from '../support/stats.js';
-import { pct } from './attribution.js';
+import { type Attribution, pct } from './attribution.js';
 import type { DownstreamInfo } from './downstream.js';
 import { LOGGED_ID, type ServiceCommand, type ServiceReply } from './protocol.js';
 
@@ -177,19 +177,13 @@ async function run(
   return stats;
 }
 
-interface Overhead {
+interface Overhead extends Attribution {
   /** Orchestrator CPU per call, ms. */
   cpuPerCall: number;
+  /** handling − waiting, per call. */
   overhead: number[];
-  lead: number[];
-  gaps: number[];
-  tail: number[];
-  /** GC pause time inside each call's overhead. */
-  gc: number[];
   /** Client-side latency of each call, ascending. */
   latencies: Float64Array;
-  handling: number[];
-  waiting: number[];
 }
 
 /**

@@ -1,5 +1,6 @@
 /** What index.ts and the orchestrator process of the predict benchmark (service.ts) say over IPC. */
 import { CATALOG_RANKER_ID } from '../../examples/catalog-ranker.js';
+import type { Attribution } from './attribution.js';
 
 export const LOGGED_ID = `${CATALOG_RANKER_ID}_logged`;
 
@@ -10,19 +11,12 @@ export type ServiceCommand =
 
 export type ServiceReply =
   | { type: 'ready'; port: number }
-  | {
+  | (Attribution & {
       type: 'ended';
-      handling: number[];
-      waiting: number[];
-      lead: number[];
-      gaps: number[];
-      tail: number[];
-      /** Per call: garbage-collection pause time inside its overhead (not under a downstream call). */
-      gc: number[];
       executions: number;
       /** The orchestrator process's CPU time (user + system, all threads) over the run, ms. */
       cpuMs: number;
-    }
+    })
   | {
       type: 'closed';
       dropped: number;
