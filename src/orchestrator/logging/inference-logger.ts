@@ -147,10 +147,11 @@ export class InferenceLogger {
       this.buffer.push({ context, createdAtMs: this.now() });
       this.requests.inc({ model });
       this.depth.set({}, this.buffered);
-      // Wake a worker on the next turn of the event loop, not as a microtask: encoding then runs
-      // after the response to this request has been sent, never in front of it.
+      // Wake a worker two turns of the event loop from now, never as a microtask: encoding then
+      // runs after this request's response and also its trailers have left (HTTP/2 writes the
+      // trailers on the turn after the response), so no caller waits for it.
       const wake = this.wakeups.shift();
-      if (wake) setImmediate(wake);
+      if (wake) setImmediate(onNextTurn, wake);
       return 'queued';
     } catch (err) {
       // Logging must never fail a request, whatever went wrong here.
@@ -301,6 +302,10 @@ export class InferenceLogger {
       }
     }
   }
+}
+
+function onNextTurn(run: () => void): void {
+  setImmediate(run);
 }
 
 function sleep(ms: number): Promise<void> {
