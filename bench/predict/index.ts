@@ -36,7 +36,7 @@ import type { DownstreamInfo } from './downstream.js';
 import { LOGGED_ID, type ServiceCommand, type ServiceReply } from './protocol.js';
 
 const TARGETS = 100;
-const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
+const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
 /** Calls in a row to one side (unlogged or logged) of a paired run. */
@@ -191,9 +191,12 @@ interface Overhead extends Attribution {
  * the orchestrator's attribution of each call: both sides meet the same phases of the machine, which
  * on this shared 2-vCPU VM move a p99 by more than the 5 % the logging goal allows.
  */
-async function pairedRun(
-  loggedFirst: boolean,
-): Promise<{ service: RunStats & Overhead; logged: RunStats & Overhead }> {
+async function pairedRun(loggedFirst: boolean): Promise<{
+  service: RunStats & Overhead;
+  logged: RunStats & Overhead;
+  /** The unlogged calls of every other unlogged block, and of the blocks between: an A/A pair. */
+  halves: [number[], number[]];
+}> {
   command({ cmd: 'begin', countKinds: true });
   const total = 2 * CALLS;
   const latencies = new Float64Array(total);
@@ -242,7 +245,11 @@ async function pairedRun(
       overhead: handling.map((h, i) => h - waiting[i]!),
     };
   };
-  return { service: side(0), logged: side(1) };
+  const halves: [number[], number[]] = [[], []];
+  for (let i = 0; i < total; i++) {
+    if (logged[i] === 0) halves[Math.floor(Math.floor(i / BLOCK) / 2) % 2]!.push(latencies[i]!);
+  }
+  return { service: side(0), logged: side(1), halves };
 }
 
 // Warm up the other paths before measuring.
@@ -252,6 +259,7 @@ await run('logged', WARMUP, 1);
 const echoRuns: RunStats[] = [];
 const serviceRuns: (RunStats & Overhead)[] = [];
 const loggedRuns: (RunStats & Overhead)[] = [];
+const unloggedHalves: [number[], number[]] = [[], []];
 for (let r = 0; r < ROUNDS; r++) {
   // Rotate the order so that no side always follows the same neighbour.
   const echoFirst = r % 2 === 0;
@@ -259,6 +267,8 @@ for (let r = 0; r < ROUNDS; r++) {
   const paired = await pairedRun(r % 2 === 1);
   serviceRuns.push(paired.service);
   loggedRuns.push(paired.logged);
+  unloggedHalves[0].push(...paired.halves[0]);
+  unloggedHalves[1].push(...paired.halves[1]);
   if (!echoFirst) echoRuns.push(await run('echo', CALLS, 1));
   const s = serviceRuns.at(-1)!;
   const l = loggedRuns.at(-1)!;
@@ -309,6 +319,10 @@ const pooledP99 = (runs: readonly { latencies: Float64Array }[]) =>
 const serviceP99 = pooledP99(serviceRuns);
 const loggedP99 = pooledP99(loggedRuns);
 const loggingIncrease = (loggedP99 - serviceP99) / serviceP99;
+// The same comparison between two halves of the unlogged calls (A/A): what chance alone gives.
+// Each half holds half the calls, so its spread is about √2 times that of the comparison above.
+const halfP99 = unloggedHalves.map((half) => percentile(Float64Array.from(half).sort(), 99));
+const loggingNoise = (halfP99[1]! - halfP99[0]!) / halfP99[0]!;
 const roundIncreases = loggedRuns.map(
   (run, r) => (run.p99_ms - serviceRuns[r]!.p99_ms) / serviceRuns[r]!.p99_ms,
 );
@@ -349,7 +363,8 @@ console.log(
 console.log(`downstream calls per request (mean): ${breakdown.join('; ')}`);
 console.log(
   `p99 over all rounds' calls: ${serviceP99.toFixed(3)} ms; with logging ${loggedP99.toFixed(3)} ms; ` +
-    `increase per round ${roundIncreases.map((x) => x.toFixed(3)).join(', ')}`,
+    `increase per round ${roundIncreases.map((x) => x.toFixed(3)).join(', ')}; ` +
+    `A/A between two halves of the unlogged calls ${loggingNoise.toFixed(3)}`,
 );
 console.log(`inference logger: dropped at close ${closed.dropped}; ${closed.logMetrics.join('; ')}`);
 const cs = concurrentService.length ? medianRun(concurrentService) : undefined;
@@ -376,6 +391,7 @@ printResult({
   overhead_gc_share: round(withGc / overhead.length, 4),
   overhead_less_gc_p99_ms: round(pct(overheadLessGc, 99)),
   logging_p99_increase: round(loggingIncrease),
+  logging_p99_aa_difference: round(loggingNoise),
   logged_p50_ms: round(l.p50_ms),
   logged_p99_ms: round(loggedP99),
   logged_overhead_p50_ms: round(pct(loggedOverhead, 50)),
