@@ -390,7 +390,7 @@ function failureKind(error: LatticeError): FailureKind {
 }
 
 /** grpc-js moves our bytes as they are: serialising and parsing happen in unaryCall, outside its call. */
-const passThrough = (bytes: Buffer): Buffer => bytes;
+export const passThrough = (bytes: Buffer): Buffer => bytes;
 
 /**
  * One unary call of an already serialised request; aborting `signal` cancels it (RST_STREAM: the

@@ -1,10 +1,8 @@
 import { NumerixService } from '../../gen/numerix/numerix.js';
 import { invalidArgument } from '../../platform/errors.js';
-import type { CallPolicy } from './call-policy.js';
+import { type CallPolicy, passThrough } from './call-policy.js';
 import { encodeComputeRequest, readComputeScores } from './numerix-wire.js';
 import type { RemoteCompute, RemoteComputeOptions, RemoteComputeRequest } from './remote-compute.js';
-
-const passThrough = (bytes: Buffer): Buffer => bytes;
 
 /** `numerix.Numerix/Compute` with the request and the response as bytes: numerix-wire.ts does both. */
 const compute = {

@@ -3,7 +3,7 @@
  * from the component's columns into one Buffer (byte for byte what the generated encoder writes for
  * the same rows; the tests compare them), the response straight into one score per row, without a
  * message object, an array or a Buffer per row. Every remote compute of every request goes through
- * both, and the generated path cost more than the rest of a compute call's client work.
+ * both; the generated path built and parsed several objects per row on each side.
  */
 import { LatticeError } from '../../platform/errors.js';
 import { fieldSize, writeVarint } from '../../platform/protobuf/wire.js';
