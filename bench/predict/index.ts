@@ -37,7 +37,7 @@ import { LOGGED_ID, type ServiceCommand, type ServiceReply } from './protocol.js
 
 const TARGETS = 100;
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
 /** Calls in a row to one side (unlogged or logged) of a paired run. */
 const BLOCK = Number(process.env.BENCH_BLOCK ?? 50);

@@ -99,9 +99,9 @@ await config.put(`models/${LOGGED_ID}`, {
   logging: { logging_perc: 100, format: 'proto' },
 });
 const queue = await createQueue({ kind: 'memory' });
-// Records leave the orchestrator's heap after 5 s, as a broker takes them in production: an in-process
+// Records leave the orchestrator's heap after 1 s, as a broker takes them in production: an in-process
 // topic that nobody consumes would otherwise hold every record of the run (≈100 MB) in this process.
-const sink = new QueueLogSink(queue, undefined, { retentionMs: 5_000, dedupWindowMs: 5_000 });
+const sink = new QueueLogSink(queue, undefined, { retentionMs: 1_000, dedupWindowMs: 1_000 });
 const inferenceLogger = new InferenceLogger({ sink, metrics, logger });
 const cache = await createCache({ kind: 'memory' });
 /** Tracking ids of finished executions (sequential runs: one per handling window). */
