@@ -4,4 +4,4 @@ export {
   startOrchestrator,
 } from './orchestrator-server.js';
 export { type ExecutionObserver, legacyHandlers, predictHandlers } from './orchestrator-services.js';
-export { legacyResponse, predictResponse } from './responses.js';
+export { legacyResponse, predictAnswer } from './responses.js';

@@ -7,7 +7,7 @@ import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { type ExecutionObserver, legacyHandlers, predictHandlers } from './orchestrator-services.js';
-import { PredictServiceFastResponses } from './predict-response-codec.js';
+import { PredictServiceAnswers } from './predict-response-codec.js';
 
 export interface OrchestratorServerOptions {
   host: string;
@@ -56,7 +56,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     shutdownGraceMs: options.shutdownGraceMs,
     reflectionProtos: ['orchestrator/v1/predict.proto', 'orchestrator/v1/orchestrator.proto'],
   });
-  server.addUnaryService(PredictServiceFastResponses, predictHandlers(engine, options.observe));
+  server.addUnaryService(PredictServiceAnswers, predictHandlers(engine, options.observe));
   server.addUnaryService(OrchestratorService, legacyHandlers(engine, options.observe));
   let port: number;
   try {

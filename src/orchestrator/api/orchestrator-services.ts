@@ -1,10 +1,11 @@
 import type { OrchestratorService } from '../../gen/orchestrator/v1/orchestrator.js';
-import type { PredictRequest, PredictService } from '../../gen/orchestrator/v1/predict.js';
+import type { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
 import { invalidArgument } from '../../platform/errors.js';
 import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
-import { legacyResponse, predictResponse } from './responses.js';
+import type { PredictServiceAnswers } from './predict-response-codec.js';
+import { legacyResponse, predictAnswer } from './responses.js';
 
 /** Called after every successful execution (the inference logger hooks in here); must not throw or block. */
 export type ExecutionObserver = (context: ExecutionContext) => void;
@@ -21,7 +22,7 @@ function requireModelId(id: string): void {
 export function predictHandlers(
   engine: InferenceEngine,
   observe?: ExecutionObserver,
-): UnaryHandlers<typeof PredictService> {
+): UnaryHandlers<typeof PredictServiceAnswers> {
   const infer =
     (pattern: 'point' | 'pair' | 'slate') => async (request: PredictRequest, call: CallContext) => {
       requireModelId(request.modelConfigId);
@@ -35,7 +36,7 @@ export function predictHandlers(
         },
       );
       observe?.(context);
-      return predictResponse(context, request.returnTargetScores);
+      return predictAnswer(context, request.returnTargetScores);
     };
   return { inferPointWise: infer('point'), inferPairWise: infer('pair'), inferSlateWise: infer('slate') };
 }

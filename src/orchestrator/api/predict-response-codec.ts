@@ -1,9 +1,9 @@
 /**
- * PredictResponse in protobuf wire format, written directly into one Buffer: sizes first, then the
- * bytes, without the generated encoder's writer (a fork and join per message, a chunk per field) and
- * without its final copy into a Buffer. Byte for byte what `PredictResponse.encode` writes (the
- * tests compare them), including proto3's omission of default scalars. Every response of the
- * service goes through it, so it is on every request's path.
+ * PredictResponse in protobuf wire format, written straight from the matrices into one Buffer: sizes
+ * first, then the bytes, without a Score object, an array or a Buffer per row, without the generated
+ * encoder's writer (a fork and join per message, a chunk per field) and without its final copy. Byte
+ * for byte what `PredictResponse.encode` writes for the same answer (the tests compare them),
+ * including proto3's omission of default scalars. Every response of the service goes through it.
  */
 import { PredictResponse, PredictService, type Score } from '../../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
@@ -33,32 +33,86 @@ function schemaSize(schema: FeatureSchema): number {
   );
 }
 
-function scoreSize(score: Score): number {
-  let size = 0;
-  for (const value of score.outputValues) size += fieldSize(value.length);
-  const error = score.error === '' ? 0 : Buffer.byteLength(score.error);
-  return error > 0 ? size + fieldSize(error) : size;
-}
-
-/** Negative enum or int32 values take ten varint bytes; such a response goes the generated way. */
+/** Negative enum or int32 values take ten varint bytes; such an answer goes the generated way. */
 function plain(schemas: readonly FeatureSchema[]): boolean {
   for (const s of schemas) if (s.dataType < 0 || s.vectorDim < 0) return false;
   return true;
 }
 
-export function encodePredictResponse(response: PredictResponse): Buffer {
-  const schemaLists = [response.targetOutputSchema, response.pairOutputSchema, response.slateOutputSchema];
-  if (!schemaLists.every(plain)) return Buffer.from(PredictResponse.encode(response).finish());
-  const scoreLists = [response.targetScores, response.pairScores, response.slateScores];
+/** A column of an answer: fixed-width values back to back in `data`, or a value per row. */
+export type AnswerColumn =
+  | { readonly width: number; readonly data: Uint8Array }
+  | { readonly width: undefined; value(row: number): Uint8Array };
 
-  // Pass 1: sizes (kept per message for pass 2).
-  const schemaSizes = schemaLists.map((list) => list.map(schemaSize));
-  const scoreSizes = scoreLists.map((list) => list.map(scoreSize));
-  const tracking = Buffer.byteLength(response.trackingId);
+/** Score rows straight from a matrix: one per row, the listed columns' values and the row's error. */
+export interface ScoreTable {
+  readonly schema: readonly FeatureSchema[];
+  readonly columns: readonly AnswerColumn[];
+  readonly rows: number;
+  rowError(row: number): string;
+}
+
+/** A PredictResponse still in the matrices it is read from; {@link encodePredictAnswer} writes it. */
+export interface PredictAnswer {
+  readonly trackingId: string;
+  readonly target: ScoreTable;
+  readonly pair: ScoreTable;
+  readonly slate: ScoreTable;
+}
+
+export const NO_SCORES: ScoreTable = { schema: [], columns: [], rows: 0, rowError: () => '' };
+
+function cell(column: AnswerColumn, row: number): Uint8Array {
+  return column.width === undefined
+    ? column.value(row)
+    : column.data.subarray(row * column.width, (row + 1) * column.width);
+}
+
+/** The answer as the generated PredictResponse object (the same bytes, built the slow way). */
+export function toPredictResponse(answer: PredictAnswer): PredictResponse {
+  const scores = (table: ScoreTable): Score[] =>
+    Array.from({ length: table.rows }, (_, row) => ({
+      outputValues: table.columns.map((column) => Buffer.from(cell(column, row))),
+      error: table.rowError(row),
+    }));
+  return {
+    trackingId: answer.trackingId,
+    targetOutputSchema: [...answer.target.schema],
+    targetScores: scores(answer.target),
+    pairOutputSchema: [...answer.pair.schema],
+    pairScores: scores(answer.pair),
+    slateOutputSchema: [...answer.slate.schema],
+    slateScores: scores(answer.slate),
+  };
+}
+
+export function encodePredictAnswer(answer: PredictAnswer): Buffer {
+  const tables = [answer.target, answer.pair, answer.slate];
+  if (!tables.every((table) => plain(table.schema)))
+    return Buffer.from(PredictResponse.encode(toPredictResponse(answer)).finish());
+
+  // Pass 1: sizes, and each row's error (kept for pass 2).
+  const schemaSizes = tables.map((table) => table.schema.map(schemaSize));
+  const rowSizes = tables.map((table) => new Int32Array(table.rows));
+  const errors = tables.map((table) => new Array<string>(table.rows));
+  const tracking = Buffer.byteLength(answer.trackingId);
   let total = tracking > 0 ? fieldSize(tracking) : 0;
   for (let l = 0; l < 3; l++) {
+    const table = tables[l]!;
     for (const size of schemaSizes[l]!) total += fieldSize(size);
-    for (const size of scoreSizes[l]!) total += fieldSize(size);
+    // Fixed-width columns take the same bytes in every row.
+    let fixed = 0;
+    for (const column of table.columns) if (column.width !== undefined) fixed += fieldSize(column.width);
+    for (let row = 0; row < table.rows; row++) {
+      let size = fixed;
+      for (const column of table.columns)
+        if (column.width === undefined) size += fieldSize(column.value(row).length);
+      const error = table.rowError(row);
+      errors[l]![row] = error;
+      if (error !== '') size += fieldSize(Buffer.byteLength(error));
+      rowSizes[l]![row] = size;
+      total += fieldSize(size);
+    }
   }
 
   // Pass 2: fields in number order, as the generated encoder writes them.
@@ -67,14 +121,14 @@ export function encodePredictResponse(response: PredictResponse): Buffer {
   if (tracking > 0) {
     out[at++] = TAG.trackingId;
     at = writeVarint(out, at, tracking);
-    at += out.write(response.trackingId, at);
+    at += out.write(answer.trackingId, at);
   }
   const schemaTags = [TAG.targetSchema, TAG.pairSchema, TAG.slateSchema];
   const scoreTags = [TAG.targetScores, TAG.pairScores, TAG.slateScores];
   for (let l = 0; l < 3; l++) {
-    const schemas = schemaLists[l]!;
-    for (let i = 0; i < schemas.length; i++) {
-      const schema = schemas[i]!;
+    const table = tables[l]!;
+    for (let i = 0; i < table.schema.length; i++) {
+      const schema = table.schema[i]!;
       out[at++] = schemaTags[l]!;
       at = writeVarint(out, at, schemaSizes[l]![i]!);
       if (schema.name !== '') {
@@ -91,21 +145,30 @@ export function encodePredictResponse(response: PredictResponse): Buffer {
         at = writeVarint(out, at, schema.vectorDim);
       }
     }
-    const scores = scoreLists[l]!;
-    for (let i = 0; i < scores.length; i++) {
-      const score = scores[i]!;
+    for (let row = 0; row < table.rows; row++) {
       out[at++] = scoreTags[l]!;
-      at = writeVarint(out, at, scoreSizes[l]![i]!);
-      for (const value of score.outputValues) {
+      at = writeVarint(out, at, rowSizes[l]![row]!);
+      for (const column of table.columns) {
         out[at++] = TAG.scoreValue;
-        at = writeVarint(out, at, value.length);
-        out.set(value, at);
-        at += value.length;
+        if (column.width === undefined) {
+          const value = column.value(row);
+          at = writeVarint(out, at, value.length);
+          out.set(value, at);
+          at += value.length;
+          continue;
+        }
+        const { width, data } = column;
+        at = writeVarint(out, at, width);
+        // Scores are 1–8 bytes: a byte loop beats a subarray and set per cell.
+        if (width <= 16) for (let i = 0, from = row * width; i < width; i++) out[at + i] = data[from + i]!;
+        else out.set(data.subarray(row * width, (row + 1) * width), at);
+        at += width;
       }
-      if (score.error !== '') {
+      const error = errors[l]![row]!;
+      if (error !== '') {
         out[at++] = TAG.scoreError;
-        at = writeVarint(out, at, Buffer.byteLength(score.error));
-        at += out.write(score.error, at);
+        at = writeVarint(out, at, Buffer.byteLength(error));
+        at += out.write(error, at);
       }
     }
   }
@@ -113,9 +176,12 @@ export function encodePredictResponse(response: PredictResponse): Buffer {
   return out;
 }
 
-/** `orchestrator.v1.Predict` with every method's response serialised by {@link encodePredictResponse}. */
-export const PredictServiceFastResponses: typeof PredictService = {
-  inferPointWise: { ...PredictService.inferPointWise, responseSerialize: encodePredictResponse },
-  inferPairWise: { ...PredictService.inferPairWise, responseSerialize: encodePredictResponse },
-  inferSlateWise: { ...PredictService.inferSlateWise, responseSerialize: encodePredictResponse },
+/**
+ * `orchestrator.v1.Predict` as this server serves it: handlers answer with a {@link PredictAnswer},
+ * which {@link encodePredictAnswer} writes as the PredictResponse every client reads.
+ */
+export const PredictServiceAnswers = {
+  inferPointWise: { ...PredictService.inferPointWise, responseSerialize: encodePredictAnswer },
+  inferPairWise: { ...PredictService.inferPairWise, responseSerialize: encodePredictAnswer },
+  inferSlateWise: { ...PredictService.inferSlateWise, responseSerialize: encodePredictAnswer },
 };

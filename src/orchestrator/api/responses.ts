@@ -1,68 +1,61 @@
 import type { ComponentData, OrchestratorResponseProto } from '../../gen/orchestrator/v1/orchestrator.js';
-import type { PredictResponse, Score } from '../../gen/orchestrator/v1/predict.js';
 import { type FeatureSchema, DataType as WireType } from '../../gen/orchestrator/v1/types.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
 import { formatValue } from '../matrix/value-text.js';
-
-const utf8 = new TextEncoder();
+import {
+  type AnswerColumn,
+  NO_SCORES,
+  type PredictAnswer,
+  type ScoreTable,
+} from './predict-response-codec.js';
 
 interface OutputColumn {
   schema: FeatureSchema;
-  /** The value bytes of a row (a view into the matrix where possible). */
-  value: (row: number) => Buffer;
+  column: AnswerColumn;
 }
 
 function outputColumn(matrix: ComponentMatrix, name: string): OutputColumn | undefined {
   if (matrix.hasByteColumn(name)) {
     const column = matrix.byteColumn(name);
     const { dataType, vectorDim } = column.spec;
-    const width = column.width;
-    const data = column.data;
     return {
       schema: { name, dataType: dataType as number as WireType, vectorDim },
-      value:
-        width === undefined
-          ? (row) => Buffer.from(column.get(row))
-          : (row) => Buffer.from(data.buffer, data.byteOffset + row * width, width),
+      column:
+        column.width === undefined
+          ? { width: undefined, value: (row) => column.get(row) }
+          : { width: column.width, data: column.data },
     };
   }
   if (matrix.hasStringColumn(name)) {
     const texts = matrix.stringColumn(name);
     return {
       schema: { name, dataType: WireType.DATA_TYPE_STRING, vectorDim: 0 },
-      value: (row) => Buffer.from(utf8.encode(texts[row]!)),
+      column: { width: undefined, value: (row) => Buffer.from(texts[row]!) },
     };
   }
   return undefined;
 }
 
-function scores(matrix: ComponentMatrix, columns: readonly OutputColumn[]): Score[] {
-  const out = new Array<Score>(matrix.rowCount);
-  for (let row = 0; row < matrix.rowCount; row++) {
-    out[row] = { outputValues: columns.map((c) => c.value(row)), error: matrix.rowError(row) };
-  }
-  return out;
+function table(matrix: ComponentMatrix, columns: readonly OutputColumn[]): ScoreTable {
+  return {
+    schema: columns.map((c) => c.schema),
+    columns: columns.map((c) => c.column),
+    rows: matrix.rowCount,
+    rowError: (row) => matrix.rowError(row),
+  };
 }
 
 /**
- * The Predict response from a finished execution: the model's `response.columns`, each taken from
- * the matrix that holds it. Point-wise: one score row per target. Pair and slate: one row per pair or
+ * The Predict answer from a finished execution: the model's `response.columns`, each taken from the
+ * matrix that holds it. Point-wise: one score row per target. Pair and slate: one row per pair or
  * slate with the columns SlateData holds, plus one row per target with the others when
- * `return_target_scores` is set. Each row's `error` names the components that failed for it.
+ * `return_target_scores` is set. Each row's `error` names the components that failed for it. The
+ * rows stay in the matrices until encodePredictAnswer writes them.
  */
-export function predictResponse(context: ExecutionContext, returnTargetScores: boolean): PredictResponse {
+export function predictAnswer(context: ExecutionContext, returnTargetScores: boolean): PredictAnswer {
   const names = context.snapshot.model.config.response.columns;
   const { matrix, slate } = context;
-  const response: PredictResponse = {
-    trackingId: context.trackingId,
-    targetOutputSchema: [],
-    targetScores: [],
-    pairOutputSchema: [],
-    pairScores: [],
-    slateOutputSchema: [],
-    slateScores: [],
-  };
   const targetColumns: OutputColumn[] = [];
   const groupColumns: OutputColumn[] = [];
   for (const name of names) {
@@ -73,22 +66,13 @@ export function predictResponse(context: ExecutionContext, returnTargetScores: b
       if (column) targetColumns.push(column);
     }
   }
-  if (!slate || returnTargetScores) {
-    response.targetOutputSchema = targetColumns.map((c) => c.schema);
-    response.targetScores = scores(matrix, targetColumns);
-  }
-  if (slate) {
-    const schema = groupColumns.map((c) => c.schema);
-    const rows = scores(slate, groupColumns);
-    if (context.pattern === 'pair') {
-      response.pairOutputSchema = schema;
-      response.pairScores = rows;
-    } else {
-      response.slateOutputSchema = schema;
-      response.slateScores = rows;
-    }
-  }
-  return response;
+  const groups = slate ? table(slate, groupColumns) : NO_SCORES;
+  return {
+    trackingId: context.trackingId,
+    target: !slate || returnTargetScores ? table(matrix, targetColumns) : NO_SCORES,
+    pair: context.pattern === 'pair' ? groups : NO_SCORES,
+    slate: context.pattern === 'pair' ? NO_SCORES : groups,
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import type { handleUnaryCall, Metadata, MethodDefinition, ServerUnaryCall } from '@grpc/grpc-js';
+import type { handleUnaryCall, Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import { LatticeError } from '../errors.js';
 import { toServiceError } from './status.js';
 
@@ -16,9 +16,18 @@ export interface CallContext {
 
 export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Promise<Res>;
 
-/** Handlers for every method of a generated service definition, typed from it. */
+/**
+ * Handlers for every method of a service definition, typed from it: a handler gets what the method's
+ * `requestDeserialize` makes and returns what its `responseSerialize` takes (a server-side definition
+ * may answer with its own type, written straight to the wire).
+ */
 export type UnaryHandlers<D> = {
-  [K in keyof D]: D[K] extends MethodDefinition<infer Req, infer Res> ? UnaryHandler<Req, Res> : never;
+  [K in keyof D]: D[K] extends {
+    requestDeserialize: (bytes: Buffer) => infer Req;
+    responseSerialize: (value: infer Res) => Buffer;
+  }
+    ? UnaryHandler<Req, Res>
+    : never;
 };
 
 function deadlineMs(call: ServerUnaryCall<unknown, unknown>): number {

@@ -1,59 +1,78 @@
 /** The hand-written PredictResponse encoder must write exactly what the generated encoder writes. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PredictResponse, type Score } from '../../../src/gen/orchestrator/v1/predict.js';
+import { PredictResponse } from '../../../src/gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../../src/gen/orchestrator/v1/types.js';
-import { encodePredictResponse } from '../../../src/orchestrator/api/predict-response-codec.js';
+import {
+  type AnswerColumn,
+  encodePredictAnswer,
+  NO_SCORES,
+  type PredictAnswer,
+  type ScoreTable,
+  toPredictResponse,
+} from '../../../src/orchestrator/api/predict-response-codec.js';
 import { seededRandom } from '../../../src/platform/random.js';
 
 const random = seededRandom(5);
 const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
 const texts = ['', 'ctr', 'final_score', 'catalog:stats:price', 'ü→score', 'x'.repeat(200), '😀 emoji'];
+const bytes = (length: number) => Uint8Array.from({ length }, () => Math.floor(random() * 256));
 
-function schemas(): FeatureSchema[] {
-  return Array.from({ length: pick([0, 1, 3]) }, () => ({
-    name: pick(texts),
-    dataType: pick([0, 1, 7, 12, 30]),
-    vectorDim: pick([0, 0, 3, 200, 70_000]),
-  }));
+function schema(): FeatureSchema {
+  return { name: pick(texts), dataType: pick([0, 1, 7, 12, 30]), vectorDim: pick([0, 0, 3, 200, 70_000]) };
 }
 
-function scores(): Score[] {
-  return Array.from({ length: pick([0, 1, 5, 100]) }, () => ({
-    outputValues: Array.from({ length: pick([0, 1, 3]) }, () =>
-      Buffer.from(Array.from({ length: pick([0, 4, 8, 130, 20_000]) }, () => Math.floor(random() * 256))),
-    ),
-    error: pick(['', '', 'user_category: entity u1|c3 not found', 'é'.repeat(70)]),
-  }));
+/** Fixed-width columns (1 to 40 bytes a value) and variable ones (0 to 20,000 bytes a value). */
+function column(rows: number): AnswerColumn {
+  if (random() < 0.6) {
+    const width = pick([1, 4, 8, 40]);
+    return { width, data: bytes(rows * width) };
+  }
+  const values = Array.from({ length: rows }, () => bytes(pick([0, 4, 130, 20_000])));
+  return { width: undefined, value: (row) => values[row]! };
 }
 
-test('encodePredictResponse equals the generated encoder, byte for byte, over random responses', () => {
+function scoreTable(): ScoreTable {
+  const rows = pick([0, 1, 5, 100]);
+  const columns = Array.from({ length: pick([0, 1, 3]) }, () => column(rows));
+  const errors = Array.from({ length: rows }, () =>
+    pick(['', '', 'user_category: entity u1|c3 not found', 'é'.repeat(70)]),
+  );
+  return {
+    schema: columns.map(schema),
+    columns,
+    rows,
+    rowError: (row) => errors[row]!,
+  };
+}
+
+test('encodePredictAnswer equals the generated encoder, byte for byte, over random answers', () => {
   for (let i = 0; i < 300; i++) {
-    const response: PredictResponse = {
+    const answer: PredictAnswer = {
       trackingId: pick(texts),
-      targetOutputSchema: schemas(),
-      targetScores: scores(),
-      pairOutputSchema: schemas(),
-      pairScores: scores(),
-      slateOutputSchema: schemas(),
-      slateScores: scores(),
+      target: scoreTable(),
+      pair: pick([NO_SCORES, scoreTable()]),
+      slate: pick([NO_SCORES, scoreTable()]),
     };
-    const ours = encodePredictResponse(response);
-    const generated = Buffer.from(PredictResponse.encode(response).finish());
-    assert.ok(ours.equals(generated), `response ${i} differs`);
+    const ours = encodePredictAnswer(answer);
+    const generated = Buffer.from(PredictResponse.encode(toPredictResponse(answer)).finish());
+    assert.ok(ours.equals(generated), `answer ${i} differs`);
   }
 });
 
 test('negative schema numbers (never produced by the service) fall back to the generated encoder', () => {
-  const response: PredictResponse = {
+  const answer: PredictAnswer = {
     trackingId: 't',
-    targetOutputSchema: [{ name: 'v', dataType: 1, vectorDim: -1 }],
-    targetScores: [],
-    pairOutputSchema: [],
-    pairScores: [],
-    slateOutputSchema: [],
-    slateScores: [],
+    target: {
+      schema: [{ name: 'v', dataType: 1, vectorDim: -1 }],
+      columns: [{ width: 1, data: Uint8Array.of(7) }],
+      rows: 1,
+      rowError: () => 'e',
+    },
+    pair: NO_SCORES,
+    slate: NO_SCORES,
   };
-  assert.ok(encodePredictResponse(response).equals(Buffer.from(PredictResponse.encode(response).finish())));
-  assert.deepEqual(PredictResponse.decode(encodePredictResponse(response)), response);
+  const ours = encodePredictAnswer(answer);
+  assert.ok(ours.equals(Buffer.from(PredictResponse.encode(toPredictResponse(answer)).finish())));
+  assert.deepEqual(PredictResponse.decode(ours), toPredictResponse(answer));
 });
