@@ -7,7 +7,8 @@
  */
 import { PredictResponse, PredictService, type Score } from '../../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
-import { fieldSize, varintSize, writeVarint } from '../../platform/protobuf/wire.js';
+import { fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
+import { featureSchemaSize, plainSchemas, writeFeatureSchema } from '../matrix/feature-schema-wire.js';
 
 const TAG = {
   trackingId: 0x0a, // 1, length-delimited
@@ -17,27 +18,9 @@ const TAG = {
   pairScores: 0x2a, // 5
   slateSchema: 0x32, // 6
   slateScores: 0x3a, // 7
-  schemaName: 0x0a, // FeatureSchema.name = 1
-  schemaType: 0x10, // FeatureSchema.data_type = 2, varint
-  schemaDim: 0x18, // FeatureSchema.vector_dim = 3, varint
   scoreValue: 0x0a, // Score.output_values = 1
   scoreError: 0x12, // Score.error = 2
 } as const;
-
-function schemaSize(schema: FeatureSchema): number {
-  const name = Buffer.byteLength(schema.name);
-  return (
-    (name > 0 ? fieldSize(name) : 0) +
-    (schema.dataType !== 0 ? 1 + varintSize(schema.dataType) : 0) +
-    (schema.vectorDim !== 0 ? 1 + varintSize(schema.vectorDim) : 0)
-  );
-}
-
-/** Negative enum or int32 values take ten varint bytes; such an answer goes the generated way. */
-function plain(schemas: readonly FeatureSchema[]): boolean {
-  for (const s of schemas) if (s.dataType < 0 || s.vectorDim < 0) return false;
-  return true;
-}
 
 /** A column of an answer: fixed-width values back to back in `data`, or a value per row. */
 export type AnswerColumn =
@@ -88,11 +71,11 @@ export function toPredictResponse(answer: PredictAnswer): PredictResponse {
 
 export function encodePredictAnswer(answer: PredictAnswer): Buffer {
   const tables = [answer.target, answer.pair, answer.slate];
-  if (!tables.every((table) => plain(table.schema)))
+  if (!tables.every((table) => plainSchemas(table.schema)))
     return Buffer.from(PredictResponse.encode(toPredictResponse(answer)).finish());
 
   // Pass 1: sizes, and each row's error (kept for pass 2).
-  const schemaSizes = tables.map((table) => table.schema.map(schemaSize));
+  const schemaSizes = tables.map((table) => table.schema.map(featureSchemaSize));
   const rowSizes = tables.map((table) => new Int32Array(table.rows));
   const errors = tables.map((table) => new Array<string>(table.rows));
   const tracking = Buffer.byteLength(answer.trackingId);
@@ -118,11 +101,7 @@ export function encodePredictAnswer(answer: PredictAnswer): Buffer {
   // Pass 2: fields in number order, as the generated encoder writes them.
   const out = Buffer.allocUnsafe(total);
   let at = 0;
-  if (tracking > 0) {
-    out[at++] = TAG.trackingId;
-    at = writeVarint(out, at, tracking);
-    at += out.write(answer.trackingId, at);
-  }
+  if (tracking > 0) at = writeStringField(out, at, TAG.trackingId, answer.trackingId);
   const schemaTags = [TAG.targetSchema, TAG.pairSchema, TAG.slateSchema];
   const scoreTags = [TAG.targetScores, TAG.pairScores, TAG.slateScores];
   for (let l = 0; l < 3; l++) {
@@ -131,19 +110,7 @@ export function encodePredictAnswer(answer: PredictAnswer): Buffer {
       const schema = table.schema[i]!;
       out[at++] = schemaTags[l]!;
       at = writeVarint(out, at, schemaSizes[l]![i]!);
-      if (schema.name !== '') {
-        out[at++] = TAG.schemaName;
-        at = writeVarint(out, at, Buffer.byteLength(schema.name));
-        at += out.write(schema.name, at);
-      }
-      if (schema.dataType !== 0) {
-        out[at++] = TAG.schemaType;
-        at = writeVarint(out, at, schema.dataType);
-      }
-      if (schema.vectorDim !== 0) {
-        out[at++] = TAG.schemaDim;
-        at = writeVarint(out, at, schema.vectorDim);
-      }
+      at = writeFeatureSchema(out, at, schema);
     }
     for (let row = 0; row < table.rows; row++) {
       out[at++] = scoreTags[l]!;
@@ -165,11 +132,7 @@ export function encodePredictAnswer(answer: PredictAnswer): Buffer {
         at += width;
       }
       const error = errors[l]![row]!;
-      if (error !== '') {
-        out[at++] = TAG.scoreError;
-        at = writeVarint(out, at, Buffer.byteLength(error));
-        at += out.write(error, at);
-      }
+      if (error !== '') at = writeStringField(out, at, TAG.scoreError, error);
     }
   }
   if (at !== total) throw new Error(`PredictResponse encoder wrote ${at} of ${total} bytes`);

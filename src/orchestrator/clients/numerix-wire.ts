@@ -6,7 +6,7 @@
  * both; the generated path built and parsed several objects per row on each side.
  */
 import { LatticeError } from '../../platform/errors.js';
-import { fieldSize, writeVarint } from '../../platform/protobuf/wire.js';
+import { fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
 import type { RemoteComputeRequest } from './remote-compute.js';
 
 /** Length-delimited fields 1 to 4 (tag byte = field << 3 | 2). */
@@ -50,7 +50,7 @@ export function encodeComputeRequest(request: RemoteComputeRequest): EncodedComp
   let at = 0;
   bytes[at++] = LEN_1; // NumerixRequestProto.entity_score_data
   at = writeVarint(bytes, at, body);
-  for (const name of schema) at = writeString(bytes, at, LEN_1, name);
+  for (const name of schema) at = writeStringField(bytes, at, LEN_1, name);
   // Values are copied as the bytes they are in the matrix (NaN payloads included).
   const sources = columns.map((c) => new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
   for (let r = 0; r < rows; r++) {
@@ -70,16 +70,10 @@ export function encodeComputeRequest(request: RemoteComputeRequest): EncodedComp
       at += width;
     }
   }
-  if (request.computeId !== '') at = writeString(bytes, at, LEN_3, request.computeId);
-  at = writeString(bytes, at, LEN_4, dataType);
+  if (request.computeId !== '') at = writeStringField(bytes, at, LEN_3, request.computeId);
+  at = writeStringField(bytes, at, LEN_4, dataType);
   if (at !== bytes.length) throw new Error(`numerix request encoder wrote ${at} of ${bytes.length} bytes`);
   return { bytes, idStart, idLength };
-}
-
-function writeString(out: Buffer, at: number, tag: number, value: string): number {
-  out[at++] = tag;
-  at = writeVarint(out, at, Buffer.byteLength(value));
-  return at + out.write(value, at);
 }
 
 /**

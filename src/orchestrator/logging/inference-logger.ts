@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { OrchestratorLog } from '../../gen/orchestrator/v1/log.js';
 import { describeError, isLatticeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { CounterMetric, GaugeMetric, Metrics } from '../../platform/metrics/index.js';
@@ -7,6 +6,7 @@ import { MessageTooLargeError } from '../../platform/queue/index.js';
 import { withTimeout } from '../../platform/timeout.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { LogBatch } from './log-batch.js';
+import { encodeLogRecord } from './log-record-codec.js';
 import {
   encodeLogBatch,
   type LoggingConfig,
@@ -256,7 +256,7 @@ export class InferenceLogger {
     const model = batch.request.modelConfigId;
     let bytes: Uint8Array;
     try {
-      bytes = OrchestratorLog.encode(await encodeLogBatch(batch, logging)).finish();
+      bytes = encodeLogRecord(await encodeLogBatch(batch, logging));
     } catch (err) {
       this.dropped.inc({ model, reason: 'encode_failed' });
       this.logger.error(

@@ -1,7 +1,7 @@
 /**
- * Protobuf wire-format pieces for the hand-written encoders on hot paths (inference log payloads,
- * Predict responses): unsigned varints (non-negative 32-bit values only) and the size of a
- * length-delimited field.
+ * Protobuf wire-format pieces for the hand-written encoders on hot paths (Predict responses,
+ * inference log records and payloads, numerix requests): unsigned varints (non-negative 32-bit
+ * values only), the size of a length-delimited field, and string fields.
  */
 
 /** Bytes of `value` as a varint; `value` is a non-negative 32-bit integer. */
@@ -23,4 +23,11 @@ export function writeVarint(out: Uint8Array, at: number, value: number): number 
 /** Bytes of a length-delimited field with a one-byte tag: tag, length, body. */
 export function fieldSize(body: number): number {
   return 1 + varintSize(body) + body;
+}
+
+/** Writes a length-delimited UTF-8 string field (one-byte tag) at `at`; returns the position after it. */
+export function writeStringField(out: Buffer, at: number, tag: number, value: string): number {
+  out[at++] = tag;
+  at = writeVarint(out, at, Buffer.byteLength(value));
+  return at + out.write(value, at);
 }
