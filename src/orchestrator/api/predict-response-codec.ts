@@ -7,7 +7,7 @@
  */
 import { PredictResponse, PredictService, type Score } from '../../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
-import { fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
+import { copyCell, fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
 import { featureSchemaSize, plainSchemas, writeFeatureSchema } from '../matrix/feature-schema-wire.js';
 
 const TAG = {
@@ -126,10 +126,7 @@ export function encodePredictAnswer(answer: PredictAnswer): Buffer {
         }
         const { width, data } = column;
         at = writeVarint(out, at, width);
-        // Scores are 1–8 bytes: a byte loop beats a subarray and set per cell.
-        if (width <= 16) for (let i = 0, from = row * width; i < width; i++) out[at + i] = data[from + i]!;
-        else out.set(data.subarray(row * width, (row + 1) * width), at);
-        at += width;
+        at = copyCell(out, at, data, row * width, width);
       }
       const error = errors[l]![row]!;
       if (error !== '') at = writeStringField(out, at, TAG.scoreError, error);

@@ -6,7 +6,7 @@
  * both; the generated path built and parsed several objects per row on each side.
  */
 import { LatticeError } from '../../platform/errors.js';
-import { fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
+import { copyCell, fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
 import type { RemoteComputeRequest } from './remote-compute.js';
 
 /** Length-delimited fields 1 to 4 (tag byte = field << 3 | 2). */
@@ -66,8 +66,7 @@ export function encodeComputeRequest(request: RemoteComputeRequest): EncodedComp
     for (const source of sources) {
       bytes[at++] = LEN_1;
       bytes[at++] = width;
-      for (let i = 0, from = r * width; i < width; i++) bytes[at + i] = source[from + i]!;
-      at += width;
+      at = copyCell(bytes, at, source, r * width, width);
     }
   }
   if (request.computeId !== '') at = writeStringField(bytes, at, LEN_3, request.computeId);

@@ -1,7 +1,7 @@
 /**
  * Protobuf wire-format pieces for the hand-written encoders on hot paths (Predict responses,
  * inference log records and payloads, numerix requests): unsigned varints (non-negative 32-bit
- * values only), the size of a length-delimited field, and string fields.
+ * values only), the size of a length-delimited field, string fields and fixed-width cells.
  */
 
 /** Bytes of `value` as a varint; `value` is a non-negative 32-bit integer. */
@@ -30,4 +30,14 @@ export function writeStringField(out: Buffer, at: number, tag: number, value: st
   out[at++] = tag;
   at = writeVarint(out, at, Buffer.byteLength(value));
   return at + out.write(value, at);
+}
+
+/**
+ * Copies the `width` bytes at `from` in `data` to `at` in `out`; returns the position after them.
+ * Matrix cells are mostly 1–8 bytes, where a byte loop beats a subarray and `set` per cell.
+ */
+export function copyCell(out: Uint8Array, at: number, data: Uint8Array, from: number, width: number): number {
+  if (width <= 16) for (let i = 0; i < width; i++) out[at + i] = data[from + i]!;
+  else out.set(data.subarray(from, from + width), at);
+  return at + width;
 }

@@ -1,6 +1,6 @@
 import { LogRows } from '../../../gen/orchestrator/v1/log.js';
 import { invalidArgument } from '../../../platform/errors.js';
-import { fieldSize, varintSize, writeVarint } from '../../../platform/protobuf/wire.js';
+import { copyCell, fieldSize, varintSize, writeVarint } from '../../../platform/protobuf/wire.js';
 import { checkValueLength, defaultValue } from '../../matrix/codecs.js';
 import type { ColumnSpec } from '../../matrix/component-matrix.js';
 import type { LogTable } from '../log-batch.js';
@@ -119,10 +119,7 @@ function encodeLogRows(table: LogTable): Uint8Array {
       } else if (column.fixed !== undefined) {
         const { data, width: bytes } = column.fixed;
         at = writeVarint(out, at, bytes);
-        // Scalars are 1–8 bytes: a byte loop beats a subarray and set per cell.
-        if (bytes <= 16) for (let i = 0, from = row * bytes; i < bytes; i++) out[at + i] = data[from + i]!;
-        else out.set(data.subarray(row * bytes, (row + 1) * bytes), at);
-        at += bytes;
+        at = copyCell(out, at, data, row * bytes, bytes);
       } else {
         const value = variable[r * width + c]!;
         at = writeVarint(out, at, value.length);
