@@ -8,6 +8,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DataType } from '../../src/datatypes/data-type.js';
 import type { PredictRequest } from '../../src/gen/orchestrator/v1/predict.js';
 import { DataType as WireType } from '../../src/gen/orchestrator/v1/types.js';
 import type {
@@ -22,7 +23,6 @@ import { createComponentBuilder } from '../../src/orchestrator/components/index.
 import { ModelRegistry } from '../../src/orchestrator/config/index.js';
 import type { ExecutionContext } from '../../src/orchestrator/engine/execution-context.js';
 import { InferenceEngine } from '../../src/orchestrator/engine/inference-engine.js';
-import { DataType } from '../../src/orchestrator/matrix/data-type.js';
 import { FileConfigStore } from '../../src/platform/config-store/index.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';

@@ -1,7 +1,5 @@
+import { checkValueLength, convertValue, formatValue } from '../datatypes/index.js';
 import type { DecodedResult, Query, Result, Row } from '../gen/retrieve/retrieve.js';
-import { checkValueLength } from '../orchestrator/matrix/codecs.js';
-import { convertValue } from '../orchestrator/matrix/convert.js';
-import { formatValue } from '../orchestrator/matrix/value-text.js';
 import { isLatticeError } from '../platform/errors.js';
 import type { CounterMetric, Metrics } from '../platform/metrics/index.js';
 import { decodeGroup } from './group-codec.js';

@@ -1,6 +1,4 @@
-import { checkValueLength, encodeValue } from '../orchestrator/matrix/codecs.js';
-import { DataType, dataTypeInfo } from '../orchestrator/matrix/data-type.js';
-import { parseValue } from '../orchestrator/matrix/value-text.js';
+import { checkValueLength, DataType, dataTypeInfo, encodeValue, parseValue } from '../datatypes/index.js';
 import { invalidArgument } from '../platform/errors.js';
 
 /** What a feature's value bytes are: its data type and, for vectors, its dimension (0 = any). */

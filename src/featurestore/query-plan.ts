@@ -1,5 +1,5 @@
+import { DataType, dataTypeInfo, lookupDataType } from '../datatypes/index.js';
 import type { FeatureSchema, Query } from '../gen/retrieve/retrieve.js';
-import { DataType, dataTypeInfo, lookupDataType } from '../orchestrator/matrix/data-type.js';
 import { invalidArgument } from '../platform/errors.js';
 import type { EntityDefinition, FeatureDefinition, FeatureRegistry } from './registry.js';
 

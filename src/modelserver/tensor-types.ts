@@ -1,5 +1,5 @@
 import type * as ort from 'onnxruntime-node';
-import { DataType, dataTypeInfo } from '../orchestrator/matrix/data-type.js';
+import { DataType, dataTypeInfo } from '../datatypes/index.js';
 
 /** Typed arrays onnxruntime-node holds fixed-width tensor data in. */
 export type FixedTensorArray =

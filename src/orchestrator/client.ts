@@ -13,6 +13,8 @@
  *   targets[0].values.final_score; // a number
  */
 import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { type DecodedValue, decodeValue, type EncodableValue, encodeValue } from '../datatypes/codecs.js';
+import { DataType, dataTypeInfo, parseDataType } from '../datatypes/data-type.js';
 import { OrchestratorClient as LegacyGrpcClient } from '../gen/orchestrator/v1/orchestrator.js';
 import {
   PredictClient,
@@ -22,8 +24,6 @@ import {
 } from '../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../gen/orchestrator/v1/types.js';
 import { LatticeError } from '../platform/errors.js';
-import { type DecodedValue, decodeValue, type EncodableValue, encodeValue } from './matrix/codecs.js';
-import { DataType, dataTypeInfo, parseDataType } from './matrix/data-type.js';
 
 /** A plain value, or one with its type spelled out (`{ type: 'FP16', value: 0.5 }`). */
 export type PlainValue = EncodableValue | { type: string; value: EncodableValue; vectorDim?: number };

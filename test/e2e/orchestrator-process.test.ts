@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { CATALOG_RANKER_ID, catalogRankerConfig } from '../../examples/catalog-ranker.js';
+import { decodeValue } from '../../src/datatypes/codecs.js';
+import { DataType } from '../../src/datatypes/data-type.js';
 import { LogCompression, LogFormat } from '../../src/gen/orchestrator/v1/log.js';
 import { OrchestratorClient, type PredictResult } from '../../src/orchestrator/client.js';
 import { decodeLogRecord, parseLogRecord } from '../../src/orchestrator/logging/index.js';
-import { decodeValue } from '../../src/orchestrator/matrix/codecs.js';
-import { DataType } from '../../src/orchestrator/matrix/data-type.js';
 import { type Consumer, createQueue, type Queue } from '../../src/platform/queue/index.js';
 import { blendOnly } from '../support/orchestrator.js';
 import {

@@ -4,6 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { encodeValue } from '../../src/datatypes/codecs.js';
+import { allDataTypes, DataType } from '../../src/datatypes/data-type.js';
+import { formatValue } from '../../src/datatypes/value-text.js';
 import { encodeFeatureValue } from '../../src/featurestore/feature-value.js';
 import {
   type FeatureRegistry,
@@ -13,9 +16,6 @@ import {
   writeFeatureRows,
 } from '../../src/featurestore/index.js';
 import type { FeatureServiceClient } from '../../src/gen/retrieve/retrieve.js';
-import { encodeValue } from '../../src/orchestrator/matrix/codecs.js';
-import { allDataTypes, DataType } from '../../src/orchestrator/matrix/data-type.js';
-import { formatValue } from '../../src/orchestrator/matrix/value-text.js';
 import { type ErrorCode, isLatticeError } from '../../src/platform/errors.js';
 import { eventually } from '../support/servers.js';
 import {

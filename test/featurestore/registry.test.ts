@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { DataType } from '../../src/datatypes/data-type.js';
 import { FeatureRegistry } from '../../src/featurestore/index.js';
-import { DataType } from '../../src/orchestrator/matrix/data-type.js';
 import { isLatticeError } from '../../src/platform/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lattice-fs-registry-'));

@@ -1,6 +1,7 @@
 /** Helpers for the feature store tests: a promise-based generated client and a registry of every type. */
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
+import { allDataTypes, DataType } from '../../src/datatypes/data-type.js';
 import { FeatureRegistry, type RegistryDocument } from '../../src/featurestore/index.js';
 import {
   type DecodedResult,
@@ -8,7 +9,6 @@ import {
   type Query,
   type Result,
 } from '../../src/gen/retrieve/retrieve.js';
-import { allDataTypes, DataType } from '../../src/orchestrator/matrix/data-type.js';
 
 export function connect(address: string): FeatureServiceClient {
   return new FeatureServiceClient(address, grpc.credentials.createInsecure());

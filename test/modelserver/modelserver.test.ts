@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
+import { decodeFp16, encodeFp16 } from '../../src/datatypes/fp16.js';
 import { startModelServer } from '../../src/modelserver/index.js';
 import type { ModelServer } from '../../src/modelserver/modelserver-server.js';
 import {
@@ -15,7 +16,6 @@ import {
   valueInfo,
   writeModel,
 } from '../../src/modelserver/onnx-builder.js';
-import { decodeFp16, encodeFp16 } from '../../src/orchestrator/matrix/fp16.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import {
   assertClose,

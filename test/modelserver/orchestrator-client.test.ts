@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { DataType } from '../../src/datatypes/data-type.js';
 import type { ModelServer } from '../../src/modelserver/modelserver-server.js';
 import { startModelServer } from '../../src/modelserver/modelserver-server.js';
 import { twoHeadRanker, writeModel } from '../../src/modelserver/onnx-builder.js';
 import { CallPolicy, ChannelPool, KServeClient } from '../../src/orchestrator/clients/index.js';
-import { DataType } from '../../src/orchestrator/matrix/data-type.js';
 import { isLatticeError } from '../../src/platform/errors.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DataType } from '../../src/datatypes/data-type.js';
 import {
   allocate,
   copyElements,
@@ -9,7 +10,6 @@ import {
   sliceElements,
 } from '../../src/modelserver/tensor-codec.js';
 import { type TensorType, tensorTypeOfKserve } from '../../src/modelserver/tensor-types.js';
-import { DataType } from '../../src/orchestrator/matrix/data-type.js';
 import { isLatticeError } from '../../src/platform/errors.js';
 import { bytesTensor } from './kserve-client.js';
 

@@ -1,4 +1,6 @@
 /** In-process stand-ins for the feature store and a model server, behind the same ports as the gRPC clients. */
+
+import { DataType } from '../../src/datatypes/data-type.js';
 import type {
   FeatureFetcher,
   FeatureQuery,
@@ -7,7 +9,6 @@ import type {
   ModelInferer,
   Tensor,
 } from '../../src/orchestrator/clients/index.js';
-import { DataType } from '../../src/orchestrator/matrix/data-type.js';
 
 /** entity → key (parts joined by `|`) → `group:feature` → value bytes. */
 export type FeatureData = Record<string, Record<string, Record<string, Uint8Array>>>;

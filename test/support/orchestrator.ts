@@ -1,10 +1,11 @@
 /** Builders for orchestrator tests: a registry on any ConfigStore, and typed request values. */
+
+import { encodeValue } from '../../src/datatypes/codecs.js';
+import { DataType } from '../../src/datatypes/data-type.js';
 import type { DataType as WireType } from '../../src/gen/orchestrator/v1/types.js';
 import { ComputeComponent } from '../../src/orchestrator/components/compute-component.js';
 import { type ComponentBuilder, ModelRegistry } from '../../src/orchestrator/config/index.js';
 import type { ExecutionContext } from '../../src/orchestrator/engine/execution-context.js';
-import { encodeValue } from '../../src/orchestrator/matrix/codecs.js';
-import { DataType } from '../../src/orchestrator/matrix/data-type.js';
 import type { ConfigStore } from '../../src/platform/config-store/index.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';

@@ -1,8 +1,8 @@
+import { formatValue } from '../../datatypes/value-text.js';
 import type { ComponentData, OrchestratorResponseProto } from '../../gen/orchestrator/v1/orchestrator.js';
 import { type FeatureSchema, DataType as WireType } from '../../gen/orchestrator/v1/types.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
-import { formatValue } from '../matrix/value-text.js';
 import {
   type AnswerColumn,
   NO_SCORES,

@@ -1,3 +1,4 @@
+import type { DataType } from '../../datatypes/data-type.js';
 import {
   GRPCInferenceServiceService,
   type ModelInferRequest,
@@ -5,7 +6,6 @@ import {
   type ModelMetadataResponse_TensorMetadata,
 } from '../../gen/inference/grpc_service.js';
 import { LatticeError } from '../../platform/errors.js';
-import type { DataType } from '../matrix/data-type.js';
 import type { CallPolicy, OutboundCallOptions } from './call-policy.js';
 import { checkInputTensor, dataTypeOfKserve, kserveDatatype, readOutputTensor } from './kserve-tensors.js';
 import type { InferCallOptions, InferRequest, ModelInferer, Tensor } from './model-inferer.js';

@@ -1,10 +1,10 @@
+import { encodeValue, joinStrings } from '../../datatypes/codecs.js';
+import { DataType, dataTypeInfo } from '../../datatypes/data-type.js';
 import type {
   InferTensorContents,
   ModelInferResponse_InferOutputTensor,
 } from '../../gen/inference/grpc_service.js';
 import { describeError, invalidArgument, LatticeError } from '../../platform/errors.js';
-import { encodeValue, joinStrings } from '../matrix/codecs.js';
-import { DataType, dataTypeInfo } from '../matrix/data-type.js';
 import type { Tensor } from './model-inferer.js';
 
 /**

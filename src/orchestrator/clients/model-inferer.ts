@@ -1,4 +1,4 @@
-import type { DataType } from '../matrix/data-type.js';
+import type { DataType } from '../../datatypes/data-type.js';
 
 /** A tensor as KServe v2 carries it in `raw_input_contents` / `raw_output_contents`. */
 export interface Tensor {

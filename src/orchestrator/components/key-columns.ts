@@ -1,6 +1,6 @@
+import { DataType } from '../../datatypes/data-type.js';
+import { formatValue } from '../../datatypes/value-text.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
-import { DataType } from '../matrix/data-type.js';
-import { formatValue } from '../matrix/value-text.js';
 
 const utf8 = new TextDecoder();
 const STRING = DataType.STRING;

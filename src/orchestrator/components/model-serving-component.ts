@@ -1,12 +1,12 @@
+import { DataType, dataTypeInfo, parseDataType } from '../../datatypes/data-type.js';
+import { readNumbers, writeNumbers } from '../../datatypes/number-runs.js';
 import { describeError, LatticeError } from '../../platform/errors.js';
 import type { ModelInferer, Tensor } from '../clients/index.js';
 import type { ModelServingComponentConfig } from '../config/index.js';
 import type { DagComponent } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { columnNumbers } from '../matrix/column-numbers.js';
-import { readNumbers, writeNumbers } from '../matrix/columns.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
-import { DataType, dataTypeInfo, parseDataType } from '../matrix/data-type.js';
 import { calibrate } from './calibration.js';
 
 interface Gathered {

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import { compileExpression } from '../../compute/index.js';
+import { DataType, dataTypeInfo, lookupDataType } from '../../datatypes/data-type.js';
 import { isLatticeError, LatticeError } from '../../platform/errors.js';
 import type { Topology, TopologyCache } from '../dag/index.js';
 import type { ColumnSpec } from '../matrix/component-matrix.js';
-import { DataType, dataTypeInfo, lookupDataType } from '../matrix/data-type.js';
 import {
   type ComputeComponentConfig,
   type FeatureComponentConfig,

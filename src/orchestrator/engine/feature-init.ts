@@ -1,16 +1,16 @@
+import { checkValueLength } from '../../datatypes/codecs.js';
+import { DataType, dataTypeInfo } from '../../datatypes/data-type.js';
 import type { OrchestratorRequestProto } from '../../gen/orchestrator/v1/orchestrator.js';
 import type { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
 import { invalidArgument } from '../../platform/errors.js';
 import type { ModelSnapshot } from '../config/index.js';
-import { checkValueLength } from '../matrix/codecs.js';
 import {
   type ColumnSpec,
   ComponentMatrix,
   type MatrixLayout,
   SlateData,
 } from '../matrix/component-matrix.js';
-import { DataType, dataTypeInfo } from '../matrix/data-type.js';
 import type { ExecutionContext, InferencePattern } from './execution-context.js';
 
 /** Bounds that keep one request from exhausting the process; beyond them the request is INVALID_ARGUMENT. */

@@ -1,10 +1,10 @@
 import type { Table } from 'apache-arrow';
+import { decodeValue, encodeValue } from '../../datatypes/codecs.js';
+import { DataType, dataTypeInfo } from '../../datatypes/data-type.js';
+import { formatValue } from '../../datatypes/value-text.js';
 import type { OrchestratorLog } from '../../gen/orchestrator/v1/log.js';
 import { invalidArgument } from '../../platform/errors.js';
-import { decodeValue, encodeValue } from '../matrix/codecs.js';
 import type { ColumnSpec } from '../matrix/component-matrix.js';
-import { DataType, dataTypeInfo } from '../matrix/data-type.js';
-import { formatValue } from '../matrix/value-text.js';
 import { buildArrowTable, decompressPayload, type NamedLogColumn, payloadCodec } from './encoders/index.js';
 import { cellsLogColumn } from './log-batch.js';
 

@@ -1,6 +1,6 @@
+import { DataType } from '../../datatypes/data-type.js';
 import type { InferencePattern } from '../engine/execution-context.js';
 import type { ByteColumn, ColumnSpec } from '../matrix/component-matrix.js';
-import { DataType } from '../matrix/data-type.js';
 
 /**
  * One logged column over the rows of a request's matrix (target rows, or SlateData rows). Encoders

@@ -1,11 +1,11 @@
+import { encodeValue, joinStrings } from '../../datatypes/codecs.js';
+import { DataType } from '../../datatypes/data-type.js';
+import { formatValue } from '../../datatypes/value-text.js';
 import type { OrchestratorLog } from '../../gen/orchestrator/v1/log.js';
 import type { DataType as WireType } from '../../gen/orchestrator/v1/types.js';
 import type { ModelConfig } from '../config/index.js';
 import type { ExecutionContext, InferencePattern } from '../engine/execution-context.js';
-import { encodeValue, joinStrings } from '../matrix/codecs.js';
 import type { ComponentMatrix, SlateData } from '../matrix/component-matrix.js';
-import { DataType } from '../matrix/data-type.js';
-import { formatValue } from '../matrix/value-text.js';
 import { compressPayload, LOG_COMPRESSIONS, LOG_FORMATS, payloadCodec } from './encoders/index.js';
 import {
   byteLogColumn,

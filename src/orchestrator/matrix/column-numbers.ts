@@ -1,7 +1,7 @@
+import { dataTypeInfo } from '../../datatypes/data-type.js';
+import { readNumbers } from '../../datatypes/number-runs.js';
 import { invalidArgument } from '../../platform/errors.js';
-import { readNumbers } from './columns.js';
 import type { ComponentMatrix } from './component-matrix.js';
-import { dataTypeInfo } from './data-type.js';
 
 /**
  * A column's values as numbers, one per row (scalar columns; vector columns are read by tensors).

@@ -1,5 +1,5 @@
+import { DataType, dataTypeInfo, fixedWidth } from '../../datatypes/data-type.js';
 import { LatticeError } from '../../platform/errors.js';
-import { DataType, dataTypeInfo, fixedWidth } from './data-type.js';
 
 /** A typed byte column: its name (`entity:group:feature`), type and vector dimension (0 = scalar or variable). */
 export interface ColumnSpec {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
+import { DataType } from '../../../src/datatypes/data-type.js';
 import {
   GRPCInferenceServiceService,
   type ModelInferRequest,
@@ -9,7 +10,6 @@ import {
   type ServerReadyResponse,
 } from '../../../src/gen/inference/grpc_service.js';
 import { KServeClient } from '../../../src/orchestrator/clients/index.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
 import { eventually } from '../../support/servers.js';
 import {
   type Plumbing,

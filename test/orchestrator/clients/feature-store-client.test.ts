@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Metadata, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import { encodeValue } from '../../../src/datatypes/codecs.js';
+import { DataType } from '../../../src/datatypes/data-type.js';
 import { FeatureServiceService, type Query, type Result } from '../../../src/gen/retrieve/retrieve.js';
 import { FeatureStoreClient } from '../../../src/orchestrator/clients/index.js';
-import { encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
 import {
   type Plumbing,
   plumbing,

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { DataType } from '../../../src/datatypes/data-type.js';
 import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
 import {
   createOrchestratorClients,
@@ -10,7 +11,6 @@ import {
 } from '../../../src/orchestrator/clients/index.js';
 import { createComponentBuilder } from '../../../src/orchestrator/components/index.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
 import { fp32, fp64, schema, testRegistry } from '../../support/orchestrator.js';

@@ -3,6 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { encodeValue } from '../../../src/datatypes/codecs.js';
+import { DataType } from '../../../src/datatypes/data-type.js';
 import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
 import {
   decodeValues,
@@ -11,8 +13,6 @@ import {
 } from '../../../src/orchestrator/components/feature-cache.js';
 import { createComponentBuilder } from '../../../src/orchestrator/components/index.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
-import { encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
 import { type Cache, createCache } from '../../../src/platform/cache/index.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';

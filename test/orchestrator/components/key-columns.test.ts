@@ -1,11 +1,11 @@
 /** Key texts of typed columns: what entity resolution sends as keys when it reads a feature column. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { encodeValue } from '../../../src/datatypes/codecs.js';
+import { DataType } from '../../../src/datatypes/data-type.js';
+import { formatValue } from '../../../src/datatypes/value-text.js';
 import { keyTexts } from '../../../src/orchestrator/components/key-columns.js';
-import { encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
 import { ComponentMatrix, MatrixLayout } from '../../../src/orchestrator/matrix/component-matrix.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
-import { formatValue } from '../../../src/orchestrator/matrix/value-text.js';
 
 const columns = [
   { name: 'i32', dataType: DataType.INT32, values: [17, -1, 17, 2 ** 31 - 1, -(2 ** 31), 0, 17] },

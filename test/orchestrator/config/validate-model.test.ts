@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DataType } from '../../../src/datatypes/data-type.js';
 import { ModelConfigError, validateModelConfig } from '../../../src/orchestrator/config/index.js';
 import { TopologyCache } from '../../../src/orchestrator/dag/index.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
 import { catalogRanker } from '../../support/model-configs.js';
 
 const topologies = new TopologyCache();

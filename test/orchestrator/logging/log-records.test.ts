@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { DataType } from '../../../src/datatypes/data-type.js';
 import { LogCompression, LogFormat } from '../../../src/gen/orchestrator/v1/log.js';
 import {
   buildLogRecords,
@@ -9,8 +10,7 @@ import {
   SLATE_TARGET_INDICES,
   sampleRequest,
 } from '../../../src/orchestrator/logging/index.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
-import { seededRandom } from '../matrix/random.js';
+import { seededRandom } from '../../datatypes/random.js';
 import {
   loggedModel,
   richColumns,

@@ -4,6 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { defaultValue } from '../../../src/datatypes/codecs.js';
+import { DataType } from '../../../src/datatypes/data-type.js';
 import { type LogRow, LogRows } from '../../../src/gen/orchestrator/v1/log.js';
 import { protoCodec } from '../../../src/orchestrator/logging/encoders/proto-codec.js';
 import {
@@ -11,8 +13,6 @@ import {
   type LogColumn,
   type LogTable,
 } from '../../../src/orchestrator/logging/log-batch.js';
-import { defaultValue } from '../../../src/orchestrator/matrix/codecs.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
 import { seededRandom } from '../../../src/platform/random.js';
 
 /** The reference: message objects through the generated encoder. */

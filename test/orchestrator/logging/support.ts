@@ -2,15 +2,15 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defaultValue, type EncodableValue, encodeValue } from '../../../src/datatypes/codecs.js';
+import { DataType } from '../../../src/datatypes/data-type.js';
 import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
 import type { ModelSnapshot } from '../../../src/orchestrator/config/index.js';
 import type { ExecutionContext } from '../../../src/orchestrator/engine/execution-context.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
 import type { LoggingConfig } from '../../../src/orchestrator/logging/index.js';
 import { SLATE_TARGET_IDS, SLATE_TARGET_INDICES } from '../../../src/orchestrator/logging/index.js';
-import { defaultValue, type EncodableValue, encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
 import { type ColumnSpec, ComponentMatrix } from '../../../src/orchestrator/matrix/component-matrix.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { blendOnly, fp32, fp64, schema, testRegistry } from '../../support/orchestrator.js';
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
+import { encodeValue } from '../../../src/datatypes/codecs.js';
+import { DataType } from '../../../src/datatypes/data-type.js';
 import {
   ComponentMatrix,
   MatrixLayout,
   SlateData,
 } from '../../../src/orchestrator/matrix/component-matrix.js';
-import { DataType } from '../../../src/orchestrator/matrix/data-type.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
 
 const layout = new MatrixLayout(

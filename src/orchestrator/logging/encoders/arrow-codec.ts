@@ -1,6 +1,6 @@
 import { type Table, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { defaultValue } from '../../../datatypes/codecs.js';
 import { invalidArgument } from '../../../platform/errors.js';
-import { defaultValue } from '../../matrix/codecs.js';
 import type { ColumnSpec } from '../../matrix/component-matrix.js';
 import { type LogTable, stringLogColumn } from '../log-batch.js';
 import { buildArrowTable, cellFromArrow, checkArrowColumn } from './arrow-columns.js';

@@ -24,11 +24,16 @@ import {
   Utf8,
   type Vector,
 } from 'apache-arrow';
+import {
+  checkValueLength,
+  defaultValue,
+  type EncodableValue,
+  encodeValue,
+} from '../../../datatypes/codecs.js';
+import { DataType, dataTypeInfo } from '../../../datatypes/data-type.js';
+import { readNumbers } from '../../../datatypes/number-runs.js';
 import { invalidArgument } from '../../../platform/errors.js';
-import { checkValueLength, defaultValue, type EncodableValue, encodeValue } from '../../matrix/codecs.js';
-import { readNumbers } from '../../matrix/columns.js';
 import type { ColumnSpec } from '../../matrix/component-matrix.js';
-import { DataType, dataTypeInfo } from '../../matrix/data-type.js';
 import type { LogColumn } from '../log-batch.js';
 
 /**

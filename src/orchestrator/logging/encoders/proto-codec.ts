@@ -1,7 +1,7 @@
+import { checkValueLength, defaultValue } from '../../../datatypes/codecs.js';
 import { LogRows } from '../../../gen/orchestrator/v1/log.js';
 import { invalidArgument } from '../../../platform/errors.js';
 import { copyCell, fieldSize, varintSize, writeVarint } from '../../../platform/protobuf/wire.js';
-import { checkValueLength, defaultValue } from '../../matrix/codecs.js';
 import type { ColumnSpec } from '../../matrix/component-matrix.js';
 import type { LogTable } from '../log-batch.js';
 import type { PayloadCodec, PayloadRow } from './payload-codec.js';

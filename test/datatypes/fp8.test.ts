@@ -7,7 +7,7 @@ import {
   encodeFp8E5M2,
   FP8E4M3_MAX,
   FP8E5M2_MAX,
-} from '../../../src/orchestrator/matrix/fp8.js';
+} from '../../src/datatypes/fp8.js';
 import { nearestCode, randomDoubles, seededRandom } from './random.js';
 
 /**

@@ -1,4 +1,4 @@
-import { invalidArgument, LatticeError } from '../../platform/errors.js';
+import { invalidArgument, LatticeError } from '../platform/errors.js';
 import { DataType, dataTypeInfo } from './data-type.js';
 import {
   notNumeric,

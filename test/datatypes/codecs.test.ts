@@ -7,9 +7,9 @@ import {
   defaultValue,
   type EncodableValue,
   encodeValue,
-} from '../../../src/orchestrator/matrix/codecs.js';
-import { allDataTypes, DataType, dataTypeInfo } from '../../../src/orchestrator/matrix/data-type.js';
-import { isLatticeError } from '../../../src/platform/errors.js';
+} from '../../src/datatypes/codecs.js';
+import { allDataTypes, DataType, dataTypeInfo } from '../../src/datatypes/data-type.js';
+import { isLatticeError } from '../../src/platform/errors.js';
 
 const bytes = (...values: number[]) => new Uint8Array(values);
 

@@ -1,8 +1,8 @@
-import { invalidArgument, type LatticeError } from '../../platform/errors.js';
-import { readNumbers } from './columns.js';
+import { invalidArgument, type LatticeError } from '../platform/errors.js';
 import { DataType, type DataTypeInfo, dataTypeInfo, fixedWidth } from './data-type.js';
 import { readNumberAt, writeNumberAt } from './element.js';
 import { integerRange, roundToOddDouble } from './integers.js';
+import { readNumbers } from './number-runs.js';
 
 /**
  * Value bytes of every data type, to and from JS values. The layout (design, "Value bytes"):

@@ -1,11 +1,11 @@
-import { invalidArgument } from '../../platform/errors.js';
+import { invalidArgument } from '../platform/errors.js';
 import { checkValueLength } from './codecs.js';
-import { readNumbers, runBytes, writeNumbers } from './columns.js';
 import { DataType, dataTypeInfo } from './data-type.js';
 import { clampBigInt, integerRange, roundToOddDouble } from './integers.js';
+import { readNumbers, runBytes, writeNumbers } from './number-runs.js';
 
-export { type NumberArray, type NumberWriteOptions, readNumbers, writeNumbers } from './columns.js';
 export { readNumberAt, saturateToInteger, writeNumberAt } from './element.js';
+export { type NumberArray, type NumberWriteOptions, readNumbers, writeNumbers } from './number-runs.js';
 
 /**
  * Conversions between numeric value bytes: every float, int and uint type and BOOL (as 0/1), scalar

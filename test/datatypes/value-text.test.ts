@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeValue, encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
-import { allDataTypes, DataType, dataTypeInfo } from '../../../src/orchestrator/matrix/data-type.js';
-import { formatValue, parseValue } from '../../../src/orchestrator/matrix/value-text.js';
-import { isLatticeError } from '../../../src/platform/errors.js';
+import { decodeValue, encodeValue } from '../../src/datatypes/codecs.js';
+import { allDataTypes, DataType, dataTypeInfo } from '../../src/datatypes/data-type.js';
+import { formatValue, parseValue } from '../../src/datatypes/value-text.js';
+import { isLatticeError } from '../../src/platform/errors.js';
 import { randomDoubles, seededRandom } from './random.js';
 
 const format = (type: DataType, value: Parameters<typeof encodeValue>[1]) =>

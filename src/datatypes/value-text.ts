@@ -1,4 +1,4 @@
-import { invalidArgument } from '../../platform/errors.js';
+import { invalidArgument } from '../platform/errors.js';
 import { checkValueLength, joinStrings, splitStrings } from './codecs.js';
 import { DataType, type DataTypeInfo, dataTypeInfo } from './data-type.js';
 import { decimalFor, parseDecimal } from './decimal.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeFp16, encodeFp16, FP16_MAX, roundToFp16 } from '../../../src/orchestrator/matrix/fp16.js';
+import { decodeFp16, encodeFp16, FP16_MAX, roundToFp16 } from '../../src/datatypes/fp16.js';
 import { nearestCode, randomDoubles, seededRandom } from './random.js';
 
 /** IEEE 754 binary16 from its definition: bias 15, 10 mantissa bits, subnormals, ∞/NaN at exponent 31. */

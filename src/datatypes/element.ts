@@ -1,4 +1,4 @@
-import { invalidArgument, type LatticeError } from '../../platform/errors.js';
+import { invalidArgument, type LatticeError } from '../platform/errors.js';
 import { DataType, dataTypeInfo } from './data-type.js';
 import { encodeFp8E4M3, encodeFp8E5M2, FP8E4M3_VALUES, FP8E5M2_VALUES } from './fp8.js';
 import { decodeFp16, encodeFp16 } from './fp16.js';

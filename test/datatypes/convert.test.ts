@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeValue, encodeValue } from '../../../src/orchestrator/matrix/codecs.js';
-import { convertValue, readNumbers, writeNumbers } from '../../../src/orchestrator/matrix/convert.js';
-import { allDataTypes, DataType, dataTypeInfo } from '../../../src/orchestrator/matrix/data-type.js';
-import { isLatticeError } from '../../../src/platform/errors.js';
+import { decodeValue, encodeValue } from '../../src/datatypes/codecs.js';
+import { convertValue, readNumbers, writeNumbers } from '../../src/datatypes/convert.js';
+import { allDataTypes, DataType, dataTypeInfo } from '../../src/datatypes/data-type.js';
+import { isLatticeError } from '../../src/platform/errors.js';
 import { seededRandom } from './random.js';
 
 const numericScalars = allDataTypes.filter((t) => dataTypeInfo(t).numeric && !dataTypeInfo(t).isVector);

@@ -1,4 +1,4 @@
-import { invalidArgument } from '../../platform/errors.js';
+import { invalidArgument } from '../platform/errors.js';
 
 /**
  * The 31 data types of the orchestrator, with the numbers shared by the wire protocol
