@@ -3,10 +3,11 @@
  * Redis distributed); services see only `Cache`.
  */
 import type { Cache } from './cache.js';
-import { MemoryCache } from './memory-cache.js';
-import { RedisCache } from './redis-cache.js';
+import { MemoryCache } from './memory/memory-cache.js';
+import { RedisCache } from './redis/redis-cache.js';
 
 export type { Cache, CacheEntry } from './cache.js';
+export { MemoryCache } from './memory/memory-cache.js';
 
 export type CacheOptions =
   | {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { LatticeError } from '../errors.js';
 import type { ConfigStore } from './config-store.js';
-import { EtcdConfigStore } from './etcd-config-store.js';
-import { FileConfigStore } from './file-config-store.js';
+import { EtcdConfigStore } from './etcd/etcd-config-store.js';
+import { FileConfigStore } from './file/file-config-store.js';
 
 export type {
   ConfigDeleteEvent,
@@ -16,8 +16,8 @@ export type {
   ConfigWatch,
   ConfigWatchOptions,
 } from './config-store.js';
-export { EtcdConfigStore, type EtcdConfigStoreOptions } from './etcd-config-store.js';
-export { FileConfigStore, type FileConfigStoreOptions } from './file-config-store.js';
+export { EtcdConfigStore, type EtcdConfigStoreOptions } from './etcd/etcd-config-store.js';
+export { FileConfigStore, type FileConfigStoreOptions } from './file/file-config-store.js';
 export { assertKey, assertPrefix, keyProblem } from './keys.js';
 
 const timeoutMs = z.number().int().positive().max(600_000);

@@ -3,9 +3,9 @@
  * configuration with `createQueue`; see queue.ts for the guarantees every adapter keeps.
  */
 import type { Logger } from '../logging/index.js';
-import { JetStreamQueue } from './jetstream-queue.js';
-import type { FsyncPolicy } from './journal.js';
-import { MemoryQueue } from './memory-queue.js';
+import { JetStreamQueue } from './jetstream/jetstream-queue.js';
+import type { FsyncPolicy } from './memory/journal.js';
+import { MemoryQueue } from './memory/memory-queue.js';
 import type { Queue } from './queue.js';
 
 export {
@@ -14,9 +14,9 @@ export {
   TopicConflictError,
   TopicNotFoundError,
 } from './errors.js';
-export { JetStreamQueue, type JetStreamQueueOptions } from './jetstream-queue.js';
-export type { FsyncPolicy } from './journal.js';
-export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
+export { JetStreamQueue, type JetStreamQueueOptions } from './jetstream/jetstream-queue.js';
+export type { FsyncPolicy } from './memory/journal.js';
+export { MemoryQueue, type MemoryQueueOptions } from './memory/memory-queue.js';
 export { murmur2, partitionForKey } from './partition.js';
 export {
   type Consumer,

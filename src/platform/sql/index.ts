@@ -2,8 +2,8 @@
  * SQL port: `createSqlClient` picks the adapter from configuration alone (PGlite embedded, PostgreSQL
  * distributed); services see only `SqlClient`. `migrate` brings a schema up to date.
  */
-import { PgliteSqlClient } from './pglite-sql-client.js';
-import { PostgresSqlClient } from './postgres-sql-client.js';
+import { PgliteSqlClient } from './pglite/pglite-sql-client.js';
+import { PostgresSqlClient } from './postgres/postgres-sql-client.js';
 import type { SqlClient } from './sql-client.js';
 
 export type { MigrateOptions, Migration, MigrationReport } from './migrations.js';

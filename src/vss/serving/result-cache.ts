@@ -7,7 +7,7 @@
  * miss, never an error.
  */
 import type { Cache } from '../../platform/cache/index.js';
-import { MemoryCache } from '../../platform/cache/memory-cache.js';
+import { MemoryCache } from '../../platform/cache/index.js';
 import type { CacheSettings } from '../store/index.js';
 import { digest } from './page-token.js';
 

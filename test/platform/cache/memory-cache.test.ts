@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createCache } from '../../../src/platform/cache/index.js';
-import { MemoryCache, memoryEntrySize } from '../../../src/platform/cache/memory-cache.js';
+import { MemoryCache, memoryEntrySize } from '../../../src/platform/cache/memory/memory-cache.js';
 import { cacheContract, rejectsWith } from './contract.js';
 
 cacheContract({ name: 'memory', open: () => createCache({ kind: 'memory' }) });

@@ -4,8 +4,8 @@
  * failure becomes a LatticeError naming the server's address.
  */
 import pg from 'pg';
-import { LatticeError } from '../errors.js';
-import { withTimeout } from '../timeout.js';
+import { LatticeError } from '../../errors.js';
+import { withTimeout } from '../../timeout.js';
 import {
   assertOpen,
   closedError,
@@ -13,9 +13,9 @@ import {
   type TransactionMark,
   TransactionScope,
   toDriverParams,
-} from './adapter-support.js';
-import type { SqlClient, SqlResult, SqlTransaction, SqlValue } from './sql-client.js';
-import { toSqlError } from './sql-errors.js';
+} from '../adapter-support.js';
+import type { SqlClient, SqlResult, SqlTransaction, SqlValue } from '../sql-client.js';
+import { toSqlError } from '../sql-errors.js';
 
 export interface PostgresSqlClientOptions {
   /** `postgres://user[:password]@host[:port]/database[?options]` */

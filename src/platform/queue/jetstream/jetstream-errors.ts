@@ -14,7 +14,7 @@ import {
   RequestError,
   TimeoutError,
 } from '@nats-io/transport-node';
-import { describeError, LatticeError } from '../errors.js';
+import { describeError, LatticeError } from '../../errors.js';
 
 export function isStreamNotFound(err: unknown): boolean {
   return err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound;

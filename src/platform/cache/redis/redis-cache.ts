@@ -6,9 +6,9 @@
  * client keeps reconnecting in the background and serves again once Redis is back.
  */
 import type { Redis } from 'ioredis';
-import { LatticeError } from '../errors.js';
-import { closeRedis, connectRedis, redisCommand, redisError } from '../redis/redis-connection.js';
-import { assertValidTtl, type Cache, type CacheEntry, closedCacheError } from './cache.js';
+import { LatticeError } from '../../errors.js';
+import { closeRedis, connectRedis, redisCommand, redisError } from '../../redis/redis-connection.js';
+import { assertValidTtl, type Cache, type CacheEntry, closedCacheError } from '../cache.js';
 
 export interface RedisCacheOptions {
   /** `redis://[user:password@]host[:port][/db]` (or `rediss://` for TLS). */

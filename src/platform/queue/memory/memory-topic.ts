@@ -4,9 +4,10 @@
  * decides what to deliver next and when (ack waits, nak delays); memory-queue.ts feeds it publishes
  * and journal replays, memory-consumer.ts runs the handlers.
  */
+
+import type { TopicConfig } from '../queue.js';
 import type { JournalRecord } from './journal.js';
 import { PartitionLog, type StoredMessage } from './memory-log.js';
-import type { TopicConfig } from './queue.js';
 
 /** Where state changes are made durable: the journal, or nothing for a plain in-memory queue. */
 export interface StateSink {

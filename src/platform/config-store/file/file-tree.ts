@@ -1,9 +1,9 @@
 import type { BigIntStats, Dirent } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { LatticeError } from '../errors.js';
-import type { DocumentFormat } from './documents.js';
-import { keyProblem } from './keys.js';
+import { LatticeError } from '../../errors.js';
+import type { DocumentFormat } from '../documents.js';
+import { keyProblem } from '../keys.js';
 
 /**
  * How the file store lays keys out on disk: `models/x` is `<dir>/models/x.json`, or `.yaml`/`.yml`

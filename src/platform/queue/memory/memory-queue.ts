@@ -12,14 +12,11 @@
  * every existing group has acknowledged it (it is kept, up to `retentionMs`, while no group exists).
  */
 import pino from 'pino';
-import { describeError } from '../errors.js';
-import type { Logger } from '../logging/index.js';
-import type { DeliveryContext } from './delivery.js';
-import { QueueClosedError, TopicConflictError, TopicNotFoundError } from './errors.js';
-import { type FsyncPolicy, Journal, type JournalRecord } from './journal.js';
-import { MemoryConsumer } from './memory-consumer.js';
-import { type StateSink, TopicState } from './memory-topic.js';
-import { PartitionPicker } from './partition.js';
+import { describeError } from '../../errors.js';
+import type { Logger } from '../../logging/index.js';
+import type { DeliveryContext } from '../delivery.js';
+import { QueueClosedError, TopicConflictError, TopicNotFoundError } from '../errors.js';
+import { PartitionPicker } from '../partition.js';
 import type {
   Consumer,
   MessageHandler,
@@ -29,7 +26,7 @@ import type {
   SubscribeOptions,
   TopicConfig,
   TopicOptions,
-} from './queue.js';
+} from '../queue.js';
 import {
   checkGroupName,
   checkMemoryOptions,
@@ -40,7 +37,10 @@ import {
   deadLetterTopicOptions,
   resolveTopicConfig,
   storedHeaders,
-} from './validation.js';
+} from '../validation.js';
+import { type FsyncPolicy, Journal, type JournalRecord } from './journal.js';
+import { MemoryConsumer } from './memory-consumer.js';
+import { type StateSink, TopicState } from './memory-topic.js';
 
 export interface MemoryQueueOptions {
   /** Directory of the journal; without it nothing survives the process. */

@@ -34,9 +34,9 @@ import {
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
-import { type DirLock, lockDirectory } from '../dir-lock.js';
-import { LatticeError } from '../errors.js';
-import type { TopicConfig } from './queue.js';
+import { type DirLock, lockDirectory } from '../../dir-lock.js';
+import { LatticeError } from '../../errors.js';
+import type { TopicConfig } from '../queue.js';
 
 export type FsyncPolicy = 'always' | 'interval' | 'never';
 

@@ -12,15 +12,12 @@ import {
 } from '@nats-io/jetstream';
 import { connect, type NatsConnection, headers as natsHeaders } from '@nats-io/transport-node';
 import pino from 'pino';
-import { describeError, LatticeError } from '../errors.js';
-import type { Logger } from '../logging/index.js';
-import { withTimeout } from '../timeout.js';
-import type { DeliveryContext } from './delivery.js';
-import { QueueClosedError, TopicConflictError, TopicNotFoundError } from './errors.js';
-import { JetStreamConsumer } from './jetstream-consumer.js';
-import { isNoResponders, isStreamNotFound, toQueueError } from './jetstream-errors.js';
-import { consumerConfig, partitionSubject, streamConfig, topicConfigFromStream } from './jetstream-topics.js';
-import { PartitionPicker } from './partition.js';
+import { describeError, LatticeError } from '../../errors.js';
+import type { Logger } from '../../logging/index.js';
+import { withTimeout } from '../../timeout.js';
+import type { DeliveryContext } from '../delivery.js';
+import { QueueClosedError, TopicConflictError, TopicNotFoundError } from '../errors.js';
+import { PartitionPicker } from '../partition.js';
 import type {
   Consumer,
   MessageHandler,
@@ -30,7 +27,7 @@ import type {
   SubscribeOptions,
   TopicConfig,
   TopicOptions,
-} from './queue.js';
+} from '../queue.js';
 import {
   checkGroupName,
   checkJetStreamOptions,
@@ -42,7 +39,10 @@ import {
   KEY_HEADER,
   resolveTopicConfig,
   storedHeaders,
-} from './validation.js';
+} from '../validation.js';
+import { JetStreamConsumer } from './jetstream-consumer.js';
+import { isNoResponders, isStreamNotFound, toQueueError } from './jetstream-errors.js';
+import { consumerConfig, partitionSubject, streamConfig, topicConfigFromStream } from './jetstream-topics.js';
 
 const TOPIC_CACHE_MS = 30_000;
 

@@ -17,8 +17,8 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { z } from 'zod';
-import { TopicConflictError } from './errors.js';
-import { TOPIC_DEFAULTS, type TopicConfig } from './queue.js';
+import { TopicConflictError } from '../errors.js';
+import { TOPIC_DEFAULTS, type TopicConfig } from '../queue.js';
 
 const DESCRIPTION_PREFIX = 'lattice-queue v1 ';
 const NANOS_PER_MS = 1_000_000;

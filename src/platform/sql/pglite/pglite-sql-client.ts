@@ -8,16 +8,16 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
-import { type DirLock, lockDirectory } from '../dir-lock.js';
+import { type DirLock, lockDirectory } from '../../dir-lock.js';
 import {
   assertOpen,
   closedError,
   type TransactionMark,
   TransactionScope,
   toDriverParams,
-} from './adapter-support.js';
-import type { SqlClient, SqlResult, SqlTransaction, SqlValue } from './sql-client.js';
-import { toSqlError } from './sql-errors.js';
+} from '../adapter-support.js';
+import type { SqlClient, SqlResult, SqlTransaction, SqlValue } from '../sql-client.js';
+import { toSqlError } from '../sql-errors.js';
 
 export interface PgliteSqlClientOptions {
   /** Directory holding the database files (created when missing); in memory when omitted. */

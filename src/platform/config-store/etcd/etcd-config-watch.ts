@@ -1,8 +1,8 @@
 import type { IKeyValue, IWatchResponse, Namespace, Watcher } from 'etcd3';
-import { describeError, LatticeError } from '../errors.js';
-import { withTimeout } from '../timeout.js';
-import type { ConfigEvent, ConfigWatch } from './config-store.js';
-import type { ConfigEventSink } from './event-sink.js';
+import { describeError, LatticeError } from '../../errors.js';
+import { withTimeout } from '../../timeout.js';
+import type { ConfigEvent, ConfigWatch } from '../config-store.js';
+import type { ConfigEventSink } from '../event-sink.js';
 
 /** A consistent read of a prefix: its key-values and the store revision they were read at. */
 export interface EtcdSnapshot {

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { type FSWatcher, watch as watchFiles } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { describeError, LatticeError } from '../errors.js';
-import type { ConfigEvent, ConfigWatch } from './config-store.js';
-import { parseDocument } from './documents.js';
-import type { ConfigEventSink } from './event-sink.js';
+import { describeError, LatticeError } from '../../errors.js';
+import type { ConfigEvent, ConfigWatch } from '../config-store.js';
+import { parseDocument } from '../documents.js';
+import type { ConfigEventSink } from '../event-sink.js';
 import type { FileRevisions } from './file-revisions.js';
 import { listDirectories, readDocumentText, scanDocuments, type WatchedDirectory } from './file-tree.js';
 

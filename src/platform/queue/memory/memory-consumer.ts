@@ -3,10 +3,10 @@
  * what is due; this class bounds the handlers running in the member and hands each delivery to the
  * shared delivery rules (delivery.ts).
  */
-import { Delivery, type DeliveryContext, type DeliveryTransport, runHandler } from './delivery.js';
+import { Delivery, type DeliveryContext, type DeliveryTransport, runHandler } from '../delivery.js';
+import type { Consumer, MessageHandler } from '../queue.js';
 import type { StoredMessage } from './memory-log.js';
 import type { GroupPartition, Member, Outstanding } from './memory-topic.js';
-import type { Consumer, MessageHandler } from './queue.js';
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 

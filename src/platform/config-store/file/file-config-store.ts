@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { LatticeError } from '../errors.js';
+import { LatticeError } from '../../errors.js';
 import type {
   ConfigEntry,
   ConfigListener,
@@ -9,9 +9,10 @@ import type {
   ConfigStore,
   ConfigWatch,
   ConfigWatchOptions,
-} from './config-store.js';
-import { parseDocument, serializeDocument } from './documents.js';
-import { ConfigEventSink } from './event-sink.js';
+} from '../config-store.js';
+import { parseDocument, serializeDocument } from '../documents.js';
+import { ConfigEventSink } from '../event-sink.js';
+import { assertKey, assertPrefix } from '../keys.js';
 import { FileConfigWatch } from './file-config-watch.js';
 import { FileRevisions } from './file-revisions.js';
 import {
@@ -22,7 +23,6 @@ import {
   readDocumentText,
   scanDocuments,
 } from './file-tree.js';
-import { assertKey, assertPrefix } from './keys.js';
 
 export interface FileConfigStoreOptions {
   /** The directory holding the documents; created when a watch or put needs it. */

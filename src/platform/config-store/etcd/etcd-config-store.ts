@@ -9,8 +9,8 @@ import {
   type Namespace,
   Range,
 } from 'etcd3';
-import { type ErrorCode, invalidArgument, LatticeError } from '../errors.js';
-import { withTimeout } from '../timeout.js';
+import { type ErrorCode, invalidArgument, LatticeError } from '../../errors.js';
+import { withTimeout } from '../../timeout.js';
 import type {
   ConfigEntry,
   ConfigEvent,
@@ -19,11 +19,11 @@ import type {
   ConfigStore,
   ConfigWatch,
   ConfigWatchOptions,
-} from './config-store.js';
-import { parseDocument, serializeDocument } from './documents.js';
+} from '../config-store.js';
+import { parseDocument, serializeDocument } from '../documents.js';
+import { ConfigEventSink } from '../event-sink.js';
+import { assertKey, assertPrefix, keyProblem } from '../keys.js';
 import { EtcdConfigWatch, type EtcdSnapshot } from './etcd-config-watch.js';
-import { ConfigEventSink } from './event-sink.js';
-import { assertKey, assertPrefix, keyProblem } from './keys.js';
 
 export interface EtcdConfigStoreOptions {
   /** Client URLs (`http://127.0.0.1:2379`, or `host:port`, taken as http). */

@@ -4,8 +4,8 @@
  * except through `getManyShared`, for callers that only read.
  */
 import { LRUCache } from 'lru-cache';
-import { LatticeError } from '../errors.js';
-import { assertValidTtl, type Cache, type CacheEntry, closedCacheError } from './cache.js';
+import { LatticeError } from '../../errors.js';
+import { assertValidTtl, type Cache, type CacheEntry, closedCacheError } from '../cache.js';
 
 export interface MemoryCacheOptions {
   /** Upper bound on the bytes held, keys and bookkeeping included (default 64 MiB). */

@@ -5,12 +5,12 @@
  * in this member and hands each message to the shared delivery rules (delivery.ts).
  */
 import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import { describeError } from '../errors.js';
-import { Delivery, type DeliveryContext, type DeliveryTransport, runHandler } from './delivery.js';
+import { describeError } from '../../errors.js';
+import { Delivery, type DeliveryContext, type DeliveryTransport, runHandler } from '../delivery.js';
+import type { Consumer, MessageHandler } from '../queue.js';
+import { KEY_HEADER, MESSAGE_ID_HEADER } from '../validation.js';
 import { durableName } from './jetstream-topics.js';
-import type { Consumer, MessageHandler } from './queue.js';
 import { Slots } from './slots.js';
-import { KEY_HEADER, MESSAGE_ID_HEADER } from './validation.js';
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 const PULL_EXPIRES_MS = 10_000;
