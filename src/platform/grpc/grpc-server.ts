@@ -12,8 +12,10 @@ import { HealthImplementation } from 'grpc-health-check';
 import { LatticeError } from '../errors.js';
 import type { Logger } from '../logging/index.js';
 import type { Metrics } from '../metrics/index.js';
+import { installDeadlineClamp } from './deadline-clamp.js';
 import { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
 import { type UnaryHandlers, unary } from './unary.js';
+import { tolerantDefinition } from './undecodable-request.js';
 
 /** The project's proto/ folder, the root that reflection loads service descriptions from. */
 export const protoRoot = fileURLToPath(new URL('../../../proto', import.meta.url));
@@ -80,7 +82,8 @@ export class GrpcServer {
         this.options.logger.error({ err, method: path }, 'unexpected error in gRPC handler'),
       );
     }
-    this.addService(definition, implementation);
+    // Undecodable request bytes reach the handler wrapper as a value, answered INVALID_ARGUMENT.
+    this.addService(tolerantDefinition(definition), implementation);
   }
 
   /** Registers a service with raw grpc-js handlers (streaming, or generated server interfaces). */
@@ -96,11 +99,14 @@ export class GrpcServer {
     const { host, port, name } = this.options;
     const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
     this.boundPort = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) =>
-        err
-          ? reject(new LatticeError('UNAVAILABLE', `${name}: cannot listen on ${address}: ${err.message}`))
-          : resolve(bound),
-      );
+      this.server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
+        if (err) {
+          reject(new LatticeError('UNAVAILABLE', `${name}: cannot listen on ${address}: ${err.message}`));
+          return;
+        }
+        installDeadlineClamp(this.server);
+        resolve(bound);
+      });
     });
     this.health.setStatus('', 'SERVING');
     for (const service of this.serviceNames) this.health.setStatus(service, 'SERVING');

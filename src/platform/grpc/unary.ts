@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { handleUnaryCall, Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import { LatticeError } from '../errors.js';
 import { toServiceError } from './status.js';
+import { UndecodableRequest } from './undecodable-request.js';
 
 /** What a handler knows about its call besides the request. */
 export interface CallContext {
@@ -46,6 +47,10 @@ export function unary<Req, Res>(
   onUnexpected: (err: unknown, method: string) => void,
 ): handleUnaryCall<Req, Res> {
   return (call, callback) => {
+    if ((call.request as unknown) instanceof UndecodableRequest) {
+      callback(toServiceError((call.request as unknown as UndecodableRequest).error).error);
+      return;
+    }
     const controller = new AbortController();
     // A handler passes the signal to each of its downstream calls (a Search of many queries makes one
     // per query), each adding a listener: no leak warning past ten.

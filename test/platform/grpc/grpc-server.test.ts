@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { invalidArgument, notFound } from '../../../src/platform/errors.js';
+import { clampTimeoutHeader, MAX_TIMEOUT_HEADER } from '../../../src/platform/grpc/deadline-clamp.js';
 import { GrpcServer } from '../../../src/platform/grpc/index.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
@@ -284,5 +285,70 @@ describe('GrpcServer graceful shutdown', () => {
     } finally {
       client.close();
     }
+  });
+});
+
+describe('GrpcServer at the edges of the wire', () => {
+  const { server } = startEcho();
+  let client: grpc.Client;
+  let address: string;
+
+  before(async () => {
+    address = `127.0.0.1:${await server.start()}`;
+    client = new EchoClient(address, grpc.credentials.createInsecure());
+  });
+  after(async () => {
+    client.close();
+    await server.stop();
+  });
+
+  test('a deadline of 30 days is honoured, not expired at once (grpc-js timeout overflow)', async () => {
+    const day = 86_400_000;
+    for (const days of [20, 30, 40, 50]) {
+      const res = await call<{ text: string }>(
+        client,
+        'Say',
+        { text: `${days}d`, delayMs: 20 },
+        new grpc.Metadata(),
+        days * day,
+      );
+      assert.equal(res.text, `echo ${days}d`);
+    }
+    assert.equal(clampTimeoutHeader('2592000S'), MAX_TIMEOUT_HEADER);
+    assert.equal(clampTimeoutHeader('720H'), MAX_TIMEOUT_HEADER);
+    assert.equal(clampTimeoutHeader('99999999m'), '99999999m');
+    assert.equal(clampTimeoutHeader('100m'), '100m');
+  });
+
+  test('request bytes that do not decode are INVALID_ARGUMENT, and the server keeps serving', async () => {
+    const raw = new grpc.Client(address, grpc.credentials.createInsecure());
+    const send = (bytes: Buffer) =>
+      new Promise<Buffer>((resolve, reject) =>
+        raw.makeUnaryRequest(
+          '/lattice.test.Echo/Say',
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          bytes,
+          { deadline: Date.now() + 5000 },
+          (err, res) => (err ? reject(err) : resolve(res!)),
+        ),
+      );
+    try {
+      // Truncated length, a field with a wrong wire type, an invalid varint.
+      for (const bytes of [
+        Buffer.from([0x12, 0x01, 0x01]),
+        Buffer.from([0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+        Buffer.from([0x0f]),
+      ]) {
+        await assert.rejects(send(bytes), (err: grpc.ServiceError) => {
+          assert.equal(err.code, grpc.status.INVALID_ARGUMENT, err.details);
+          assert.match(err.details, /lattice\.test\.Echo\.Say request/);
+          return true;
+        });
+      }
+    } finally {
+      raw.close();
+    }
+    assert.equal((await call<{ text: string }>(client, 'Say', { text: 'after' })).text, 'echo after');
   });
 });
