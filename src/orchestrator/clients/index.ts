@@ -1,17 +1,13 @@
+export { CircuitOpen, type FailureKind } from './call-errors.js';
 export {
-  type BreakerOptions,
   CallPolicy,
   type CallPolicyOptions,
   type CallTarget,
-  CircuitOpen,
-  defaultBreakerOptions,
-  defaultRetryOptions,
   type ExternalService,
-  type FailureKind,
   type OutboundCallOptions,
-  type RetryOptions,
 } from './call-policy.js';
 export { ChannelPool, type ChannelPoolOptions } from './channel-pool.js';
+export { type BreakerOptions, defaultBreakerOptions } from './circuit-breaker.js';
 export type { FeatureCallOptions, FeatureFetcher, FeatureQuery, FeatureRows } from './feature-fetcher.js';
 export { FeatureStoreClient, type FeatureStoreClientOptions } from './feature-store-client.js';
 export { KServeClient, type ModelMetadata, type TensorMetadata } from './kserve-client.js';
@@ -29,3 +25,4 @@ export type {
   RemoteComputeOptions,
   RemoteComputeRequest,
 } from './remote-compute.js';
+export { defaultRetryOptions, type RetryOptions } from './retry-backoff.js';

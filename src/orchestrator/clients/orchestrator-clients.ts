@@ -1,10 +1,12 @@
 import type { ChannelCredentials } from '@grpc/grpc-js';
 import type { Metrics } from '../../platform/metrics/index.js';
-import { type BreakerOptions, CallPolicy, type RetryOptions } from './call-policy.js';
+import { CallPolicy } from './call-policy.js';
 import { ChannelPool } from './channel-pool.js';
+import type { BreakerOptions } from './circuit-breaker.js';
 import { FeatureStoreClient } from './feature-store-client.js';
 import { KServeClient } from './kserve-client.js';
 import { NumerixClient } from './numerix-client.js';
+import type { RetryOptions } from './retry-backoff.js';
 
 export interface OrchestratorClientsOptions {
   metrics: Metrics;

@@ -1,0 +1,36 @@
+export interface RetryOptions {
+  /** Attempts in all, the first included; 1 disables retries. */
+  maxAttempts: number;
+  /** Bound of the first backoff, doubled per retry up to `maxDelayMs`; the delay is uniform in [0, bound). */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A retry is sent only if at least this much of the deadline remains after its backoff. */
+  minAttemptMs: number;
+}
+
+export const defaultRetryOptions: RetryOptions = {
+  maxAttempts: 2,
+  baseDelayMs: 10,
+  maxDelayMs: 50,
+  minAttemptMs: 10,
+};
+
+/** The backoff before the retry that follows attempt `attempt` (1-based): full jitter, capped. */
+export function backoffDelay(retry: RetryOptions, attempt: number): number {
+  const bound = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
+  return Math.floor(Math.random() * bound);
+}
+
+/** Waits `ms`, or less when `signal` aborts (the caller checks it next). */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
