@@ -16,7 +16,8 @@ const SLATE_ID = 'slate_index';
  * (`expression`) evaluates it here; remote mode (`compute_id` + `target`) sends the id column and
  * the mapped columns to a numerix server and writes the scores it returns. In slate mode it works on
  * SlateData rows (per-slate columns). Division by zero or log of a non-positive value fails the
- * component with the engine's message, in either mode.
+ * component with the engine's message, in either mode; a failed component leaves every cell of its
+ * output at the default (never a prefix of results), which is what downstream components read.
  */
 export class ComputeComponent implements DagComponent<ExecutionContext> {
   readonly name: string;
@@ -61,7 +62,14 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
     for (const variable of this.expression.variables) {
       inputs[variable] = columnNumbers(matrix, this.config.score_mapping[variable]!, this.precision);
     }
-    this.expression.evaluateInto(inputs, matrix.rowCount, direct);
+    try {
+      this.expression.evaluateInto(inputs, matrix.rowCount, direct);
+    } catch (err) {
+      // The engine writes rows in order and stops at the failing one: the rows before it hold
+      // results. A failed component's cells all take the default, so none of them may survive.
+      resetToDefaults(output, direct);
+      throw err;
+    }
     output.markAllFilled();
   }
 
@@ -99,4 +107,10 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
     direct.set(scores);
     output.markAllFilled();
   }
+}
+
+/** Every cell of a numeric output column back to the type's default (zero), none marked filled. */
+function resetToDefaults(output: ByteColumn, direct: Float32Array | Float64Array): void {
+  direct.fill(0);
+  output.filled.fill(0);
 }
