@@ -11,7 +11,8 @@ export {
 export { type PageCursor, PageTokens } from './page-token.js';
 export { RecallSampler, type RecallSamplerOptions } from './recall-sampler.js';
 export { type CachedPage, ResultCache, type ResultCacheOptions, resultKey } from './result-cache.js';
-export { SearchService, type SearchServiceDeps, similaritySearchHandlers } from './search-service.js';
+export { SearchService, type SearchServiceDeps } from './search-service.js';
 export { type ServingLabels, ServingMetrics } from './serving-metrics.js';
+export { type SimilaritySearchDeps, similaritySearchHandlers } from './similarity-search-handlers.js';
 export { VectorDbGuard, type VectorDbGuardOptions } from './vector-db-guard.js';
 export { startVssServing, type VssServing, type VssServingOptions } from './vss-serving-server.js';

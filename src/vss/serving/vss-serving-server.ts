@@ -15,8 +15,8 @@ import { ServingConfigRepository } from './config-repository.js';
 import { PageTokens } from './page-token.js';
 import { RecallSampler } from './recall-sampler.js';
 import { ResultCache } from './result-cache.js';
-import { similaritySearchHandlers } from './search-service.js';
 import { ServingMetrics } from './serving-metrics.js';
+import { similaritySearchHandlers } from './similarity-search-handlers.js';
 import { VectorDbGuard, type VectorDbGuardOptions } from './vector-db-guard.js';
 
 export interface VssServingOptions {

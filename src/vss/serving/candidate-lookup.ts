@@ -1,0 +1,81 @@
+/**
+ * Candidate look-up by id: the embedding store first, then the vector DB point. A query by
+ * `candidate_id` reads the candidate's search embedding in the version it searches; GetEmbeddings
+ * and ScoreCandidates read the model's newest served version.
+ */
+import { isLatticeError } from '../../platform/errors.js';
+import type { CallContext } from '../../platform/grpc/index.js';
+import type { StoredEmbedding, VssStore } from '../store/index.js';
+import type { VectorDb } from '../vectordb/index.js';
+import { collectionName } from './collection-name.js';
+import type { ServingConfigRepository, ServingModel } from './config-repository.js';
+import type { VectorDbGuard } from './vector-db-guard.js';
+
+export interface CandidateLookupDeps {
+  store: VssStore;
+  config: ServingConfigRepository;
+  vectorDb: VectorDb;
+  guard: VectorDbGuard;
+}
+
+export class CandidateLookup {
+  constructor(private readonly deps: CandidateLookupDeps) {}
+
+  /** The search embedding of candidate `id` in `version`; undefined when it has none there. */
+  async searchVector(
+    model: ServingModel,
+    collection: string,
+    version: number,
+    id: string,
+    context: CallContext,
+  ): Promise<Float32Array | undefined> {
+    const stored = await this.deps.store.embeddings.read(model.embeddingsTable, {
+      modelName: model.modelName,
+      version,
+      ids: [id],
+    });
+    const embedding = stored.get(id);
+    if (embedding) return embedding.searchEmbedding;
+    const [point] = await this.deps.guard.run(
+      () => this.deps.vectorDb.getPoints(collection, [id], { withVector: true, withPayload: false }),
+      context.signal,
+    );
+    return point?.vector;
+  }
+
+  /** Embeddings of the model's newest served version: the store first, then the vector DB point. */
+  async servedEmbeddings(
+    model: ServingModel,
+    ids: readonly string[],
+    context: CallContext,
+  ): Promise<Map<string, StoredEmbedding>> {
+    const version = this.deps.config.modelReadVersion(model);
+    const found = await this.deps.store.embeddings.read(model.embeddingsTable, {
+      modelName: model.modelName,
+      version,
+      ids,
+    });
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length > 0) {
+      const collection = collectionName(model.entity, model.modelName, version);
+      const points = await this.deps.guard
+        .run(() => this.deps.vectorDb.getPoints(collection, missing, { withPayload: false }), context.signal)
+        .catch((err: unknown) => {
+          if (isLatticeError(err, 'NOT_FOUND')) return [];
+          throw err;
+        });
+      for (const point of points) {
+        if (point?.vector) {
+          found.set(point.id, {
+            id: point.id,
+            embedding: point.vector,
+            searchEmbedding: point.vector,
+            toBeIndexed: {},
+            expiresAt: null,
+          });
+        }
+      }
+    }
+    return found;
+  }
+}
