@@ -19,9 +19,9 @@ export interface FeatureStoreClientOptions {
 
 /**
  * FeatureFetcher over `retrieve.FeatureService/RetrieveFeatures`. The store answers one row per key
- * in key order; the client checks that (a row count or key that does not match is an error, since
- * values on the wrong entity are worse than none) and turns a row without columns into `undefined`
- * (entity not found).
+ * in key order; the client checks that (a row count, key or value count that does not match is an
+ * error failing the whole call, since values on the wrong entity or feature are worse than none) and
+ * turns a row without columns into `undefined` (entity not found).
  */
 export class FeatureStoreClient implements FeatureFetcher {
   private readonly target: string;
@@ -68,6 +68,7 @@ export class FeatureStoreClient implements FeatureFetcher {
         `${where}: ${result.rows.length} rows returned for ${query.keys.length} keys`,
       );
     }
+    const features = requestedFeatures(query);
     return result.rows.map((row, i) => {
       const key = query.keys[i]!;
       // Servers echo the key parts; when they do, a different key means rows out of order.
@@ -77,9 +78,24 @@ export class FeatureStoreClient implements FeatureFetcher {
           `${where}: row ${i} is for key ${row.keys.join('|')}, expected ${key.join('|')}`,
         );
       }
-      return row.columns.length === 0 ? undefined : row.columns;
+      if (row.columns.length === 0) return undefined;
+      // Values are matched to features by position: any other count would shift them.
+      if (row.columns.length !== features) {
+        throw new LatticeError(
+          'INTERNAL',
+          `${where}: row ${i} (key ${key.join('|')}) has ${row.columns.length} values for ${features} requested features`,
+        );
+      }
+      return row.columns;
     });
   }
+}
+
+/** How many values a found row holds: one per feature of every requested group. */
+function requestedFeatures(query: Pick<FeatureQuery, 'featureGroups'>): number {
+  let count = 0;
+  for (const group of query.featureGroups) count += group.features.length;
+  return count;
 }
 
 function sameKey(a: readonly string[], b: readonly string[]): boolean {

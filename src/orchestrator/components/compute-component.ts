@@ -102,8 +102,12 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
       },
       { signal, deadline: Math.min(context.deadline, Date.now() + this.config.deadline_ms) },
     );
+    // The client checks this against the wire; any other RemoteCompute must not write shifted either.
     if (scores.length !== rows)
-      throw new LatticeError('INTERNAL', `${this.name}: ${scores.length} scores for ${rows} rows`);
+      throw new LatticeError(
+        'INTERNAL',
+        `numerix ${this.config.target}: compute ${this.config.compute_id}: ${scores.length} scores returned for ${rows} rows`,
+      );
     direct.set(scores);
     output.markAllFilled();
   }

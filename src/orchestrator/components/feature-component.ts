@@ -1,4 +1,4 @@
-import { describeError } from '../../platform/errors.js';
+import { describeError, LatticeError } from '../../platform/errors.js';
 import type { FeatureFetcher, FeatureQuery, FeatureRows } from '../clients/index.js';
 import type { FeatureComponentConfig } from '../config/index.js';
 import type { DagComponent } from '../dag/index.js';
@@ -19,6 +19,8 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
   readonly name: string;
   readonly required: boolean;
   private readonly query: Omit<FeatureQuery, 'keys'>;
+  /** Values in a found row: one per feature of every group, in query order. */
+  private readonly featureCount: number;
 
   constructor(
     private readonly config: FeatureComponentConfig,
@@ -34,6 +36,7 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
       keysSchema: config.fs_keys.flatMap((k) => k.schema),
       featureGroups: config.feature_groups.map((g) => ({ label: g.label, features: g.features })),
     };
+    this.featureCount = config.feature_groups.reduce((n, g) => n + g.features.length, 0);
   }
 
   async run(context: ExecutionContext, signal: AbortSignal): Promise<void> {
@@ -55,17 +58,20 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
     for (let start = 0; start < missing.length; start += batchSize) {
       const batch = missing.slice(start, start + batchSize);
       batches.push(
-        this.fetcher.retrieve({ ...this.query, keys: batch.map((k) => keys[k]!) }, { signal, deadline }).then(
-          (result: FeatureRows) => {
-            batch.forEach((k, i) => {
-              fetched[k] = result[i];
-            });
-          },
-          (err: unknown) => {
-            lastError = err;
-            for (const k of batch) failed[k] = 1;
-          },
-        ),
+        this.fetcher
+          .retrieve({ ...this.query, keys: batch.map((k) => keys[k]!) }, { signal, deadline })
+          .then((result: FeatureRows) => this.checkShape(result, batch.length))
+          .then(
+            (result: FeatureRows) => {
+              batch.forEach((k, i) => {
+                fetched[k] = result[i];
+              });
+            },
+            (err: unknown) => {
+              lastError = err;
+              for (const k of batch) failed[k] = 1;
+            },
+          ),
       );
     }
     await Promise.all(batches);
@@ -99,6 +105,29 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
       }
     }
     for (let c = 0; c < columns.length; c++) this.writeColumn(matrix, columns[c]!, c, rowValues);
+  }
+
+  /**
+   * One row per key sent and, in each found row, one value per feature: anything else fails the whole
+   * batch, since values are matched to keys and features by position and would land shifted. (The
+   * gRPC client checks the same and names the endpoint; this covers every other fetcher.)
+   */
+  private checkShape(result: FeatureRows, keys: number): FeatureRows {
+    const where = `entity ${this.config.entity}`;
+    if (result.length !== keys) {
+      throw new LatticeError('INTERNAL', `${where}: ${result.length} rows returned for ${keys} keys`);
+    }
+    const features = this.featureCount;
+    for (let i = 0; i < result.length; i++) {
+      const values = result[i]?.length ?? 0;
+      if (values !== 0 && values !== features) {
+        throw new LatticeError(
+          'INTERNAL',
+          `${where}: row ${i} has ${values} values for ${features} requested features`,
+        );
+      }
+    }
+    return result;
   }
 
   /** Writes feature `c` of every row that has values; the hot loop of the component. */
