@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { invalidArgument, notFound } from '../../../src/platform/errors.js';
 import { clampTimeoutHeader, MAX_TIMEOUT_HEADER } from '../../../src/platform/grpc/deadline-clamp.js';
-import { GrpcServer } from '../../../src/platform/grpc/index.js';
+import { GrpcServer, MAX_STATUS_MESSAGE } from '../../../src/platform/grpc/index.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
 import { eventually } from '../../support/servers.js';
@@ -100,6 +100,8 @@ function startEcho(options: { auth?: Record<string, string> } = {}) {
       }
       if (request.fail === 'invalid') throw invalidArgument('text must not be empty', 'text');
       if (request.fail === 'not_found') throw notFound('no such echo');
+      if (request.fail === 'echo_input')
+        throw invalidArgument(`unknown text "${request.text}"`, request.text);
       if (request.fail === 'crash') throw new TypeError('secret internals');
       return { text: `echo ${request.text}` };
     },
@@ -318,6 +320,32 @@ describe('GrpcServer at the edges of the wire', () => {
     assert.equal(clampTimeoutHeader('720H'), MAX_TIMEOUT_HEADER);
     assert.equal(clampTimeoutHeader('99999999m'), '99999999m');
     assert.equal(clampTimeoutHeader('100m'), '100m');
+  });
+
+  test('a status message quotes at most a short prefix of a huge input', async () => {
+    const huge = `${'x'.repeat(1_000_000)}é`;
+    await assert.rejects(
+      call(client, 'Say', { text: huge, fail: 'echo_input' }),
+      (err: grpc.ServiceError) => {
+        assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
+        assert.ok(err.details.length <= MAX_STATUS_MESSAGE, `details ${err.details.length} chars`);
+        assert.match(err.details, /^unknown text "xxx.*more characters\)$/);
+        assert.ok(String(err.metadata.get('field')[0]).length <= 256);
+        assert.match(String(err.metadata.get('field')[0]), /^[\x20-\x7e]+$/);
+        return true;
+      },
+    );
+    // A short field that is not ASCII still reaches the client as a status.
+    await assert.rejects(
+      call(client, 'Say', { text: 'naïve', fail: 'echo_input' }),
+      (err: grpc.ServiceError) => {
+        assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
+        assert.equal(err.details, 'unknown text "naïve"');
+        assert.deepEqual(err.metadata.get('field'), ['na?ve']);
+        return true;
+      },
+    );
+    assert.equal((await call<{ text: string }>(client, 'Say', { text: 'after' })).text, 'echo after');
   });
 
   test('request bytes that do not decode are INVALID_ARGUMENT, and the server keeps serving', async () => {
