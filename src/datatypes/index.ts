@@ -10,7 +10,8 @@ export {
   encodeValue,
   type ScalarValue,
 } from './codecs.js';
-export { type ConvertOptions, convertValue } from './convert.js';
+export { type ConvertOptions, convertNumbers, convertValue } from './convert.js';
+export { copyElementRuns, type ElementRuns } from './copy-runs.js';
 export {
   allDataTypes,
   DataType,

@@ -4,7 +4,7 @@ import { decodeValue, encodeValue } from '../../src/datatypes/codecs.js';
 import { convertValue, readNumbers, writeNumbers } from '../../src/datatypes/convert.js';
 import { allDataTypes, DataType, dataTypeInfo } from '../../src/datatypes/data-type.js';
 import { isLatticeError } from '../../src/platform/errors.js';
-import { seededRandom } from './random.js';
+import { nearestFloat32, seededRandom } from './random.js';
 
 const numericScalars = allDataTypes.filter((t) => dataTypeInfo(t).numeric && !dataTypeInfo(t).isVector);
 const name = (type: DataType) => DataType[type];
@@ -20,31 +20,6 @@ const INT_RANGES: Partial<Record<DataType, [bigint, bigint]>> = {
   [DataType.UINT32]: [0n, 4294967295n],
   [DataType.UINT64]: [0n, 2n ** 64n - 1n],
 };
-
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-const nextFloat32 = (x: number, step: number) => {
-  f32[0] = x;
-  u32[0] = u32[0]! + step;
-  return f32[0]!;
-};
-
-/** The float32 nearest to an integer, ties to even, by exact comparison of candidates (test reference). */
-function nearestFloat32(b: bigint): number {
-  const guess = Math.fround(Number(b));
-  if (!Number.isFinite(guess)) return guess;
-  const candidates = [nextFloat32(guess, -1), guess, nextFloat32(guess, 1)].filter(Number.isFinite);
-  let best = candidates[0]!;
-  for (const c of candidates.slice(1)) {
-    const d = BigInt(c) - b;
-    const e = BigInt(best) - b;
-    const dist = d < 0n ? -d : d;
-    const bestDist = e < 0n ? -e : e;
-    f32[0] = c;
-    if (dist < bestDist || (dist === bestDist && (u32[0]! & 1) === 0)) best = c;
-  }
-  return best;
-}
 
 /** The expected target bytes for one source value, by the documented rules (written independently). */
 function expectedBytes(to: DataType, value: Source): Uint8Array {

@@ -50,3 +50,61 @@ export function nearestCode(
   const pick = down < up ? lo : down > up ? hi : below.code % 2 === 0 ? lo : hi;
   return pick === last ? 'overflow' : points[pick]!.code;
 }
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+const nextFloat32 = (x: number, step: number) => {
+  f32[0] = x;
+  u32[0] = u32[0]! + step;
+  return f32[0]!;
+};
+
+/** The float32 nearest to an integer, ties to even, by exact comparison of candidates (test reference). */
+export function nearestFloat32(b: bigint): number {
+  const guess = Math.fround(Number(b));
+  if (!Number.isFinite(guess)) return guess;
+  const candidates = [nextFloat32(guess, -1), guess, nextFloat32(guess, 1)].filter(Number.isFinite);
+  let best = candidates[0]!;
+  for (const c of candidates.slice(1)) {
+    const d = BigInt(c) - b;
+    const e = BigInt(best) - b;
+    const dist = d < 0n ? -d : d;
+    const bestDist = e < 0n ? -e : e;
+    f32[0] = c;
+    if (dist < bestDist || (dist === bestDist && (u32[0]! & 1) === 0)) best = c;
+  }
+  return best;
+}
+
+const TWO_64 = 2n ** 64n;
+/** Values near the edges where a double stops holding 64-bit integers exactly, and the ranges' ends. */
+const EDGES = [
+  0n,
+  1n,
+  2n ** 53n - 1n,
+  2n ** 53n,
+  2n ** 53n + 1n,
+  2n ** 53n + 3n,
+  2n ** 62n + 1n,
+  2n ** 63n - 1n,
+];
+
+/**
+ * `count` random INT64 (`signed`) or UINT64 values: a quarter near ±2^53 and the ranges' ends (where
+ * doubles round), the rest uniform over all 64 bits (so most need more than 53 bits).
+ */
+export function random64(random: () => number, count: number, signed: boolean): bigint[] {
+  const word = () => BigInt(Math.floor(random() * 4294967296));
+  return Array.from({ length: count }, () => {
+    let value: bigint;
+    if (random() < 0.25) {
+      const edge = EDGES[Math.floor(random() * EDGES.length)]! + BigInt(Math.floor(random() * 5)) - 2n;
+      value = signed && random() < 0.5 ? -edge : edge;
+    } else {
+      value = (word() << 32n) | word();
+    }
+    // Wrap into the type's range.
+    value = ((value % TWO_64) + TWO_64) % TWO_64;
+    return signed ? BigInt.asIntN(64, value) : value;
+  });
+}
