@@ -27,9 +27,8 @@ import { createOrchestratorClients } from '../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../orchestrator/components/index.js';
 import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
 import type { Platform } from '../platform/platform.js';
-import { callerAuth } from '../platform/settings/index.js';
+import { callerAuth, type Settings } from '../platform/settings/index.js';
 import { startVssServing } from '../vss/serving/index.js';
-import { createVectorDb, type VectorDbOptions } from '../vss/vectordb/index.js';
 
 export interface RunningPart {
   name: string;
@@ -44,16 +43,24 @@ function authOf(platform: Platform) {
   return callerAuth(platform.settings);
 }
 
-/** The orchestrator: Predict and legacy APIs over the model configs under `models/`, live. */
+/**
+ * The orchestrator: Predict and legacy APIs over the model configs under `models/`, live. Its feature
+ * components call `featureStoreTarget` (by default the configured one, else this stack's feature
+ * store at `<host>:<featurestore.port>`).
+ */
 export async function startOrchestratorPart(
   platform: Platform,
   port = platform.settings.orchestrator.port,
+  options: { featureStoreTarget?: string } = {},
 ): Promise<RunningPart> {
   const { settings, logger, metrics } = platform;
   const [store, cache] = await Promise.all([platform.configStore(), platform.cache()]);
   const clients = createOrchestratorClients({
     metrics,
-    featureStoreTarget: settings.orchestrator.featureStoreTarget,
+    featureStoreTarget:
+      options.featureStoreTarget ??
+      settings.orchestrator.featureStoreTarget ??
+      `${settings.host}:${settings.featurestore.port}`,
     callerId: settings.orchestrator.featureStoreCallerId || undefined,
     callerToken: settings.orchestrator.featureStoreCallerToken || undefined,
     channelsPerTarget: settings.orchestrator.channelsPerTarget,
@@ -157,6 +164,18 @@ export async function startComputePart(
 }
 
 /**
+ * Whether `lattice up` seeds the example model: into the embedded (file) config store, which is this
+ * machine's own, whenever it has no models; into a shared one (etcd) only when asked (`--seed-demo`),
+ * since other deployments read it.
+ */
+export function shouldSeedExampleModel(
+  settings: Pick<Settings, 'configStore'>,
+  flags: { seedDemo?: boolean } = {},
+): boolean {
+  return flags.seedDemo === true || settings.configStore.kind === 'file';
+}
+
+/**
  * On a store that has none, writes the example catalog ranker (config and blend expression) pointing
  * at this stack's model and compute servers, so a fresh `npm start` answers real requests.
  */
@@ -172,50 +191,36 @@ export async function seedExampleModel(
 }
 
 /**
- * VSS serving (`vss.v1.SimilaritySearch`) on the SQL store, the configured vector database (settings
- * `vss.vectorDb`: embedded in `<dataDir>/vectordb` by default, or Qdrant), and the cache.
+ * VSS serving (`vss.v1.SimilaritySearch`) on the SQL store, the platform's vector database (settings
+ * `vss.vectorDb`: embedded in `<dataDir>/vectordb` by default, or Qdrant), and the cache. The
+ * platform owns the vector database: it reports it on /readyz and closes it on shutdown.
  */
 export async function startVssServingPart(
   platform: Platform,
   port = platform.settings.vss.servingPort,
-  options: { recallSampleRate?: number } = {},
 ): Promise<RunningPart> {
   const { settings, logger, metrics } = platform;
-  const sql = await platform.sqlClient();
+  const [sql, vectorDb] = await Promise.all([platform.sqlClient(), platform.vectorDb()]);
   // Serving keeps its own in-process LRU; a shared cache is a second level only when it is Redis.
   const cache = settings.cache.kind === 'redis' ? await platform.cache() : undefined;
-  const configured = settings.vss.vectorDb;
-  const vectorDbOptions: VectorDbOptions =
-    configured.kind === 'qdrant'
-      ? { kind: 'qdrant', url: configured.url!, apiKey: configured.apiKey }
-      : { kind: 'embedded', dir: join(settings.dataDir, 'vectordb') };
-  const vectorDb = await createVectorDb(vectorDbOptions);
-  try {
-    const running = await startVssServing({
-      sql,
-      vectorDb,
-      cache,
-      host: settings.host,
-      port,
-      logger,
-      metrics,
-      auth: authOf(platform),
-      maxMessageBytes: settings.grpc.maxMessageBytes,
-      shutdownGraceMs: settings.grpc.shutdownGraceMs,
-      pageTokenSecret: process.env.LATTICE_VSS_PAGE_TOKEN_SECRET,
-      recallSampleRate: options.recallSampleRate,
-    });
-    return {
-      name: 'vss-serving',
-      port: running.port,
-      endpoints: [['gRPC vss.v1.SimilaritySearch', `${settings.host}:${running.port}`]],
-      stop: async () => {
-        await running.stop();
-        await vectorDb.close();
-      },
-    };
-  } catch (err) {
-    await vectorDb.close();
-    throw err;
-  }
+  const running = await startVssServing({
+    sql,
+    vectorDb,
+    cache,
+    host: settings.host,
+    port,
+    logger,
+    metrics,
+    auth: authOf(platform),
+    maxMessageBytes: settings.grpc.maxMessageBytes,
+    shutdownGraceMs: settings.grpc.shutdownGraceMs,
+    pageTokenSecret: settings.vss.pageTokenSecret,
+    recallSampleRate: settings.vss.recallSampleRate,
+  });
+  return {
+    name: 'vss-serving',
+    port: running.port,
+    endpoints: [['gRPC vss.v1.SimilaritySearch', `${settings.host}:${running.port}`]],
+    stop: () => running.stop(),
+  };
 }

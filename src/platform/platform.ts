@@ -1,5 +1,9 @@
+// The VectorDb port (architecture.md, "Ports and adapters") lives beside vss, its one user; its
+// adapters are loaded on first use below, so processes without vss never load hnswlib or Qdrant's client.
+import type { VectorDb } from '../vss/vectordb/index.js';
 import { type Cache, createCache } from './cache/index.js';
 import { type ConfigStore, createConfigStore } from './config-store/index.js';
+import { invalidArgument } from './errors.js';
 import type { ReadinessCheck } from './http/index.js';
 import { createLogger, type Logger } from './logging/index.js';
 import { Metrics } from './metrics/index.js';
@@ -75,7 +79,7 @@ export class Platform {
         createConfigStore(
           s.kind === 'file'
             ? { kind: 'file', dir: s.dir }
-            : { kind: 'etcd', endpoints: s.endpoints, prefix: s.prefix, dialTimeoutMs: s.dialTimeoutMs },
+            : { kind: 'etcd', endpoints: [...s.endpoints], prefix: s.prefix, dialTimeoutMs: s.dialTimeoutMs },
         ),
       (store) => store.list('lattice-readiness/'),
       (store) => store.close(),
@@ -122,7 +126,7 @@ export class Platform {
             ? { kind: 'memory', journalDir: s.journalDir, logger: this.logger }
             : {
                 kind: 'jetstream',
-                servers: s.servers,
+                servers: [...s.servers],
                 connectTimeoutMs: s.connectTimeoutMs,
                 logger: this.logger,
               },
@@ -136,12 +140,33 @@ export class Platform {
     );
   }
 
+  /**
+   * The vector database of vss: embedded (snapshots in `vss.vectorDb.dir`) or Qdrant, which is
+   * reached once on opening so an unreachable one fails at start-up naming its URL.
+   */
+  vectorDb(): Promise<VectorDb> {
+    const s = this.settings.vss.vectorDb;
+    return this.open(
+      'vectorDb',
+      async () => {
+        const { createVectorDb } = await import('../vss/vectordb/index.js');
+        if (s.kind === 'embedded') return createVectorDb({ kind: 'embedded', dir: s.dir });
+        // The settings schema already requires the URL for qdrant; this narrows its type.
+        if (s.url === undefined)
+          throw invalidArgument('vss.vectorDb.url is required for qdrant', 'vss.vectorDb.url');
+        return createVectorDb({ kind: 'qdrant', url: s.url, apiKey: s.apiKey, timeoutMs: s.timeoutMs });
+      },
+      (db) => db.listCollections(),
+      (db) => db.close(),
+    );
+  }
+
   /** Readiness checks of every adapter opened so far, for /readyz. */
   readiness(): Record<string, ReadinessCheck> {
     return Object.fromEntries(this.opened.map(({ name, ready }) => [name, ready]));
   }
 
-  /** Closes every opened adapter, last opened first, then the metrics channel. */
+  /** Closes every opened adapter (the vector database included), last opened first, then the metrics channel. */
   async close(): Promise<void> {
     for (const { name, close } of this.opened.splice(0).reverse()) {
       try {

@@ -7,9 +7,11 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { Etcd3 } from 'etcd3';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
-import { eventually } from '../support/servers.js';
+import { eventually, realServer, uniqueName } from '../support/servers.js';
 
+const etcdUrl = await realServer('etcd');
 const bin = fileURLToPath(new URL('../../bin/lattice.js', import.meta.url));
 const healthProto = fileURLToPath(
   new URL('../../node_modules/grpc-health-check/proto/health/v1/health.proto', import.meta.url),
@@ -104,7 +106,13 @@ describe('lattice up', () => {
     const ready = await fetch(`${httpBase}/readyz`);
     const readiness = (await ready.json()) as { checks: Record<string, string> };
     assert.equal(ready.status, 200, JSON.stringify(readiness));
-    assert.deepEqual(Object.keys(readiness.checks).sort(), ['cache', 'configStore', 'queue', 'sql']);
+    assert.deepEqual(Object.keys(readiness.checks).sort(), [
+      'cache',
+      'configStore',
+      'queue',
+      'sql',
+      'vectorDb',
+    ]);
     assert.match(
       await (await fetch(`${httpBase}/metrics`)).text(),
       /grpc_server_handled_total\{server="orchestrator",method="\/orchestrator\.v1\.Predict\/InferPointWise",code="OK"\} 1/,
@@ -133,6 +141,48 @@ describe('lattice up', () => {
     assert.deepEqual(await healthCheck(address, 'vss.v1.SimilaritySearch'), { status: 'SERVING' });
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
+  });
+
+  describe('against etcd, a config store other deployments share', { skip: etcdUrl === undefined }, () => {
+    async function upOnEtcd(prefix: string, args: string[]) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'lattice-up-etcd-'));
+      const started = startLattice(['up', ...args], {
+        LATTICE_DATA_DIR: dataDir,
+        LATTICE_CONFIG_STORE: 'etcd',
+        LATTICE_ETCD_ENDPOINTS: etcdUrl!,
+        LATTICE_ETCD_PREFIX: prefix,
+      });
+      children.push(started.child);
+      await eventually(
+        () => started.output.stdout.includes('Ctrl-C') || started.child.exitCode !== null,
+        60_000,
+        `lattice up to start (stderr: ${started.output.stderr})`,
+      );
+      assert.match(started.output.stdout, /Ctrl-C/, started.output.stderr);
+      started.child.kill('SIGTERM');
+      assert.equal(await started.exited, 0, started.output.stderr);
+      return started.output.stdout;
+    }
+    async function keysUnder(prefix: string): Promise<string[]> {
+      const etcd = new Etcd3({ hosts: etcdUrl! });
+      try {
+        return await etcd.getAll().prefix(prefix).keys();
+      } finally {
+        etcd.close();
+      }
+    }
+
+    test('does not seed the example model unless --seed-demo is given', async () => {
+      const prefix = `/${uniqueName('lattice_up')}/`;
+      const stdout = await upOnEtcd(prefix, []);
+      assert.doesNotMatch(stdout, /Seeded the example model/);
+      assert.match(stdout, /not seeded into etcd .*--seed-demo/);
+      assert.deepEqual(await keysUnder(prefix), []);
+
+      const seeded = await upOnEtcd(prefix, ['--seed-demo']);
+      assert.match(seeded, /Seeded the example model "catalog_ranker"/);
+      assert.ok((await keysUnder(prefix)).includes(`${prefix}models/catalog_ranker`));
+    });
   });
 
   test('invalid settings stop it with a message naming the setting', async () => {

@@ -6,7 +6,7 @@ import type { CliContext } from '../main.js';
 import { describePorts } from './ports.js';
 
 /**
- * Opens each configured port's adapter, runs its readiness check, and prints one line per port.
+ * Opens each configured port's adapter (the vector database included), runs its readiness check, and prints one line per port.
  * Exits non-zero when any fails: a quick way to verify settings before starting a service.
  */
 export async function runCheck(context: CliContext): Promise<void> {
@@ -18,6 +18,7 @@ export async function runCheck(context: CliContext): Promise<void> {
     queue: () => platform.queue(),
     sql: () => platform.sqlClient(),
     cache: () => platform.cache(),
+    vectorDb: () => platform.vectorDb(),
   };
   let failed = 0;
   for (const [name, openPort] of Object.entries(open)) {

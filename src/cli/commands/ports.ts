@@ -18,10 +18,20 @@ export function describePorts(platform: Platform): Record<string, string> {
         : `PostgreSQL ${s.sql.url.replace(/\/\/[^@/]*@/, '//***@')}`,
     cache:
       s.cache.kind === 'memory' ? 'in-memory LRU' : `Redis ${s.cache.url.replace(/\/\/[^@/]*@/, '//***@')}`,
+    vectorDb:
+      s.vss.vectorDb.kind === 'embedded'
+        ? `embedded, snapshots in ${s.vss.vectorDb.dir}`
+        : `Qdrant ${s.vss.vectorDb.url}`,
   };
 }
 
 /** Opens every port's adapter; rejects with the first that cannot be opened, naming it. */
 export async function openAllPorts(platform: Platform): Promise<void> {
-  await Promise.all([platform.configStore(), platform.queue(), platform.sqlClient(), platform.cache()]);
+  await Promise.all([
+    platform.configStore(),
+    platform.queue(),
+    platform.sqlClient(),
+    platform.cache(),
+    platform.vectorDb(),
+  ]);
 }

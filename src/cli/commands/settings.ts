@@ -1,17 +1,33 @@
-import { loadSettings, settingsEnv } from '../../platform/settings/index.js';
+import { type LoadedSettings, loadSettings, settingsEnv } from '../../platform/settings/index.js';
 import type { CliContext } from '../main.js';
 
-/** Prints the effective settings as JSON, with caller tokens redacted, then the variables that set them. */
-export async function runSettings(context: CliContext): Promise<void> {
-  const settings = loadSettings({ file: context.settingsFile });
-  const redacted = {
+const hidden = '***';
+
+/** The settings with every secret (caller tokens, the feature store token, keys) replaced by `***`. */
+export function redactSettings(settings: LoadedSettings): unknown {
+  const { vss, orchestrator, auth } = settings;
+  return {
     ...settings,
     auth: {
-      ...settings.auth,
-      callerTokens: Object.fromEntries(Object.keys(settings.auth.callerTokens).map((id) => [id, '***'])),
+      ...auth,
+      callerTokens: Object.fromEntries(Object.keys(auth.callerTokens).map((id) => [id, hidden])),
+    },
+    orchestrator: {
+      ...orchestrator,
+      featureStoreCallerToken: orchestrator.featureStoreCallerToken && hidden,
+    },
+    vss: {
+      ...vss,
+      pageTokenSecret: vss.pageTokenSecret && hidden,
+      vectorDb: { ...vss.vectorDb, apiKey: vss.vectorDb.apiKey && hidden },
     },
   };
-  console.log(JSON.stringify(redacted, null, 2));
+}
+
+/** Prints the effective settings as JSON, with secrets redacted, then the variables that set them. */
+export async function runSettings(context: CliContext): Promise<void> {
+  const settings = loadSettings({ file: context.settingsFile });
+  console.log(JSON.stringify(redactSettings(settings), null, 2));
   console.log('\nEnvironment variables:');
-  for (const { env, path } of settingsEnv) console.log(`  ${env.padEnd(28)} ${path}`);
+  for (const { env, path } of settingsEnv) console.log(`  ${env.padEnd(32)} ${path}`);
 }

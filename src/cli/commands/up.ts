@@ -1,5 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
+import { describeError, invalidArgument } from '../../platform/errors.js';
 import { GrpcServer, protoRoot } from '../../platform/grpc/index.js';
 import { HttpServer } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
@@ -9,6 +11,7 @@ import type { CliContext } from '../main.js';
 import {
   type RunningPart,
   seedExampleModel,
+  shouldSeedExampleModel,
   startComputePart,
   startFeatureStorePart,
   startModelServerPart,
@@ -25,11 +28,25 @@ function protoFiles(dir = protoRoot): string[] {
   });
 }
 
+const usage = `Usage: lattice up [--seed-demo]
+  Starts every part on the configured adapters (embedded by default). The example model
+  "catalog_ranker" is seeded into an empty file config store; into etcd only with --seed-demo.`;
+
+function parseUpArgs(argv: string[]): { seedDemo: boolean } {
+  try {
+    const { values } = parseArgs({ args: argv, options: { 'seed-demo': { type: 'boolean' } }, strict: true });
+    return { seedDemo: values['seed-demo'] === true };
+  } catch (err) {
+    throw invalidArgument(`${describeError(err)}\n\n${usage}`);
+  }
+}
+
 /**
  * Starts every part that exists on the configured adapters (embedded by default) and prints where
  * each listens. Parts added by later work register themselves here.
  */
 export async function runUp(context: CliContext): Promise<void> {
+  const flags = parseUpArgs(context.argv);
   const settings = loadSettings({ file: context.settingsFile });
   const platform = new Platform(settings);
   const { logger, metrics } = platform;
@@ -75,14 +92,19 @@ export async function runUp(context: CliContext): Promise<void> {
     parts.push(modelServer);
     const compute = await startComputePart(platform);
     parts.push(compute);
-    seeded = await seedExampleModel(platform, {
-      modelServer: `${settings.host}:${modelServer.port}`,
-      computeServer: `${settings.host}:${compute.port}`,
-    });
+    seeded =
+      shouldSeedExampleModel(settings, flags) &&
+      (await seedExampleModel(platform, {
+        modelServer: `${settings.host}:${modelServer.port}`,
+        computeServer: `${settings.host}:${compute.port}`,
+      }));
     // The orchestrator's feature components call this process's feature store unless told otherwise.
-    if (!process.env.LATTICE_FEATURE_STORE_TARGET)
-      settings.orchestrator.featureStoreTarget = `${settings.host}:${featureStore.port}`;
-    parts.push(await startOrchestratorPart(platform));
+    parts.push(
+      await startOrchestratorPart(platform, settings.orchestrator.port, {
+        featureStoreTarget:
+          settings.orchestrator.featureStoreTarget ?? `${settings.host}:${featureStore.port}`,
+      }),
+    );
     parts.push(await startVssServingPart(platform));
   } catch (err) {
     await stopAll();
@@ -97,12 +119,17 @@ export async function runUp(context: CliContext): Promise<void> {
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   console.log(
-    `Lattice is up (${settings.configStore.kind} config, ${settings.queue.kind} queue, ${settings.sql.kind} SQL, ${settings.cache.kind} cache; data in ${settings.dataDir}):`,
+    `Lattice is up (${settings.configStore.kind} config, ${settings.queue.kind} queue, ${settings.sql.kind} SQL, ${settings.cache.kind} cache, ${settings.vss.vectorDb.kind} vector DB; data in ${settings.dataDir}):`,
   );
   for (const [name, where] of rows) console.log(`  ${name.padEnd(width)}  ${where}`);
   if (seeded) {
     console.log(
       `Seeded the example model "catalog_ranker" (examples/catalog-ranker.ts) into ${settings.configStore.kind === 'file' ? settings.configStore.dir : 'the config store'}.`,
+    );
+  }
+  if (!shouldSeedExampleModel(settings, flags)) {
+    console.log(
+      `The example model was not seeded into ${settings.configStore.kind} (shared config store); --seed-demo seeds it into an empty one.`,
     );
   }
   console.log('Ctrl-C stops it, draining in-flight calls.');

@@ -12,10 +12,11 @@ export const DEFAULT_VSS_SERVING_PORT = 50055;
 
 const usage = `Usage:
   lattice vss serving [--port N]
-      serve vss.v1.SimilaritySearch (default port ${DEFAULT_VSS_SERVING_PORT}) on the configured SQL store
-      and cache, with the embedded vector database in <dataDir>/vectordb.
-      LATTICE_VSS_PAGE_TOKEN_SECRET sets the page-token key (share it between replicas);
-      LATTICE_VSS_RECALL_SAMPLE_RATE (0..1, default 0.01) the share of queries re-run for avg_recall.`;
+      serve vss.v1.SimilaritySearch (default port ${DEFAULT_VSS_SERVING_PORT}) on the configured SQL store,
+      cache and vector database (settings vss.vectorDb: embedded in <dataDir>/vectordb by default).
+      Settings vss.pageTokenSecret (LATTICE_VSS_PAGE_TOKEN_SECRET) sets the page-token key (share it
+      between replicas); vss.recallSampleRate (LATTICE_VSS_RECALL_SAMPLE_RATE, 0..1, default 0.01) the
+      share of queries re-run for avg_recall.`;
 
 function parsePort(text: string): number {
   const port = Number(text);
@@ -45,18 +46,15 @@ export async function runVss(context: CliContext): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
   const port = parsed.port === undefined ? settings.vss.servingPort : parsePort(parsed.port);
   const platform = new Platform(settings);
-  const recallRate = process.env.LATTICE_VSS_RECALL_SAMPLE_RATE;
   let part: RunningPart;
   try {
-    part = await startVssServingPart(platform, port, {
-      recallSampleRate: recallRate === undefined ? undefined : Number(recallRate),
-    });
+    part = await startVssServingPart(platform, port);
   } catch (err) {
     await platform.close();
     throw err;
   }
   const ports = describePorts(platform);
-  console.log(`Lattice vss serving is up (${ports.sql}; ${ports.cache}):`);
+  console.log(`Lattice vss serving is up (${ports.sql}; ${ports.cache}; vector DB ${ports.vectorDb}):`);
   console.log(`  vss.v1.SimilaritySearch gRPC (health, reflection)  ${settings.host}:${part.port}`);
   console.log('Ctrl-C stops it, draining in-flight calls.');
   onShutdownSignal(platform.logger, async () => {

@@ -44,9 +44,13 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_MODEL_REPOSITORY', path: 'modelserver.repository', kind: 'string' },
   { env: 'LATTICE_COMPUTE_PORT', path: 'compute.port', kind: 'number' },
   { env: 'LATTICE_VSS_SERVING_PORT', path: 'vss.servingPort', kind: 'number' },
+  { env: 'LATTICE_VSS_PAGE_TOKEN_SECRET', path: 'vss.pageTokenSecret', kind: 'string' },
+  { env: 'LATTICE_VSS_RECALL_SAMPLE_RATE', path: 'vss.recallSampleRate', kind: 'number' },
   { env: 'LATTICE_VSS_VECTOR_DB', path: 'vss.vectorDb.kind', kind: 'string' },
+  { env: 'LATTICE_VSS_VECTOR_DB_DIR', path: 'vss.vectorDb.dir', kind: 'string' },
   { env: 'LATTICE_QDRANT_URL', path: 'vss.vectorDb.url', kind: 'string' },
   { env: 'LATTICE_QDRANT_API_KEY', path: 'vss.vectorDb.apiKey', kind: 'string' },
+  { env: 'LATTICE_QDRANT_TIMEOUT_MS', path: 'vss.vectorDb.timeoutMs', kind: 'number' },
 ];
 
 /** Settings with every derived default filled in: the embedded adapters' directories are absolute. */
@@ -55,6 +59,7 @@ export type LoadedSettings = Settings & {
   modelserver: { repository: string };
   sql: { dataDir: string };
   queue: { journalDir: string | undefined };
+  vss: { vectorDb: { dir: string } };
 };
 
 export interface LoadSettingsOptions {
@@ -197,7 +202,7 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
   }
   const settings = result.data;
   const dataDir = resolve(settings.dataDir);
-  return {
+  return deepFreeze({
     ...settings,
     dataDir,
     configStore: {
@@ -209,6 +214,13 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
       ...settings.modelserver,
       repository: resolve(settings.modelserver.repository ?? join(dataDir, 'models')),
     },
+    vss: {
+      ...settings.vss,
+      vectorDb: {
+        ...settings.vss.vectorDb,
+        dir: resolve(settings.vss.vectorDb.dir ?? join(dataDir, 'vectordb')),
+      },
+    },
     queue: {
       ...settings.queue,
       journalDir:
@@ -216,7 +228,19 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
           ? undefined
           : resolve(settings.queue.journalDir ?? join(dataDir, 'queue')),
     },
-  };
+  });
+}
+
+/**
+ * Settings are validated once and then read by every part of the process, so nothing may change
+ * them afterwards: a value a command derives (a bound port, a flag) travels as its own argument.
+ */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 /** The caller-token auth of the settings, in the shape the gRPC server takes (off when no tokens are set). */

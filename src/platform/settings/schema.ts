@@ -93,8 +93,11 @@ export const settingsSchema = z
     orchestrator: z
       .object({
         port: port.default(50051),
-        /** The feature store the orchestrator's feature components call (`host:port`). */
-        featureStoreTarget: z.string().min(1).default('127.0.0.1:50052'),
+        /**
+         * The feature store the orchestrator's feature components call (`host:port`). Unset: this
+         * stack's own, `<host>:<featurestore.port>` (in `lattice up`, the port it actually bound).
+         */
+        featureStoreTarget: z.string().min(1).optional(),
         /** Identity sent to the feature store as caller-id / caller-token metadata. */
         featureStoreCallerId: z.string().default('lattice-orchestrator'),
         featureStoreCallerToken: z.string().default(''),
@@ -133,14 +136,25 @@ export const settingsSchema = z
       .object({
         /** Port of `vss.v1.SimilaritySearch` (lattice vss serving, and in lattice up). */
         servingPort: port.default(50055),
+        /**
+         * Key that signs page tokens; replicas behind one address must share it. Unset: a random key
+         * per process, so a token is valid only on the replica that issued it.
+         */
+        pageTokenSecret: z.string().min(16, 'must be at least 16 characters').optional(),
+        /** Share of served queries re-run exactly to measure `avg_recall` (0 turns it off). */
+        recallSampleRate: z.number().min(0).max(1).default(0.01),
         /** The vector database: embedded (files under `<dataDir>/vectordb`) or a Qdrant server. */
         vectorDb: z
           .object({
             kind: z.enum(['embedded', 'qdrant']).default('embedded'),
+            /** embedded: snapshot directory; default `<dataDir>/vectordb`. */
+            dir: z.string().min(1).optional(),
             /** qdrant: REST URL, e.g. `http://qdrant:6333`. */
             url: url.optional(),
             /** qdrant: API key, when the server requires one. */
             apiKey: z.string().min(1).optional(),
+            /** qdrant: per-request timeout. */
+            timeoutMs: z.number().int().positive().default(5000),
           })
           .strict()
           .superRefine((vectorDb, ctx) => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { isLatticeError } from '../../../src/platform/errors.js';
-import { loadSettings } from '../../../src/platform/settings/index.js';
+import { loadSettings, settingsEnv } from '../../../src/platform/settings/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lattice-settings-'));
 function file(name: string, text: string): string {
@@ -112,5 +112,79 @@ describe('settings', () => {
       errorOf(() => loadSettings({ env: {}, file: join(dir, 'missing.yaml') })),
       /cannot be read/,
     );
+  });
+
+  test('vss knobs: defaults, the variables that set them, and their validation', () => {
+    const defaults = loadSettings({ env: {} });
+    assert.equal(defaults.vss.vectorDb.kind, 'embedded');
+    assert.ok(defaults.vss.vectorDb.dir.endsWith(join('.lattice', 'vectordb')));
+    assert.equal(defaults.vss.vectorDb.timeoutMs, 5000);
+    assert.equal(defaults.vss.pageTokenSecret, undefined);
+    assert.equal(defaults.vss.recallSampleRate, 0.01);
+    assert.equal(defaults.orchestrator.featureStoreTarget, undefined);
+
+    const s = loadSettings({
+      env: {
+        LATTICE_VSS_VECTOR_DB: 'qdrant',
+        LATTICE_QDRANT_URL: 'http://qdrant:6333',
+        LATTICE_QDRANT_API_KEY: 'k',
+        LATTICE_QDRANT_TIMEOUT_MS: '750',
+        LATTICE_VSS_VECTOR_DB_DIR: join(dir, 'vectors'),
+        LATTICE_VSS_PAGE_TOKEN_SECRET: 'a-secret-of-16-chars',
+        LATTICE_VSS_RECALL_SAMPLE_RATE: '0.25',
+      },
+    });
+    assert.deepEqual(s.vss.vectorDb, {
+      kind: 'qdrant',
+      url: 'http://qdrant:6333',
+      apiKey: 'k',
+      timeoutMs: 750,
+      dir: join(dir, 'vectors'),
+    });
+    assert.equal(s.vss.pageTokenSecret, 'a-secret-of-16-chars');
+    assert.equal(s.vss.recallSampleRate, 0.25);
+
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_VSS_VECTOR_DB: 'qdrant' } })),
+      /vss\.vectorDb\.url: is required when the vector database is qdrant/,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_VSS_RECALL_SAMPLE_RATE: '1.5' } })),
+      /vss\.recallSampleRate \(from env LATTICE_VSS_RECALL_SAMPLE_RATE\)/,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_VSS_RECALL_SAMPLE_RATE: 'often' } })),
+      /LATTICE_VSS_RECALL_SAMPLE_RATE="often" is not a number/,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_VSS_PAGE_TOKEN_SECRET: 'short' } })),
+      /vss\.pageTokenSecret \(from env LATTICE_VSS_PAGE_TOKEN_SECRET\): must be at least 16 characters/,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_QDRANT_TIMEOUT_MS: '0' } })),
+      /vss\.vectorDb\.timeoutMs \(from env LATTICE_QDRANT_TIMEOUT_MS\)/,
+    );
+  });
+
+  test("every variable is documented in the README's settings table, one per setting", () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('The settings file takes'));
+    const paths = settingsEnv.map(({ path }) => path);
+    assert.equal(new Set(paths).size, paths.length, 'one variable per setting');
+    for (const { env, path } of settingsEnv) {
+      const row = table.split('\n').find((line) => line.startsWith(`| \`${env}\``));
+      assert.ok(row, `README's settings table has no row for ${env}`);
+      assert.ok(row.includes(`\`${path}\``), `README's row for ${env} names ${path}: ${row}`);
+    }
+  });
+
+  test('validated settings cannot be changed afterwards', () => {
+    const s = loadSettings({ env: { LATTICE_ETCD_ENDPOINTS: 'http://a:2379' } });
+    assert.ok(Object.isFrozen(s) && Object.isFrozen(s.orchestrator) && Object.isFrozen(s.vss.vectorDb));
+    assert.throws(() => {
+      (s.orchestrator as { featureStoreTarget?: string }).featureStoreTarget = 'elsewhere:1';
+    }, TypeError);
+    assert.throws(() => (s.configStore.endpoints as string[]).push('http://b:2379'), TypeError);
+    assert.equal(s.orchestrator.featureStoreTarget, undefined);
   });
 });

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { isLatticeError } from '../../src/platform/errors.js';
+import { HttpServer } from '../../src/platform/http/index.js';
+import { createLogger } from '../../src/platform/logging/index.js';
+import { Metrics } from '../../src/platform/metrics/index.js';
+import { Platform } from '../../src/platform/platform.js';
+import { loadSettings } from '../../src/platform/settings/index.js';
+import { EmbeddedVectorDb } from '../../src/vss/vectordb/index.js';
+import { startQdrantStandIn } from '../support/qdrant-stand-in.js';
+
+const logger = createLogger('test', { level: 'silent' });
+
+function platformOn(env: Record<string, string>): Platform {
+  const dataDir = mkdtempSync(join(tmpdir(), 'lattice-platform-'));
+  return new Platform(loadSettings({ env: { LATTICE_DATA_DIR: dataDir, ...env } }), {
+    logger,
+    metrics: new Metrics(),
+  });
+}
+
+async function readyz(platform: Platform): Promise<{ status: number; checks: Record<string, string> }> {
+  const ops = new HttpServer({
+    name: 'ops',
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    metrics: platform.metrics,
+    readiness: platform.readiness(),
+  });
+  const port = await ops.start();
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+    const body = (await response.json()) as { checks: Record<string, string> };
+    return { status: response.status, checks: body.checks };
+  } finally {
+    await ops.stop();
+  }
+}
+
+describe('Platform owns the vector database', () => {
+  test('builds the embedded one by default, in <dataDir>/vectordb, once per process', async () => {
+    const platform = platformOn({});
+    try {
+      const [db, again] = await Promise.all([platform.vectorDb(), platform.vectorDb()]);
+      assert.equal(db, again);
+      assert.ok(db instanceof EmbeddedVectorDb);
+      assert.ok(existsSync(platform.settings.vss.vectorDb.dir));
+      assert.equal(platform.settings.vss.vectorDb.dir, join(platform.settings.dataDir, 'vectordb'));
+    } finally {
+      await platform.close();
+    }
+  });
+
+  test('/readyz reports it, and fails while it fails', async () => {
+    const platform = platformOn({});
+    try {
+      const db = await platform.vectorDb();
+      const ready = await readyz(platform);
+      assert.equal(ready.status, 200, JSON.stringify(ready));
+      assert.equal(ready.checks.vectorDb, 'ok');
+
+      await db.close(); // broken underneath the platform: later calls fail UNAVAILABLE
+      const notReady = await readyz(platform);
+      assert.equal(notReady.status, 503, JSON.stringify(notReady));
+      assert.notEqual(notReady.checks.vectorDb, 'ok');
+    } finally {
+      await platform.close();
+    }
+  });
+
+  test('a Qdrant vector database is built from settings; readiness fails when the server goes away', async () => {
+    const qdrant = await startQdrantStandIn({ apiKey: 'qdrant-key' });
+    const platform = platformOn({
+      LATTICE_VSS_VECTOR_DB: 'qdrant',
+      LATTICE_QDRANT_URL: qdrant.url,
+      LATTICE_QDRANT_API_KEY: 'qdrant-key',
+      LATTICE_QDRANT_TIMEOUT_MS: '2000',
+    });
+    try {
+      const db = await platform.vectorDb();
+      await db.createCollection({ name: 'platform_probe', dimension: 2, distance: 'DOT' });
+      assert.ok(qdrant.requests.some((r) => r.path.includes('platform_probe')));
+      await platform.readiness().vectorDb!();
+      await qdrant.stop();
+      await assert.rejects(platform.readiness().vectorDb!(), (err) => isLatticeError(err, 'UNAVAILABLE'));
+    } finally {
+      await platform.close();
+    }
+  });
+
+  test('close() closes it: the embedded directory is released and later calls fail UNAVAILABLE', async () => {
+    const platform = platformOn({});
+    const db = await platform.vectorDb();
+    await platform.close();
+    await assert.rejects(db.listCollections(), (err) => isLatticeError(err, 'UNAVAILABLE'));
+    assert.deepEqual(platform.readiness(), {});
+    // The directory lock is gone: another process (here, another open) may use it.
+    const reopened = await EmbeddedVectorDb.open({ dir: platform.settings.vss.vectorDb.dir });
+    await reopened.close();
+  });
+});
