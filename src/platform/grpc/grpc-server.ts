@@ -14,7 +14,7 @@ import type { Logger } from '../logging/index.js';
 import type { Metrics } from '../metrics/index.js';
 import { installDeadlineClamp } from './deadline-clamp.js';
 import { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
-import { type UnaryHandlers, unary } from './unary.js';
+import { type CallLimits, InFlightGate, type UnaryHandlers, unary } from './unary.js';
 import { tolerantDefinition } from './undecodable-request.js';
 
 /** The project's proto/ folder, the root that reflection loads service descriptions from. */
@@ -35,6 +35,10 @@ export interface GrpcServerOptions {
   reflectionProtos?: string[];
   /** How long `stop()` lets in-flight calls finish before cancelling them. */
   shutdownGraceMs?: number;
+  /** Deadline for calls that carry none (default 30 s). */
+  defaultDeadlineMs?: number;
+  /** Unary calls running at once before new ones get RESOURCE_EXHAUSTED (default 1024). */
+  maxInFlightCalls?: number;
 }
 
 /**
@@ -48,8 +52,13 @@ export class GrpcServer {
   private readonly serviceNames: string[] = [];
   private boundPort: number | undefined;
   private stopping: Promise<void> | undefined;
+  private readonly limits: CallLimits;
 
   constructor(private readonly options: GrpcServerOptions) {
+    this.limits = {
+      defaultDeadlineMs: options.defaultDeadlineMs ?? 30_000,
+      inFlight: new InFlightGate(options.maxInFlightCalls ?? 1024),
+    };
     const interceptors = [metricsInterceptor(options.metrics, options.name)];
     if (options.auth && Object.keys(options.auth.tokens).length > 0) {
       interceptors.push(callerAuthInterceptor(options.auth));
@@ -78,8 +87,11 @@ export class GrpcServer {
     ][]) {
       const handler = (handlers as Record<string, Parameters<typeof unary>[1]>)[name];
       if (!handler) throw new LatticeError('INTERNAL', `no handler for ${method.path}`);
-      implementation[name] = unary(method.path, handler, (err, path) =>
-        this.options.logger.error({ err, method: path }, 'unexpected error in gRPC handler'),
+      implementation[name] = unary(
+        method.path,
+        handler,
+        (err, path) => this.options.logger.error({ err, method: path }, 'unexpected error in gRPC handler'),
+        this.limits,
       );
     }
     // Undecodable request bytes reach the handler wrapper as a value, answered INVALID_ARGUMENT.

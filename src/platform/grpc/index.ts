@@ -1,4 +1,12 @@
 export { GrpcServer, type GrpcServerOptions, protoRoot } from './grpc-server.js';
 export { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
 export { boundedText, grpcStatusOf, MAX_STATUS_MESSAGE, toServiceError } from './status.js';
-export { type CallContext, type UnaryHandler, type UnaryHandlers, unary } from './unary.js';
+export {
+  type CallContext,
+  type CallLimits,
+  defaultCallLimits,
+  InFlightGate,
+  type UnaryHandler,
+  type UnaryHandlers,
+  unary,
+} from './unary.js';

@@ -8,7 +8,7 @@ import { UndecodableRequest } from './undecodable-request.js';
 export interface CallContext {
   /** Aborted when the client cancels or the call's deadline passes; pass it to every downstream call. */
   signal: AbortSignal;
-  /** The call's deadline as epoch milliseconds; Infinity when the client set none. */
+  /** The call's deadline as epoch milliseconds: the client's, or the server's default when it set none. */
   deadline: number;
   metadata: Metadata;
   /** gRPC method path, e.g. `/orchestrator.v1.Predict/InferPointWise`. */
@@ -36,37 +36,91 @@ function deadlineMs(call: ServerUnaryCall<unknown, unknown>): number {
   return deadline instanceof Date ? deadline.getTime() : deadline;
 }
 
+/** Limits every call of one server shares. */
+export interface CallLimits {
+  /** Deadline given to calls whose client set none, in milliseconds. */
+  defaultDeadlineMs: number;
+  /** Calls whose handlers are still running; past `maxInFlight` new calls are refused. */
+  inFlight: InFlightGate;
+}
+
+/**
+ * Counts handlers still running on one server. A call is counted until its handler settles, not
+ * until it is answered: work that outlives its answer still holds the CPU and memory this protects.
+ */
+export class InFlightGate {
+  active = 0;
+  constructor(readonly max: number) {}
+}
+
+export const defaultCallLimits = (): CallLimits => ({
+  defaultDeadlineMs: 30_000,
+  inFlight: new InFlightGate(1024),
+});
+
 /**
  * Adapts a promise-returning handler to grpc-js: gives it an AbortSignal tied to cancellation and the
- * deadline, and maps whatever it throws to a status in one place. Unexpected errors go to `onUnexpected`
- * (logged with their stack) and reach the client as INTERNAL; the process keeps serving.
+ * deadline (the server's default when the client set none), and maps whatever it throws to a status
+ * in one place. The client is answered as soon as the signal aborts, whether or not the handler has
+ * noticed. Past the server's in-flight limit a call is refused with RESOURCE_EXHAUSTED. Unexpected
+ * errors go to `onUnexpected` (logged with their stack) and reach the client as INTERNAL; the process
+ * keeps serving.
  */
 export function unary<Req, Res>(
   method: string,
   handler: UnaryHandler<Req, Res>,
   onUnexpected: (err: unknown, method: string) => void,
+  limits: CallLimits = defaultCallLimits(),
 ): handleUnaryCall<Req, Res> {
+  const { inFlight } = limits;
   return (call, callback) => {
     if ((call.request as unknown) instanceof UndecodableRequest) {
       callback(toServiceError((call.request as unknown as UndecodableRequest).error).error);
+      return;
+    }
+    if (inFlight.active >= inFlight.max) {
+      callback(
+        toServiceError(
+          new LatticeError(
+            'RESOURCE_EXHAUSTED',
+            `${method}: server busy, ${inFlight.active} calls in flight (limit ${inFlight.max}); retry with backoff`,
+          ),
+        ).error,
+      );
       return;
     }
     const controller = new AbortController();
     // A handler passes the signal to each of its downstream calls (a Search of many queries makes one
     // per query), each adding a listener: no leak warning past ten.
     setMaxListeners(0, controller.signal);
-    const deadline = deadlineMs(call);
-    let timer: NodeJS.Timeout | undefined;
-    if (Number.isFinite(deadline)) {
-      timer = setTimeout(
-        () => controller.abort(new LatticeError('DEADLINE_EXCEEDED', `${method}: deadline exceeded`)),
-        Math.max(0, deadline - Date.now()),
-      );
-    }
+    const clientDeadline = deadlineMs(call);
+    const deadline = Number.isFinite(clientDeadline) ? clientDeadline : Date.now() + limits.defaultDeadlineMs;
+    let answered = false;
+    const answer = (err: unknown, response?: Res) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      call.off('cancelled', onCancelled);
+      controller.signal.removeEventListener('abort', onAbort);
+      if (err === null) {
+        callback(null, response);
+        return;
+      }
+      const { error, unexpected } = toServiceError(err);
+      if (unexpected) onUnexpected(err, method);
+      callback(error);
+    };
+    const onAbort = () => answer(controller.signal.reason);
+    const timer = setTimeout(
+      () => controller.abort(new LatticeError('DEADLINE_EXCEEDED', `${method}: deadline exceeded`)),
+      Math.max(0, deadline - Date.now()),
+    );
     const onCancelled = () =>
       controller.abort(new LatticeError('CANCELLED', `${method}: cancelled by the client`));
     call.once('cancelled', onCancelled);
+    controller.signal.addEventListener('abort', onAbort);
     const context: CallContext = { signal: controller.signal, deadline, metadata: call.metadata, method };
+    inFlight.active++;
     let result: Promise<Res>;
     try {
       result = handler(call.request, context);
@@ -75,17 +129,12 @@ export function unary<Req, Res>(
     }
     result.then(
       (response) => {
-        clearTimeout(timer);
-        call.off('cancelled', onCancelled);
-        callback(null, response);
+        inFlight.active--;
+        answer(null, response);
       },
       (err: unknown) => {
-        clearTimeout(timer);
-        call.off('cancelled', onCancelled);
-        const reason = controller.signal.aborted ? controller.signal.reason : err;
-        const { error, unexpected } = toServiceError(reason);
-        if (unexpected) onUnexpected(reason, method);
-        callback(error);
+        inFlight.active--;
+        answer(controller.signal.aborted ? controller.signal.reason : err);
       },
     );
   };

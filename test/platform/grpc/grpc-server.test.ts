@@ -65,7 +65,9 @@ function call<T>(
   );
 }
 
-function startEcho(options: { auth?: Record<string, string> } = {}) {
+function startEcho(
+  options: { auth?: Record<string, string>; maxInFlightCalls?: number; defaultDeadlineMs?: number } = {},
+) {
   const metrics = new Metrics();
   const slowCallsStarted = { count: 0 };
   const server = new GrpcServer({
@@ -79,7 +81,10 @@ function startEcho(options: { auth?: Record<string, string> } = {}) {
       ? { tokens: options.auth, idHeader: 'caller-id', tokenHeader: 'caller-token' }
       : undefined,
     shutdownGraceMs: 2000,
+    maxInFlightCalls: options.maxInFlightCalls,
+    defaultDeadlineMs: options.defaultDeadlineMs,
   });
+  const stubborn = { finished: 0 };
   server.addUnaryService(EchoClient.service, {
     Say: async (request: SayRequest, context) => {
       if (request.delayMs > 0) {
@@ -103,10 +108,15 @@ function startEcho(options: { auth?: Record<string, string> } = {}) {
       if (request.fail === 'echo_input')
         throw invalidArgument(`unknown text "${request.text}"`, request.text);
       if (request.fail === 'crash') throw new TypeError('secret internals');
+      if (request.fail === 'stubborn') {
+        // Ignores its signal: the client must be answered at the deadline all the same.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        stubborn.finished++;
+      }
       return { text: `echo ${request.text}` };
     },
   });
-  return { server, metrics, slowCallsStarted };
+  return { server, metrics, slowCallsStarted, stubborn };
 }
 
 describe('GrpcServer', () => {
@@ -377,6 +387,67 @@ describe('GrpcServer at the edges of the wire', () => {
     } finally {
       raw.close();
     }
+    assert.equal((await call<{ text: string }>(client, 'Say', { text: 'after' })).text, 'echo after');
+  });
+});
+
+describe('GrpcServer call limits', () => {
+  const { server, stubborn } = startEcho({ maxInFlightCalls: 2, defaultDeadlineMs: 150 });
+  let client: grpc.Client;
+
+  before(async () => {
+    client = new EchoClient(`127.0.0.1:${await server.start()}`, grpc.credentials.createInsecure());
+  });
+  after(async () => {
+    client.close();
+    await server.stop();
+  });
+
+  const noDeadline = (request: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      (client as unknown as Record<string, Unary>).Say!.bind(client)(
+        request,
+        new grpc.Metadata(),
+        {},
+        (err, res) => (err ? reject(err) : resolve(res)),
+      ),
+    );
+
+  test('a call without a deadline gets the server default and is answered at it', async () => {
+    const started = Date.now();
+    await assert.rejects(noDeadline({ text: 'slow', delayMs: 10_000 }), {
+      code: grpc.status.DEADLINE_EXCEEDED,
+    });
+    assert.ok(Date.now() - started < 5000);
+  });
+
+  test('the client is answered at the deadline even when the handler ignores its signal', async () => {
+    const before = stubborn.finished;
+    await assert.rejects(call(client, 'Say', { text: 'x', fail: 'stubborn' }, new grpc.Metadata(), 50), {
+      code: grpc.status.DEADLINE_EXCEEDED,
+    });
+    assert.equal(stubborn.finished, before, 'answered before the handler finished');
+    await eventually(() => stubborn.finished === before + 1, 5000, 'the stubborn handler to finish');
+  });
+
+  test('past the in-flight limit a call is refused with RESOURCE_EXHAUSTED, and served again after', async () => {
+    const slow = [1, 2].map(() =>
+      call(client, 'Say', { text: 'slow', delayMs: 400 }).catch((err: unknown) => err),
+    );
+    // The two slow calls are running once a third one is refused.
+    let refused: grpc.ServiceError | undefined;
+    await eventually(async () => {
+      try {
+        await call(client, 'Say', { text: 'third' });
+        return false;
+      } catch (err) {
+        refused = err as grpc.ServiceError;
+        return true;
+      }
+    });
+    assert.equal(refused?.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.match(refused?.details ?? '', /2 calls in flight \(limit 2\)/);
+    await Promise.all(slow);
     assert.equal((await call<{ text: string }>(client, 'Say', { text: 'after' })).text, 'echo after');
   });
 });
