@@ -1,17 +1,18 @@
+import { copyElementRuns } from '../../datatypes/copy-runs.js';
 import { DataType, dataTypeInfo, parseDataType } from '../../datatypes/data-type.js';
-import { readNumbers, writeNumbers } from '../../datatypes/number-runs.js';
 import { describeError, LatticeError } from '../../platform/errors.js';
 import type { ModelInferer, Tensor } from '../clients/index.js';
 import type { ModelServingComponentConfig } from '../config/index.js';
 import type { DagComponent } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
-import { columnNumbers } from '../matrix/column-numbers.js';
+import { columnElements } from '../matrix/column-elements.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
-import { calibrate } from './calibration.js';
+import { type ModelAnswer, type OutputPlan, writeModelOutputs } from './model-outputs.js';
 
 interface Gathered {
   input: InputPlan;
-  values: Float32Array | Float64Array;
+  /** `rows × perRow` elements of the input's element type, row-major. */
+  data: Uint8Array;
   perRow: number;
 }
 
@@ -49,6 +50,7 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
   readonly required: boolean;
   private readonly inputs: readonly InputPlan[];
   private readonly outputNames: readonly string[];
+  private readonly plan: OutputPlan;
 
   constructor(
     private readonly config: ModelServingComponentConfig,
@@ -59,11 +61,15 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
     this.required = config.required;
     this.inputs = config.inputs.map((input) => ({
       name: input.name,
-      dataType: parseDataType(input.data_type.toUpperCase() === 'BYTES' ? 'STRING' : input.data_type),
+      // A tensor's elements are scalars: an input declared as a vector type sends its element type.
+      dataType: dataTypeInfo(
+        parseDataType(input.data_type.toUpperCase() === 'BYTES' ? 'STRING' : input.data_type),
+      ).scalar,
       features: input.features,
       shape: input.shape,
     }));
     this.outputNames = config.outputs.map((o) => o.name);
+    this.plan = { modelName: config.model_name, outputs: config.outputs, calibration: config.calibration };
     for (const output of config.outputs) {
       const type =
         output.data_type.toUpperCase() === 'BYTES' ? DataType.STRING : parseDataType(output.data_type);
@@ -93,7 +99,7 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
       const end = Math.min(rows, start + batch);
       calls.push(
         this.infer(sources, start, end, signal, deadline)
-          .then((outputs) => this.writeOutputs(matrix, outputs, end - start, (r) => start + r))
+          .then((answer) => writeModelOutputs(this.plan, answer, end - start, matrix, start, false))
           .catch((err: unknown) => {
             failures++;
             lastError = err;
@@ -111,8 +117,8 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
     const results = await Promise.allSettled(
       slate.slateTargetIndices.map(async (indices, s) => {
         const sources = this.inputs.map((input) => this.gather(context.matrix, input, indices));
-        const outputs = await this.infer(sources, 0, indices.length, signal, deadline);
-        this.writeOutputs(slate, outputs, 1, () => s);
+        const answer = await this.infer(sources, 0, indices.length, signal, deadline);
+        writeModelOutputs(this.plan, answer, indices.length, slate, s, true);
       }),
     );
     let failures = 0;
@@ -127,9 +133,10 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
   }
 
   /**
-   * An input's values for the given rows (all rows, or a slate's target rows), row-major
-   * `rows × perRow`. FP32 and FP64 inputs are gathered in their own precision, so a batch's tensor
-   * is a view of this array; other types are staged as FP64 and encoded per batch.
+   * An input's tensor elements for the given rows (all rows, or a slate's target rows), row-major
+   * `rows × perRow`, already in the input's element type, so a batch's tensor is a view of it. Each
+   * feature column is converted in one bulk pass (a column of the input's own type is not converted
+   * at all) and copied into its place in the rows as raw bytes: 64-bit integers arrive exactly.
    */
   private gather(matrix: ComponentMatrix, input: InputPlan, rowsOf: Int32Array | null): Gathered {
     const rowCount = rowsOf ? rowsOf.length : matrix.rowCount;
@@ -146,76 +153,45 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
         `${this.name}: input ${input.name} has shape [${input.shape.join(', ')}] but its features give ${perRow} values per row`,
       );
     }
-    const precision = input.dataType === DataType.FP32 ? 'fp32' : 'fp64';
-    const values =
-      precision === 'fp32' ? new Float32Array(rowCount * perRow) : new Float64Array(rowCount * perRow);
+    const size = dataTypeInfo(input.dataType).elementBytes;
+    const data = new Uint8Array(rowCount * perRow * size);
     let offset = 0;
     input.features.forEach((name, f) => {
       const width = widths[f]!;
-      const vector =
-        matrix.hasByteColumn(name) && dataTypeInfo(matrix.byteColumn(name).spec.dataType).isVector;
-      if (!vector) {
-        const column = columnNumbers(matrix, name, precision);
-        if (rowsOf) for (let r = 0; r < rowCount; r++) values[r * perRow + offset] = column[rowsOf[r]!]!;
-        else for (let r = 0; r < rowCount; r++) values[r * perRow + offset] = column[r]!;
-      } else {
-        const column = matrix.byteColumn(name);
-        if (!rowsOf && column.width !== undefined && column.spec.dataType !== DataType.BOOL_VECTOR) {
-          // Fixed-width vectors lie back to back: one read of the whole column, then strided.
-          const all =
-            precision === 'fp32' ? new Float32Array(rowCount * width) : new Float64Array(rowCount * width);
-          readNumbers(column.spec.dataType, column.data, rowCount * width, all);
-          for (let r = 0; r < rowCount; r++) {
-            const to = r * perRow + offset;
-            for (let i = 0; i < width; i++) values[to + i] = all[r * width + i]!;
-          }
-          offset += width;
-          return;
-        }
-        for (let r = 0; r < rowCount; r++) {
-          readNumbers(
-            column.spec.dataType,
-            column.get(rowsOf ? rowsOf[r]! : r),
-            width,
-            values,
-            r * perRow + offset,
-          );
-        }
-      }
+      if (width === 0) return;
+      const elements = columnElements(matrix, name, input.dataType, width);
+      copyElementRuns(
+        size,
+        width,
+        rowCount,
+        { bytes: elements, start: 0, stride: width },
+        { bytes: data, start: offset, stride: perRow },
+        rowsOf,
+      );
       offset += width;
     });
-    return { input, values, perRow };
+    return { input, data, perRow };
   }
 
-  private infer(
+  private async infer(
     sources: readonly Gathered[],
     start: number,
     end: number,
     signal: AbortSignal,
     deadline: number,
-  ): Promise<readonly Tensor[]> {
+  ): Promise<ModelAnswer> {
     const rows = end - start;
-    const inputs: Tensor[] = sources.map(({ input, values, perRow }) => {
-      const count = rows * perRow;
-      const shape = [rows, ...input.shape.map((d) => (d === -1 ? perRow : d))];
-      const native =
-        (input.dataType === DataType.FP32 && values instanceof Float32Array) ||
-        (input.dataType === DataType.FP64 && values instanceof Float64Array);
-      if (native) {
-        const bytes = values.BYTES_PER_ELEMENT;
-        return {
-          name: input.name,
-          dataType: input.dataType,
-          shape,
-          data: new Uint8Array(values.buffer, values.byteOffset + start * perRow * bytes, count * bytes),
-        };
-      }
-      const data = new Uint8Array(count * dataTypeInfo(input.dataType).elementBytes);
-      writeNumbers(input.dataType, values.subarray(start * perRow, end * perRow), count, data);
-      return { name: input.name, dataType: input.dataType, shape, data };
+    const inputs: Tensor[] = sources.map(({ input, data, perRow }) => {
+      const bytes = perRow * dataTypeInfo(input.dataType).elementBytes;
+      return {
+        name: input.name,
+        dataType: input.dataType,
+        shape: [rows, ...input.shape.map((d) => (d === -1 ? perRow : d))],
+        data: data.subarray(start * bytes, end * bytes),
+      };
     });
     const target = routeEndpoint(this.config.endpoints, this.random());
-    return this.inferer.infer(
+    const outputs = await this.inferer.infer(
       target,
       {
         modelName: this.config.model_name,
@@ -225,43 +201,6 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
       },
       { signal, deadline },
     );
-  }
-
-  /** Writes `rows` rows of each output into its columns; `rowOf` maps a batch row to a matrix row. */
-  private writeOutputs(
-    matrix: ComponentMatrix,
-    outputs: readonly Tensor[],
-    rows: number,
-    rowOf: (r: number) => number,
-  ): void {
-    for (const output of this.config.outputs) {
-      const tensor = outputs.find((t) => t.name === output.name);
-      if (!tensor)
-        throw new LatticeError('UNAVAILABLE', `${this.name}: the model returned no output "${output.name}"`);
-      const perColumn = Math.max(1, output.vector_dim);
-      const perRow = output.columns.length * perColumn;
-      const need = rows * perRow;
-      const values = new Float64Array(need);
-      readNumbers(tensor.dataType, tensor.data, need, values);
-      if (this.config.calibration) calibrate(values, this.config.calibration);
-      output.columns.forEach((name, c) => {
-        const column = matrix.byteColumn(name);
-        const view = perColumn === 1 ? (column.float32() ?? column.float64()) : undefined;
-        for (let r = 0; r < rows; r++) {
-          const row = rowOf(r);
-          const at = r * perRow + c * perColumn;
-          if (view) view[row] = values[at]!;
-          else
-            writeNumbers(
-              column.spec.dataType,
-              values.subarray(at, at + perColumn),
-              perColumn,
-              column.data,
-              row * column.width!,
-            );
-          column.markFilled(row);
-        }
-      });
-    }
+    return { target, inputs, outputs };
   }
 }
