@@ -19,6 +19,7 @@ export const OnnxType = {
   FLOAT: Elem.FLOAT,
   FLOAT16: Elem.FLOAT16,
   INT64: Elem.INT64,
+  UINT64: Elem.UINT64,
   STRING: Elem.STRING,
 } as const;
 
@@ -210,6 +211,20 @@ export function textEcho(): { bytes: Uint8Array } {
     input: [valueInfo('text', Elem.STRING, ['N', 1])],
     output: [valueInfo('text_out', Elem.STRING, ['N', 1])],
     node: [node('Identity', ['text'], ['text_out'])],
+  });
+  return { bytes };
+}
+
+/**
+ * 64-bit integers in and out, unchanged (ONNX Identity): `signed` INT64 `[N, 1]` → `signed_out`,
+ * `unsigned` UINT64 `[N, 1]` → `unsigned_out`. Shows that values beyond 2^53 cross both ways exactly.
+ */
+export function integerEcho(): { bytes: Uint8Array } {
+  const bytes = encodeModel({
+    name: 'integer_echo',
+    input: [valueInfo('signed', Elem.INT64, ['N', 1]), valueInfo('unsigned', Elem.UINT64, ['N', 1])],
+    output: [valueInfo('signed_out', Elem.INT64, ['N', 1]), valueInfo('unsigned_out', Elem.UINT64, ['N', 1])],
+    node: [node('Identity', ['signed'], ['signed_out']), node('Identity', ['unsigned'], ['unsigned_out'])],
   });
   return { bytes };
 }
