@@ -7,6 +7,9 @@ import type { ComponentMatrix } from './component-matrix.js';
  * A column's values as numbers, one per row (scalar columns; vector columns are read by tensors).
  * FP32/FP64 columns are returned as views without copying; other numeric types are decoded in one
  * bulk pass; string columns (legacy text features) are parsed. `precision` picks the array type.
+ * This is how compute reads columns: INT64/UINT64 values beyond 2^53 round once to the nearest
+ * double (or float32). Paths that must keep 64-bit integers exact (model tensors) use
+ * columnElements instead.
  */
 export function columnNumbers(
   matrix: ComponentMatrix,
