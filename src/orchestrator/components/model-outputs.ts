@@ -125,7 +125,11 @@ function checkOutput(
 /** The first `count` elements of a tensor as elements of `scalar`: the tensor's bytes when the types agree. */
 function elementsAs(tensor: Tensor, scalar: DataType, count: number): Uint8Array {
   const from = dataTypeInfo(tensor.dataType).scalar;
-  if (from === scalar && scalar !== DataType.BOOL) return tensor.data;
+  if (from === scalar && scalar !== DataType.BOOL) {
+    // A wire buffer can start anywhere: one aligned copy lets the row copies move whole words.
+    const aligned = tensor.data.byteOffset % Math.min(4, dataTypeInfo(scalar).elementBytes) === 0;
+    return aligned ? tensor.data : tensor.data.slice();
+  }
   const out = new Uint8Array(runBytes(scalar, count));
   convertNumbers(from, tensor.data, count, scalar, out);
   return out;

@@ -154,6 +154,10 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
       );
     }
     const size = dataTypeInfo(input.dataType).elementBytes;
+    if (!rowsOf && input.features.length === 1 && widths[0] === perRow) {
+      // One feature, all rows: the converted column (or the column itself) already is the tensor.
+      return { input, data: columnElements(matrix, input.features[0]!, input.dataType, perRow), perRow };
+    }
     const data = new Uint8Array(rowCount * perRow * size);
     let offset = 0;
     input.features.forEach((name, f) => {

@@ -167,6 +167,41 @@ describe('a model server answering a shape other than the batch sent', () => {
     }
   });
 
+  test('slates: a slate answered with one row too many defaults and says why; one row per slate is accepted', async () => {
+    const { registry, engine, close } = engineOver();
+    const slates: PredictRequest = {
+      ...request,
+      slates: [
+        { slateTargetIndices: [0, 1, 2], featureValues: [] },
+        { slateTargetIndices: [3, 4, 5], featureValues: [] },
+      ],
+    };
+    const doc = affineModel(model.target, {
+      slate: true,
+      outputs: [{ name: 'y', data_type: 'FP32', columns: ['slate_score'] }],
+    });
+    doc.response.columns = ['slate_score'];
+    try {
+      const snapshot = registry.build('m', '1', doc);
+      tamper = (ys) => ({ shape: [4, 1], data: f32bytes([1, ...ys]) });
+      let { context } = await engine.executeOn(snapshot, { pattern: 'slate', request: slates }, 't');
+      let slate = context.slate!;
+      assert.deepEqual([...slate.byteColumn('slate_score').float32()!], [0, 9]);
+      assert.equal(slate.byteColumn('slate_score').isDefaulted(0), true);
+      assert.match(slate.rowError(0), shapeError('[4, 1]')(model.target));
+      assert.equal(slate.rowError(1), '');
+      // A slate-wise model may answer a single row for the slate.
+      tamper = (ys) => ({ shape: [1, 1], data: f32bytes([ys[1]!]) });
+      ({ context } = await engine.executeOn(snapshot, { pattern: 'slate', request: slates }, 't'));
+      slate = context.slate!;
+      assert.deepEqual([...slate.byteColumn('slate_score').float32()!], [5, 9]);
+      assert.equal(slate.rowError(0), '');
+    } finally {
+      tamper = undefined;
+      close();
+    }
+  });
+
   test('with a second output: a wrong shape on either writes neither', async () => {
     const { registry, engine, close } = engineOver();
     const two = new FakeKServe((r) => {
