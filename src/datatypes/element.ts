@@ -13,8 +13,9 @@ import { decodeFp16, encodeFp16 } from './fp16.js';
  *   ±∞ the range's ends. (Truncation is what Go and C conversions, and hence the original
  *   service, do; saturation replaces their undefined or wrapping out-of-range results.)
  * - BOOL: 1 for any value other than ±0 (NaN included, as in C and NumPy), else 0.
- * - Reading INT64/UINT64 as a double rounds to nearest even beyond 2^53; convert.ts and codecs.ts
- *   keep 64-bit integers exact as bigints where it matters.
+ * - Reading INT64/UINT64 as a double rounds to nearest even beyond 2^53, so nothing that must keep
+ *   them exact goes through a double: convertNumbers (convert.ts) converts INT64 ↔ UINT64 word by
+ *   word (saturating what does not fit) and copies same-type runs as bytes; codecs.ts uses bigints.
  */
 
 // Enum members as module constants: the per-element switches below then compare plain integers
