@@ -3,7 +3,20 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { parquetWriteBuffer } from 'hyparquet-writer';
+import {
+  type DataType,
+  Field,
+  Float32,
+  Float64,
+  Int32,
+  Int64,
+  List,
+  Table,
+  tableToIPC,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow';
+import { Compression, Table as WasmTable, WriterPropertiesBuilder, writeParquet } from 'parquet-wasm';
 import {
   type BadRow,
   describeBadRow,
@@ -22,10 +35,25 @@ import { query } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lattice-fs-loader-'));
 let fileCounter = 0;
-function file(extension: string, content: string | ArrayBuffer): string {
+function file(extension: string, content: string | Uint8Array): string {
   const path = join(dir, `f${++fileCounter}.${extension}`);
-  writeFileSync(path, typeof content === 'string' ? content : Buffer.from(content));
+  writeFileSync(path, content);
   return path;
+}
+
+/** A Parquet file of typed columns (parquet-wasm, the loader's own library, written from Arrow). */
+function parquetBytes(
+  columns: Record<string, { type: DataType; data: unknown[] }>,
+  options: { rowGroupSize?: number; compression?: Compression } = {},
+): Uint8Array {
+  const table = new Table(
+    Object.fromEntries(
+      Object.entries(columns).map(([name, { type, data }]) => [name, vectorFromArray(data, type)]),
+    ),
+  );
+  let properties = new WriterPropertiesBuilder().setCompression(options.compression ?? Compression.SNAPPY);
+  if (options.rowGroupSize) properties = properties.setMaxRowGroupSize(options.rowGroupSize);
+  return writeParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), properties.build());
 }
 
 const registry = FeatureRegistry.fromDocument({
@@ -298,15 +326,15 @@ describe('bulk loader', () => {
 
   test('Parquet: typed columns, lists as vectors, nulls as defaults, bad rows by row number across row groups', async () => {
     const ids = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7'];
-    const parquet = parquetWriteBuffer({
-      columnData: [
-        { name: 'catalog_id', data: ids, type: 'STRING' },
-        { name: 'stats:price', data: [9.99, 1, null, 3, 4, 5, 6], type: 'DOUBLE' },
-        { name: 'ctr_7d', data: [0.5, 0.25, 0.125, 1e6, 0, 0, 0], type: 'FLOAT' },
-        { name: 'attributes:category_id', data: [1n, 2n, null, 4n, 2n ** 40n, 6n, 7n], type: 'INT64' },
-      ],
-      rowGroupSize: 3,
-    });
+    const parquet = parquetBytes(
+      {
+        catalog_id: { type: new Utf8(), data: ids },
+        'stats:price': { type: new Float64(), data: [9.99, 1, null, 3, 4, 5, 6] },
+        ctr_7d: { type: new Float32(), data: [0.5, 0.25, 0.125, 1e6, 0, 0, 0] },
+        'attributes:category_id': { type: new Int64(), data: [1n, 2n, null, 4n, 2n ** 40n, 6n, 7n] },
+      },
+      { rowGroupSize: 3 },
+    );
     const catalogFile = file('parquet', parquet);
     const { store, bad, loading } = load({ files: [catalogFile], entity: 'catalog' });
     const report = await loading;
@@ -328,28 +356,20 @@ describe('bulk loader', () => {
       [['9.99', '0.5', '1'], ['0', '0.125', '-1'], ['3', 'Infinity', '4'], [], ['6', '0', '7']],
     );
 
-    const users = parquetWriteBuffer({
-      columnData: [
-        { name: 'user_id', data: ['u1', 'u2'] },
-        {
-          name: 'profile:embedding',
+    const users = parquetBytes(
+      {
+        user_id: { type: new Utf8(), data: ['u1', 'u2'] },
+        'profile:embedding': {
+          type: new List(new Field('element', new Float32(), false)),
           data: [
             [1, 2, 3, 4],
             [0.5, 0.5, 0.5, 0.5],
           ],
         },
-        { name: 'activity:clicks', data: [5n, 9007199254740993n] },
-      ],
-      schema: [
-        { name: 'root', num_children: 3 },
-        { name: 'user_id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
-        { name: 'profile:embedding', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
-        { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
-        { name: 'element', type: 'FLOAT', repetition_type: 'REQUIRED' },
-        { name: 'activity:clicks', type: 'INT64', repetition_type: 'REQUIRED' },
-      ],
-      codec: 'SNAPPY',
-    });
+        'activity:clicks': { type: new Int64(), data: [5n, 9007199254740993n] },
+      },
+      { compression: Compression.ZSTD },
+    );
     const userStore = new MemoryFeatureStore();
     await load({ files: [file('parquet', users)], store: userStore }).loading;
     assert.deepEqual(
@@ -363,12 +383,10 @@ describe('bulk loader', () => {
       ],
     );
 
-    const unknown = parquetWriteBuffer({
-      columnData: [
-        { name: 'user_id', data: ['u1'] },
-        { name: 'height', data: [1] },
-      ],
-    });
+    const unknown = parquetBytes(
+      { user_id: { type: new Utf8(), data: ['u1'] }, height: { type: new Int32(), data: [1] } },
+      { compression: Compression.GZIP },
+    );
     await assert.rejects(
       load({ files: [file('parquet', unknown)] }).loading,
       /column "height" is neither a key/,

@@ -5,9 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { parquetReadObjects } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
 import { runLogs } from '../../../src/cli/commands/logs.js';
+import { openParquet } from '../../../src/featurestore/parquet-records.js';
 import { OrchestratorLog } from '../../../src/gen/orchestrator/v1/log.js';
 import {
   buildLogRecords,
@@ -106,7 +105,7 @@ describe('lattice logs decode', () => {
     assert.equal(slate.features['position_bias'], 0);
   });
 
-  test('--format parquet writes one Parquet file that hyparquet reads back', async () => {
+  test('--format parquet writes one ZSTD Parquet file that a row reader reads back', async () => {
     const { dir, file } = await writeSampleLogFile();
     const out = join(dir, 'rows.parquet');
     await runLogs({
@@ -114,9 +113,10 @@ describe('lattice logs decode', () => {
       argv: ['decode', '--file', file, '--format', 'parquet', '--out', out],
       settingsFile: undefined,
     });
-    const bytes = readFileSync(out);
-    const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    const rows = (await parquetReadObjects({ file: buffer, compressors })) as Record<string, unknown>[];
+    // Read row by row through the feature-store loader's reader, as any downstream job would.
+    const source = await openParquet(out);
+    const rows: Record<string, unknown>[] = [];
+    for await (const batch of source.batches()) rows.push(...batch.map(({ record }) => record));
     assert.equal(rows.length, 11);
     const first = rows[0]!;
     assert.equal(first['tracking_id'], 'cli-point');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { tableFromIPC } from 'apache-arrow';
-import { compressors } from 'hyparquet-compressors';
+import { decompress as fzstdDecompress } from 'fzstd';
 import { LogCompression, LogFormat, type OrchestratorLog } from '../../../src/gen/orchestrator/v1/log.js';
 import type { ExecutionContext } from '../../../src/orchestrator/engine/execution-context.js';
 import {
@@ -84,8 +84,8 @@ describe('payload encodings', () => {
     assert.ok(gzip[0]!.payload.length < payload.length / 2, 'gzip shrinks the payload');
     assert.ok(zstd[0]!.payload.length < payload.length / 2, 'zstd shrinks the payload');
     assert.deepEqual(gunzipSync(gzip[0]!.payload), payload);
-    // Checked with another zstd implementation (fzstd, through hyparquet-compressors).
-    assert.deepEqual(Buffer.from(compressors.ZSTD!(zstd[0]!.payload, payload.length)), payload);
+    // Checked with another zstd implementation (fzstd, pure JavaScript) than the one that wrote it.
+    assert.deepEqual(Buffer.from(fzstdDecompress(zstd[0]!.payload)), payload);
   });
 
   test('arrow: one IPC stream per record, entity id first, typed columns with nulls for defaulted cells', async () => {
