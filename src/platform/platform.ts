@@ -4,7 +4,7 @@ import type { VectorDb } from '../vss/vectordb/index.js';
 import { type Cache, createCache } from './cache/index.js';
 import { type ConfigStore, createConfigStore } from './config-store/index.js';
 import { invalidArgument } from './errors.js';
-import type { ReadinessCheck } from './http/index.js';
+import { type ReadinessCheck, readinessWithin } from './http/index.js';
 import { createLogger, type Logger } from './logging/index.js';
 import { Metrics } from './metrics/index.js';
 import { createQueue, type Queue, TopicNotFoundError } from './queue/index.js';
@@ -161,9 +161,15 @@ export class Platform {
     );
   }
 
-  /** Readiness checks of every adapter opened so far, for /readyz. */
+  /**
+   * Readiness checks of every adapter opened so far, for /readyz and `lattice check`; each is bounded
+   * by `metrics.readyTimeoutMs`, so a hung adapter is reported as timed out rather than waited on.
+   */
   readiness(): Record<string, ReadinessCheck> {
-    return Object.fromEntries(this.opened.map(({ name, ready }) => [name, ready]));
+    const timeoutMs = this.settings.metrics.readyTimeoutMs;
+    return Object.fromEntries(
+      this.opened.map(({ name, ready }) => [name, () => readinessWithin(name, timeoutMs, ready)]),
+    );
   }
 
   /** Closes every opened adapter (the vector database included), last opened first, then the metrics channel. */

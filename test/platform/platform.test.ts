@@ -103,3 +103,34 @@ describe('Platform owns the vector database', () => {
     await reopened.close();
   });
 });
+
+describe('Platform readiness', () => {
+  test('bounds each adapter check by metrics.readyTimeoutMs and names the port that hung', async () => {
+    const platform = platformOn({ LATTICE_READY_TIMEOUT_MS: '100' });
+    try {
+      assert.equal(platform.settings.metrics.readyTimeoutMs, 100);
+      await platform.cache();
+      // An adapter whose check never answers, as a hung server would.
+      (
+        platform as unknown as {
+          opened: { name: string; ready: () => Promise<void>; close: () => Promise<void> }[];
+        }
+      ).opened.push({
+        name: 'queue',
+        ready: () => new Promise<void>(() => {}),
+        close: async () => {},
+      });
+      const checks = platform.readiness();
+      await assert.rejects(checks.queue!(), (err) => {
+        assert.ok(isLatticeError(err, 'UNAVAILABLE'));
+        assert.equal(err.message, 'queue: readiness check timed out after 100 ms');
+        return true;
+      });
+      const { status, checks: answered } = await readyz(platform);
+      assert.equal(status, 503);
+      assert.deepEqual(answered, { cache: 'ok', queue: 'queue: readiness check timed out after 100 ms' });
+    } finally {
+      await platform.close();
+    }
+  });
+});

@@ -121,6 +121,7 @@ async function serve(context: CliContext, args: ComputeArgs): Promise<void> {
         logger,
         metrics,
         readiness: platform.readiness(),
+        readinessTimeoutMs: settings.metrics.readyTimeoutMs,
       });
       const opsPort = await ops.start();
       stopOps = () => ops.stop();

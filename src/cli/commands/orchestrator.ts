@@ -51,6 +51,7 @@ export async function runOrchestrator(context: CliContext): Promise<void> {
     logger: platform.logger,
     metrics: platform.metrics,
     readiness: platform.readiness(),
+    readinessTimeoutMs: settings.metrics.readyTimeoutMs,
   });
   const opsPort = await ops.start();
   onShutdownSignal(platform.logger, async () => {

@@ -59,6 +59,7 @@ export async function runUp(context: CliContext): Promise<void> {
     logger,
     metrics,
     readiness: platform.readiness(),
+    readinessTimeoutMs: settings.metrics.readyTimeoutMs,
   });
   const grpc = new GrpcServer({
     name: 'platform',

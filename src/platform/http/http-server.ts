@@ -16,8 +16,16 @@ export interface HttpServerOptions {
   metrics: Metrics;
   /** Named checks behind /readyz (e.g. `sql`, `queue`). */
   readiness?: Record<string, ReadinessCheck>;
+  /**
+   * Bound on each readiness check: one that has not answered by then fails /readyz as timed out,
+   * so a hung dependency makes the probe answer 503 instead of hanging. Default 2000 ms.
+   */
+  readinessTimeoutMs?: number;
   bodyLimitBytes?: number;
 }
+
+/** The default bound on each /readyz check. */
+export const DEFAULT_READINESS_TIMEOUT_MS = 2000;
 
 /**
  * A Fastify app with what every Lattice HTTP server needs: /healthz (the process is up), /readyz (its
@@ -73,10 +81,11 @@ export class HttpServer {
   }
 
   private async runChecks(): Promise<Record<string, string>> {
+    const timeoutMs = this.options.readinessTimeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS;
     const entries = await Promise.all(
       Object.entries(this.checks).map(async ([name, check]) => {
         try {
-          await check();
+          await readinessWithin(name, timeoutMs, check);
           return [name, 'ok'] as const;
         } catch (err) {
           return [name, err instanceof Error ? err.message : String(err)] as const;
@@ -105,5 +114,26 @@ export class HttpServer {
   /** Stops accepting connections and waits for in-flight requests. */
   async stop(): Promise<void> {
     await this.app.close();
+  }
+}
+
+/**
+ * Runs one readiness check with a bound: rejects with UNAVAILABLE "`name`: readiness check timed out
+ * after N ms" when it has not answered by then. The check itself may still be running; only the
+ * answer stops waiting for it.
+ */
+export async function readinessWithin(name: string, timeoutMs: number, check: ReadinessCheck): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new LatticeError('UNAVAILABLE', `${name}: readiness check timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  try {
+    await Promise.race([check(), timedOut]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,2 +1,8 @@
-export { HttpServer, type HttpServerOptions, type ReadinessCheck } from './http-server.js';
+export {
+  DEFAULT_READINESS_TIMEOUT_MS,
+  HttpServer,
+  type HttpServerOptions,
+  type ReadinessCheck,
+  readinessWithin,
+} from './http-server.js';
 export { type HttpErrorBody, httpStatusOf, toHttpError } from './status.js';

@@ -30,6 +30,7 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_STATSD_PORT', path: 'metrics.statsdPort', kind: 'number' },
   { env: 'LATTICE_STATSD_PREFIX', path: 'metrics.statsdPrefix', kind: 'string' },
   { env: 'LATTICE_STATSD_TAGS', path: 'metrics.statsdTags', kind: 'string' },
+  { env: 'LATTICE_READY_TIMEOUT_MS', path: 'metrics.readyTimeoutMs', kind: 'number' },
   { env: 'LATTICE_CALLER_TOKENS', path: 'auth.callerTokens', kind: 'tokens' },
   { env: 'LATTICE_GRPC_PORT', path: 'grpc.port', kind: 'number' },
   { env: 'LATTICE_ORCHESTRATOR_PORT', path: 'orchestrator.port', kind: 'number' },

@@ -78,6 +78,8 @@ export const settingsSchema = z
         statsdPrefix: z.string().default('lattice.'),
         /** How tags are written: DogStatsD (`|#k:v`), Telegraf (`,k=v`) or dropped for plain StatsD. */
         statsdTags: z.enum(['datadog', 'telegraf', 'none']).default('datadog'),
+        /** Bound on each /readyz check: a dependency that has not answered by then is reported as timed out. */
+        readyTimeoutMs: z.number().int().positive().default(2000),
       })
       .strict()
       .prefault({}),

@@ -93,3 +93,31 @@ describe('HttpServer', () => {
     assert.match(metrics, /http_server_requests_total\{server="test",route="\/echo",status="400"\} \d/);
   });
 });
+
+describe('/readyz bounds every check', () => {
+  test('a check that never answers makes /readyz answer 503 naming it as timed out', async () => {
+    const server = new HttpServer({
+      name: 'hung',
+      host: '127.0.0.1',
+      port: 0,
+      logger: createLogger('test', { level: 'silent' }),
+      metrics: new Metrics(),
+      readinessTimeoutMs: 100,
+      readiness: {
+        queue: () => new Promise<void>(() => {}),
+        sql: async () => {},
+      },
+    });
+    const base = `http://127.0.0.1:${await server.start()}`;
+    try {
+      const ready = await fetch(`${base}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.deepEqual(await ready.json(), {
+        status: 'not ready',
+        checks: { queue: 'queue: readiness check timed out after 100 ms', sql: 'ok' },
+      });
+    } finally {
+      await server.stop();
+    }
+  });
+});
