@@ -2,8 +2,8 @@
  * Page tokens: base64url JSON plus an HMAC-SHA256 over it, so a client can carry them but not forge
  * or edit them. A token pins the query (a hash), the filters (a hash), the read version, how many
  * candidates were returned before, and the last candidate returned (score and id): the next page
- * starts strictly after that cursor, so pages of one query never overlap, whatever the vector DB
- * does with deep offsets.
+ * starts right after that candidate in the query's candidate window (candidate-window.ts), so pages
+ * of one query neither overlap nor skip.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { invalidArgument } from '../../platform/errors.js';

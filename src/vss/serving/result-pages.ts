@@ -1,21 +1,19 @@
 /**
- * Paging: which version a query's page reads (the token's, while it is still served), the ranking
- * the page is cut from (the vector DB's, indexed points of the variant only, under the filters), the
- * page after the token's cursor, and the token of the next page.
+ * Paging: which version a query's page reads (the token's, while it is still served), the candidate
+ * window the page is cut from (candidate-window.ts: the vector DB's ranking of the variant's indexed
+ * points under the filters, as deep as the page), the page after the token's cursor, and the token
+ * of the next page: issued whenever candidates remain, up to the walk's depth bound.
  */
 import { isLatticeError, LatticeError } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
 import { variantColumn } from '../store/index.js';
 import type { Filter, SearchHit, VectorDb } from '../vectordb/index.js';
+import { candidateWindow, checkWalkDepth } from './candidate-window.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
-import type { PageTokens } from './page-token.js';
-import { ranksAfter } from './scoring.js';
+import type { PageCursor, PageTokens } from './page-token.js';
 import type { PreparedQuery } from './search-query.js';
 import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 import type { VectorDbGuard } from './vector-db-guard.js';
-
-/** The port's largest `limit`: deeper pages pass their offset to the vector DB. */
-const MAX_SEARCH_LIMIT = 10_000;
 
 export interface ResultPagesDeps {
   config: ServingConfigRepository;
@@ -66,39 +64,36 @@ export class ResultPages {
       { field: variantColumn(served.variant.variant), op: 'IN', values: ['true'] },
       ...query.filters,
     ];
-    const offset = query.cursor?.offset ?? 0;
-    // Fetch the ranking from the top and cut after the cursor, unless the page is beyond the port's
-    // limit; the cursor then still guarantees no overlap.
-    const fromTop = offset + pageSize + 1 <= MAX_SEARCH_LIMIT;
+    const cursor = query.cursor;
+    const offset = cursor?.offset ?? 0;
+    checkWalkDepth(query.index, offset, pageSize);
     const started = performance.now();
-    const hits = await this.vectorSearch(
-      {
-        collection,
-        queries: [{ vector, excludeIds: query.candidateId === undefined ? [] : [query.candidateId] }],
-        filters,
-        limit: fromTop ? offset + pageSize + 1 : pageSize + 1,
-        offset: fromTop ? 0 : offset,
-        indexedOnly: true,
-        withPayload: attributes.length > 0 ? attributes : false,
-      },
-      query,
-      request.context,
+    const window = await candidateWindow(offset + pageSize + 1, (width) =>
+      this.vectorSearch(
+        {
+          collection,
+          queries: [{ vector, excludeIds: query.candidateId === undefined ? [] : [query.candidateId] }],
+          filters,
+          limit: width,
+          indexedOnly: true,
+          withPayload: attributes.length > 0 ? attributes : false,
+        },
+        query,
+        request.context,
+      ),
     );
     this.deps.metrics.vectorDbMs(request.labels, performance.now() - started);
-    const distance = served.model.config.distanceFunction;
-    const cursor = query.cursor;
-    const after = cursor
-      ? hits.filter((h) => ranksAfter(distance, h.score, h.id, cursor.lastScore, cursor.lastId))
-      : hits;
-    const page = after.slice(0, pageSize);
+    const start = resumeAt(window.hits, cursor);
+    const page = window.hits.slice(start, start + pageSize);
     const last = page[page.length - 1];
+    const more = window.hits.length > start + page.length || !window.complete;
     const nextPageToken =
-      after.length > pageSize && last
+      more && last
         ? this.deps.tokens.encode({
             query: query.queryHash,
             filters: query.filtersHash,
             readVersion: version,
-            offset: offset + page.length,
+            offset: start + page.length,
             lastScore: last.score,
             lastId: last.id,
           })
@@ -132,4 +127,16 @@ function staleToken(index: number, version: number): LatticeError {
     `queries[${index}].page_token is from version ${version}, which is no longer served: start again without a page_token`,
     { field: `queries[${index}].page_token` },
   );
+}
+
+/**
+ * Where the next page starts: right after the cursor's candidate. Over an unchanged collection that
+ * is the token's offset; when writes moved the candidate, its new place; when it left the ranking,
+ * the offset.
+ */
+function resumeAt(hits: readonly SearchHit[], cursor: PageCursor | undefined): number {
+  if (!cursor) return 0;
+  if (hits[cursor.offset - 1]?.id === cursor.lastId) return cursor.offset;
+  const moved = hits.findIndex((hit) => hit.id === cursor.lastId);
+  return moved >= 0 ? moved + 1 : cursor.offset;
 }

@@ -28,15 +28,3 @@ export function score(distance: DistanceFunction, a: VectorLike, b: VectorLike):
   const denominator = Math.sqrt(normA) * Math.sqrt(normB);
   return denominator === 0 ? 0 : dot / denominator;
 }
-
-/** Whether a hit `(score, id)` ranks strictly after `(afterScore, afterId)` (ties broken by id). */
-export function ranksAfter(
-  distance: DistanceFunction,
-  score: number,
-  id: string,
-  afterScore: number,
-  afterId: string,
-): boolean {
-  if (score !== afterScore) return distance === 'EUCLIDEAN' ? score > afterScore : score < afterScore;
-  return id > afterId;
-}

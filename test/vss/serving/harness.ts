@@ -23,7 +23,12 @@ import {
 } from '../../../src/vss/serving/index.js';
 import { type DistanceFunction, openVssStore, type VssStore } from '../../../src/vss/store/index.js';
 import { clusteredFixture, type VectorFixture } from '../../../src/vss/vectordb/fixtures.js';
-import { EmbeddedVectorDb, type Payload, type VectorDb } from '../../../src/vss/vectordb/index.js';
+import {
+  EmbeddedVectorDb,
+  type Payload,
+  type PlannerSettings,
+  type VectorDb,
+} from '../../../src/vss/vectordb/index.js';
 
 export const ENTITY = 'catalog';
 export const MODEL = 'clip';
@@ -86,7 +91,7 @@ export async function writeVersion(
     })),
   });
   const name = collectionName(ENTITY, MODEL, version);
-  await db.createCollection({ name, dimension: DIMENSION, distance });
+  await db.createCollection({ name, dimension: fixture.dimension, distance });
   await db.upsert(
     name,
     fixture.ids.map((id, i) => ({ id, vector: fixture.vector(i), payload: payloadOf(i) })),
@@ -101,6 +106,10 @@ export async function openWorld(
     wrap?: (db: EmbeddedVectorDb) => VectorDb;
     server?: Partial<VssServingOptions>;
     seed?: number;
+    /** A larger or harder fixture than the default COUNT × DIMENSION in 4 clusters. */
+    fixture?: { count: number; dimension: number; clusters: number; spread?: number };
+    /** The embedded engine's planner (e.g. never scan exactly, to make every search approximate). */
+    planner?: Partial<PlannerSettings>;
   } = {},
 ): Promise<World> {
   const distance = options.distance ?? 'COSINE';
@@ -120,7 +129,7 @@ export async function openWorld(
     embeddingStoreEnabled: true,
     embeddingStoreTtlSeconds: 0,
     mqId: 1,
-    modelConfig: { distanceFunction: distance, vectorDimension: DIMENSION },
+    modelConfig: { distanceFunction: distance, vectorDimension: options.fixture?.dimension ?? DIMENSION },
     storeId: 1,
     trainingDataPath: 'file:///tmp/none',
   });
@@ -139,9 +148,10 @@ export async function openWorld(
     count: COUNT,
     dimension: DIMENSION,
     clusters: 4,
+    ...options.fixture,
     seed: options.seed ?? 7,
   });
-  const db = await EmbeddedVectorDb.open();
+  const db = await EmbeddedVectorDb.open({ planner: options.planner });
   await writeVersion(store, db, fixture, 1, distance);
   await readyVariant(store, 'organic', 1);
   await readyVariant(store, 'ad', 1);
