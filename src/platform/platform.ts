@@ -93,8 +93,14 @@ export class Platform {
       () =>
         createSqlClient(
           s.kind === 'pglite'
-            ? { kind: 'pglite', dataDir: s.dataDir }
-            : { kind: 'postgres', url: s.url, poolSize: s.poolSize, connectTimeoutMs: s.connectTimeoutMs },
+            ? { kind: 'pglite', dataDir: s.dataDir, statementTimeoutMs: s.statementTimeoutMs }
+            : {
+                kind: 'postgres',
+                url: s.url,
+                poolSize: s.poolSize,
+                connectTimeoutMs: s.connectTimeoutMs,
+                statementTimeoutMs: s.statementTimeoutMs,
+              },
         ),
       (sql) => sql.query('select 1'),
       (sql) => sql.close(),

@@ -134,3 +134,20 @@ describe('Platform readiness', () => {
     }
   });
 });
+
+describe('Platform SQL settings', () => {
+  test('sql.statementTimeoutMs bounds the statements of the embedded database', async () => {
+    const platform = platformOn({ LATTICE_SQL_STATEMENT_TIMEOUT_MS: '200' });
+    try {
+      const sql = await platform.sqlClient();
+      await assert.rejects(sql.query('SELECT pg_sleep(1)'), (err) => {
+        assert.ok(isLatticeError(err, 'DEADLINE_EXCEEDED'));
+        assert.match(err.message, /statement timeout of 200 ms/);
+        return true;
+      });
+      assert.deepEqual((await sql.query('SELECT 1 AS ok')).rows, [{ ok: 1 }]);
+    } finally {
+      await platform.close();
+    }
+  });
+});

@@ -49,6 +49,11 @@ export const settingsSchema = z
         url: url.default('postgres://postgres@127.0.0.1:5432/lattice'),
         poolSize: z.number().int().positive().default(10),
         connectTimeoutMs: z.number().int().positive().default(3000),
+        /**
+         * Bound on every statement, migrations included. PostgreSQL cancels the statement
+         * (`statement_timeout`); PGlite cannot interrupt one, so its caller stops waiting instead.
+         */
+        statementTimeoutMs: z.number().int().positive().default(30_000),
       })
       .strict()
       .prefault({}),

@@ -24,6 +24,8 @@ export type SqlClientOptions =
       kind: 'pglite';
       /** On-disk database directory; in memory when omitted. */
       dataDir?: string;
+      /** Bound on each statement's wait (PGlite cannot interrupt a running statement: see its adapter). */
+      statementTimeoutMs?: number;
     }
   | {
       kind: 'postgres';
@@ -38,8 +40,10 @@ export type SqlClientOptions =
 /** Opens the configured database; rejects with UNAVAILABLE (naming the address) when it cannot. */
 export async function createSqlClient(options: SqlClientOptions): Promise<SqlClient> {
   switch (options.kind) {
-    case 'pglite':
-      return PgliteSqlClient.open(options.dataDir === undefined ? {} : { dataDir: options.dataDir });
+    case 'pglite': {
+      const { kind: _kind, ...pglite } = options;
+      return PgliteSqlClient.open(pglite);
+    }
     case 'postgres': {
       const { kind: _kind, ...postgres } = options;
       return PostgresSqlClient.connect(postgres);

@@ -20,6 +20,13 @@ export interface SqlContractTarget {
   openPeer?: () => Promise<SqlClient>;
   /** Skips the suite (with the reason) when the database is not available. */
   skip?: string | false;
+  /** Opens a separate client with `statementTimeoutMs` set (its own database for an embedded one). */
+  openWithStatementTimeout(statementTimeoutMs: number): Promise<SqlClient>;
+  /**
+   * Whether the database interrupts a statement running past the timeout (PostgreSQL). PGlite
+   * cannot: its caller fails once the statement returns, so its suite sleeps for less.
+   */
+  interruptsStatements: boolean;
 }
 
 export async function rejectsWith(
@@ -480,6 +487,74 @@ export function sqlClientContract(target: SqlContractTarget): void {
           logged.rows.map((r) => r.version),
           [1, 2, 3, 4, 5],
         );
+      });
+    });
+
+    describe('statement timeout', () => {
+      const timeoutMs = 250;
+      let slow: SqlClient;
+      before(async () => {
+        slow = await target.openWithStatementTimeout(timeoutMs);
+      });
+      after(async () => {
+        await slow?.close();
+      });
+
+      test('a statement running past it fails with DEADLINE_EXCEEDED and the client keeps working', async () => {
+        // PostgreSQL cancels the sleep at the timeout: 30 s of sleep ending in well under that shows it.
+        const sleepSeconds = target.interruptsStatements ? 30 : 1;
+        const started = Date.now();
+        await rejectsWith(slow.query(`SELECT pg_sleep(${sleepSeconds})`), 'DEADLINE_EXCEEDED', /timeout/);
+        if (target.interruptsStatements)
+          assert.ok(Date.now() - started < 15_000, 'interrupted, not waited out');
+        await rejectsWith(
+          slow.transaction((tx) => tx.query(`SELECT pg_sleep(${sleepSeconds})`)),
+          'DEADLINE_EXCEEDED',
+          /timeout/,
+        );
+        assert.deepEqual((await slow.query('SELECT 1 AS ok')).rows, [{ ok: 1 }]);
+        assert.deepEqual(await slow.transaction(async (tx) => (await tx.query('SELECT 2 AS ok')).rows), [
+          { ok: 2 },
+        ]);
+      });
+
+      test('a statement waiting behind a transaction fails while the transaction still holds it', async () => {
+        const t = table('held');
+        await slow.query(`CREATE TABLE ${t} (id int PRIMARY KEY, n int NOT NULL)`);
+        await slow.query(`INSERT INTO ${t} VALUES (1, 0)`);
+        let holding!: () => void;
+        const held = new Promise<void>((resolve) => {
+          holding = resolve;
+        });
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let open = true;
+        // The transaction locks the row (PostgreSQL) and holds PGlite's only connection until released.
+        const transaction = slow
+          .transaction(async (tx) => {
+            await tx.query(`UPDATE ${t} SET n = n + 1 WHERE id = 1`);
+            holding();
+            await released;
+          })
+          .finally(() => {
+            open = false;
+          });
+        await held;
+        try {
+          await rejectsWith(
+            slow.query(`SELECT n FROM ${t} WHERE id = 1 FOR UPDATE`),
+            'DEADLINE_EXCEEDED',
+            /timeout/,
+          );
+          assert.equal(open, true, 'the wait ended by the timeout, not by the transaction ending');
+        } finally {
+          release();
+          await transaction;
+        }
+        const { rows } = await slow.query<{ n: number }>(`SELECT n FROM ${t} WHERE id = 1`);
+        assert.deepEqual(rows, [{ n: 1 }], 'the transaction committed');
       });
     });
 

@@ -6,7 +6,12 @@ import { after, before, describe, test } from 'node:test';
 import { createSqlClient, type Migration, migrate } from '../../../src/platform/sql/index.js';
 import { sqlClientContract } from './contract.js';
 
-sqlClientContract({ name: 'PGlite in memory', open: () => createSqlClient({ kind: 'pglite' }) });
+sqlClientContract({
+  name: 'PGlite in memory',
+  open: () => createSqlClient({ kind: 'pglite' }),
+  openWithStatementTimeout: (statementTimeoutMs) => createSqlClient({ kind: 'pglite', statementTimeoutMs }),
+  interruptsStatements: false,
+});
 
 describe('PGlite on disk', () => {
   let dir: string;
@@ -20,6 +25,9 @@ describe('PGlite on disk', () => {
   sqlClientContract({
     name: 'PGlite on disk',
     open: () => createSqlClient({ kind: 'pglite', dataDir: join(dir, 'contract') }),
+    openWithStatementTimeout: (statementTimeoutMs) =>
+      createSqlClient({ kind: 'pglite', dataDir: join(dir, 'statement-timeout'), statementTimeoutMs }),
+    interruptsStatements: false,
   });
 
   test('data and migration history survive closing and reopening the directory', async () => {

@@ -23,7 +23,13 @@ describe('PostgreSQL', { skip }, () => {
     await admin?.close();
   });
 
-  sqlClientContract({ name: 'PostgreSQL', open: () => open(), openPeer: () => open() });
+  sqlClientContract({
+    name: 'PostgreSQL',
+    open: () => open(),
+    openPeer: () => open(),
+    openWithStatementTimeout: (statementTimeoutMs) => open({ statementTimeoutMs }),
+    interruptsStatements: true,
+  });
 
   test('statements live in the run schema', async () => {
     const sql = await open();

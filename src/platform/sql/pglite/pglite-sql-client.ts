@@ -4,11 +4,21 @@
  * PGlite has a single connection and queues statements and transactions itself (a statement waits
  * for a running transaction), so this adapter adds only the shared value and error conventions.
  * One directory must be opened by one process at a time.
+ *
+ * Statement timeout: PGlite runs a statement synchronously on this thread and never fires
+ * PostgreSQL's `statement_timeout` (it has no timer signals), so nothing can interrupt a running
+ * statement. `statementTimeoutMs` is therefore a bound on the caller's wait instead: a statement that
+ * has not answered by then fails with DEADLINE_EXCEEDED at once when it is still waiting for the
+ * single connection (behind a transaction or other statements), and as soon as it returns when it ran
+ * past the bound itself. Either way its outcome is unknown, as DEADLINE_EXCEEDED always means: a
+ * statement failed while waiting still runs later, and an autocommitted change that ran too long
+ * stands (inside a transaction the error rolls the transaction back, as on PostgreSQL).
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
 import { type DirLock, lockDirectory } from '../../dir-lock.js';
+import { LatticeError } from '../../errors.js';
 import {
   assertOpen,
   closedError,
@@ -22,6 +32,8 @@ import { toSqlError } from '../sql-errors.js';
 export interface PgliteSqlClientOptions {
   /** Directory holding the database files (created when missing); in memory when omitted. */
   dataDir?: string;
+  /** Bound on each statement's wait for its answer (see the module comment); none by default. */
+  statementTimeoutMs?: number;
 }
 
 /** What both a PGlite instance and its transactions offer. */
@@ -46,16 +58,60 @@ async function run<Row>(
   }
 }
 
+/** Bounds the caller's wait for statements (see the module comment); the work itself runs on. */
+class StatementDeadline {
+  constructor(
+    private readonly timeoutMs: number | undefined,
+    private readonly label: string,
+    /** Told of the statement itself, which may outlive the caller's wait. */
+    private readonly started: (statement: Promise<unknown>) => void,
+  ) {}
+
+  run<T>(statement: () => Promise<T>): Promise<T> {
+    const timeoutMs = this.timeoutMs;
+    if (timeoutMs === undefined) return statement();
+    const startedAt = performance.now();
+    const work = statement();
+    this.started(work);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new LatticeError(
+              'DEADLINE_EXCEEDED',
+              `${this.label}: statement did not answer within the statement timeout of ${timeoutMs} ms`,
+            ),
+          ),
+        timeoutMs,
+      );
+    });
+    const bounded = work.then((result) => {
+      const ranMs = Math.round(performance.now() - startedAt);
+      if (ranMs > timeoutMs) {
+        throw new LatticeError(
+          'DEADLINE_EXCEEDED',
+          `${this.label}: statement ran ${ranMs} ms, past the statement timeout of ${timeoutMs} ms (PGlite cannot interrupt a running statement: it ran to completion)`,
+        );
+      }
+      return result;
+    });
+    work.catch(() => {}); // a statement that fails after its caller stopped waiting is nobody's error
+    return Promise.race([bounded, timedOut]).finally(() => clearTimeout(timer));
+  }
+}
+
 class PgliteTransaction implements SqlTransaction {
   constructor(
     private readonly tx: Transaction,
     private readonly mark: TransactionMark,
     private readonly label: string,
+    private readonly deadline: StatementDeadline,
   ) {}
 
   async query<Row extends object>(text: string, params?: readonly SqlValue[]): Promise<SqlResult<Row>> {
     assertOpen(this.mark);
-    return run<Row>(this.tx, text, params, this.label);
+    return this.deadline.run(() => run<Row>(this.tx, text, params, this.label));
   }
 }
 
@@ -65,26 +121,40 @@ export class PgliteSqlClient implements SqlClient {
   readonly #label: string;
   readonly #scope = new TransactionScope();
   readonly #running = new Set<Promise<unknown>>();
+  readonly #deadline: StatementDeadline;
   #closing: Promise<void> | undefined;
 
   readonly #lock: DirLock | undefined;
 
-  private constructor(db: PGlite, label: string, lock: DirLock | undefined) {
+  private constructor(db: PGlite, label: string, lock: DirLock | undefined, statementTimeoutMs?: number) {
     this.#db = db;
     this.#lock = lock;
     this.#label = label;
+    this.#deadline = new StatementDeadline(statementTimeoutMs, label, (statement) =>
+      this.#remember(statement),
+    );
   }
 
   /** Opens (and on first use initialises, which takes seconds) the embedded database. */
   static async open(options: PgliteSqlClientOptions = {}): Promise<PgliteSqlClient> {
     const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
     const label = dataDir === undefined ? 'PGlite (in memory)' : `PGlite at ${dataDir}`;
+    const timeout = options.statementTimeoutMs;
+    if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) {
+      throw new LatticeError(
+        'INVALID_ARGUMENT',
+        `statementTimeoutMs must be a positive integer, got ${timeout}`,
+        {
+          field: 'statementTimeoutMs',
+        },
+      );
+    }
     // Two processes on one data directory would corrupt it: the first one owns it until it closes.
     if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
     const lock = dataDir === undefined ? undefined : lockDirectory(dataDir, 'PGlite data directory');
     try {
       const db = dataDir === undefined ? await PGlite.create() : await PGlite.create(dataDir);
-      return new PgliteSqlClient(db, label, lock);
+      return new PgliteSqlClient(db, label, lock, timeout);
     } catch (err) {
       lock?.release();
       throw toSqlError(err, label);
@@ -92,7 +162,9 @@ export class PgliteSqlClient implements SqlClient {
   }
 
   query<Row extends object>(text: string, params?: readonly SqlValue[]): Promise<SqlResult<Row>> {
-    return this.#track('query', () => run<Row>(this.#db, text, params, this.#label));
+    return this.#track('query', () =>
+      this.#deadline.run(() => run<Row>(this.#db, text, params, this.#label)),
+    );
   }
 
   transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T> {
@@ -103,7 +175,7 @@ export class PgliteSqlClient implements SqlClient {
         return await this.#db.transaction((tx) =>
           this.#scope.run(async (mark) => {
             try {
-              return await fn(new PgliteTransaction(tx, mark, this.#label));
+              return await fn(new PgliteTransaction(tx, mark, this.#label, this.#deadline));
             } catch (error) {
               callbackError = { error };
               throw error;
@@ -137,9 +209,14 @@ export class PgliteSqlClient implements SqlClient {
       return Promise.reject(err);
     }
     const running = work();
-    this.#running.add(running);
-    const forget = () => this.#running.delete(running);
-    running.then(forget, forget);
+    this.#remember(running);
     return running;
+  }
+
+  /** `close` waits for `work`, including statements whose callers stopped waiting. */
+  #remember(work: Promise<unknown>): void {
+    this.#running.add(work);
+    const forget = () => this.#running.delete(work);
+    work.then(forget, forget);
   }
 }
