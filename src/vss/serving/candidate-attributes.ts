@@ -1,31 +1,23 @@
-/** Attribute resolution: the requested attributes of each returned candidate, as strings. */
+/**
+ * Attribute resolution: the requested attributes of each returned candidate, as strings.
+ *
+ * One source of truth per query: the point payloads of the collection the query searched, read by
+ * the same vector DB call that evaluated the query's filters. A candidate's attributes therefore
+ * always satisfy the filters it was returned for. The aggregator table is the record those payload
+ * fields are written from (the real-time consumers update the row and the points' payloads); serving
+ * never overlays it afterwards, because a value that changed between the search and such a read
+ * would contradict the filter the candidate matched.
+ */
 import type { Candidate } from '../../gen/vss/v1/vss.js';
-import type { VssStore } from '../store/index.js';
 import type { PayloadValue, SearchHit } from '../vectordb/index.js';
-import type { ServingModel } from './config-repository.js';
 
-/** Requested attributes: the point's payload, overlaid by the aggregator's current values. */
-export async function withAttributes(
-  store: VssStore,
-  model: ServingModel,
-  hits: readonly SearchHit[],
-  attributes: readonly string[],
-): Promise<Candidate[]> {
-  const current =
-    attributes.length > 0 && hits.length > 0
-      ? await store.aggregator.read(
-          model.aggregatorTable,
-          hits.map((h) => h.id),
-          attributes,
-        )
-      : undefined;
+/** Requested attributes from each hit's payload; attributes a point does not carry are left out. */
+export function candidatesOf(hits: readonly SearchHit[], attributes: readonly string[]): Candidate[] {
   return hits.map((hit) => {
     const values: Record<string, string> = {};
     for (const name of attributes) {
-      const fromPayload = hit.payload?.[name];
-      if (fromPayload !== undefined) values[name] = payloadText(fromPayload);
-      const fresh = current?.get(hit.id)?.[name];
-      if (fresh !== undefined) values[name] = fresh;
+      const value = hit.payload?.[name];
+      if (value !== undefined) values[name] = payloadText(value);
     }
     return { id: hit.id, score: hit.score, attributes: values };
   });

@@ -76,6 +76,7 @@ export class ResultPages {
           filters,
           limit: width,
           indexedOnly: true,
+          // Attributes come from the answer that applied the filters: one snapshot, one source.
           withPayload: attributes.length > 0 ? attributes : false,
         },
         query,

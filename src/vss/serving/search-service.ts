@@ -1,14 +1,13 @@
 /**
  * The Search handler. In order: resolve model, variant and read version (config repository) →
  * validate the whole request → per query: result cache (memory, then distributed) → the candidate's
- * search embedding for a query by id → the page (result-pages.ts) → its attributes → cache and
- * recall sample.
+ * search embedding for a query by id → the page (result-pages.ts) → its attributes, from the same
+ * vector DB answer that applied the filters (candidate-attributes.ts) → cache and recall sample.
  */
 import type { QueryResult, SearchRequest, SearchResponse } from '../../gen/vss/v1/vss.js';
 import { invalidArgument } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
-import type { VssStore } from '../store/index.js';
-import { withAttributes } from './candidate-attributes.js';
+import { candidatesOf } from './candidate-attributes.js';
 import type { CandidateLookup } from './candidate-lookup.js';
 import { collectionName } from './collection-name.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
@@ -22,7 +21,6 @@ import { checkFilterFields, type PreparedQuery, prepareQuery } from './search-qu
 import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 
 export interface SearchServiceDeps {
-  store: VssStore;
   config: ServingConfigRepository;
   cache: ResultCache;
   tokens: PageTokens;
@@ -127,7 +125,7 @@ export class SearchService {
       labels,
       context,
     });
-    const candidates = await withAttributes(this.deps.store, model, page.hits, attributes);
+    const candidates = candidatesOf(page.hits, attributes);
     const result: CachedPage = { candidates, nextPageToken: page.nextPageToken };
     if (key !== undefined) await this.deps.cache.set(key, result, variant.cache);
     this.deps.metrics.similarCandidates(labels, candidates.length);
