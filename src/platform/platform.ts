@@ -7,7 +7,7 @@ import { invalidArgument } from './errors.js';
 import { type ReadinessCheck, readinessWithin } from './http/index.js';
 import { createLogger, type Logger } from './logging/index.js';
 import { Metrics } from './metrics/index.js';
-import { createQueue, type Queue, TopicNotFoundError } from './queue/index.js';
+import { createQueue, type DiscardReason, type Queue, TopicNotFoundError } from './queue/index.js';
 import type { LoadedSettings } from './settings/index.js';
 import { createSqlClient, type SqlClient } from './sql/index.js';
 
@@ -122,6 +122,11 @@ export class Platform {
     );
   }
 
+  /**
+   * The queue. On the memory queue, every message retention discards before all its groups settled it
+   * is counted in `queue_discarded_messages_total{topic,reason}` (reason `age` or `bytes`); JetStream
+   * discards on the server, where the stream's state shows it.
+   */
   queue(): Promise<Queue> {
     const s = this.settings.queue;
     return this.open(
@@ -129,7 +134,12 @@ export class Platform {
       () =>
         createQueue(
           s.kind === 'memory'
-            ? { kind: 'memory', journalDir: s.journalDir, logger: this.logger }
+            ? {
+                kind: 'memory',
+                journalDir: s.journalDir,
+                logger: this.logger,
+                onDiscard: this.countDiscards(),
+              }
             : {
                 kind: 'jetstream',
                 servers: [...s.servers],
@@ -144,6 +154,15 @@ export class Platform {
         }),
       (queue) => queue.close(),
     );
+  }
+
+  private countDiscards(): (topic: string, reason: DiscardReason) => void {
+    const discarded = this.metrics.counter(
+      'queue_discarded_messages_total',
+      'Queue messages retention discarded before every consumer group settled them, by topic and reason (age, bytes)',
+      ['topic', 'reason'],
+    );
+    return (topic, reason) => discarded.inc({ topic, reason });
   }
 
   /**

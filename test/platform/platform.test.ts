@@ -151,3 +151,19 @@ describe('Platform SQL settings', () => {
     }
   });
 });
+
+describe('Platform queue', () => {
+  test('counts what the memory queue discards in queue_discarded_messages_total{topic,reason}', async () => {
+    const platform = platformOn({});
+    try {
+      const queue = await platform.queue();
+      await queue.ensureTopic('bounded', { maxBytes: 2048, deadLetterTopic: false });
+      for (let i = 0; i < 5; i++) await queue.publish('bounded', new Uint8Array(1000));
+      assert.deepEqual(await queue.topicStats('bounded'), { messages: 2, bytes: 2000 });
+      const { body } = await platform.metrics.scrape();
+      assert.match(body, /queue_discarded_messages_total\{topic="bounded",reason="bytes"\} 3\b/);
+    } finally {
+      await platform.close();
+    }
+  });
+});

@@ -5,7 +5,7 @@
 import type { Logger } from '../logging/index.js';
 import { JetStreamQueue } from './jetstream/jetstream-queue.js';
 import type { FsyncPolicy } from './memory/journal.js';
-import { MemoryQueue } from './memory/memory-queue.js';
+import { MemoryQueue, type MemoryQueueOptions } from './memory/memory-queue.js';
 import type { Queue } from './queue.js';
 
 export {
@@ -21,6 +21,7 @@ export { murmur2, partitionForKey } from './partition.js';
 export {
   type Consumer,
   DeadLetterHeaders,
+  type DiscardReason,
   type MessageHandler,
   type PublishOptions,
   type PublishResult,
@@ -30,6 +31,7 @@ export {
   TOPIC_DEFAULTS,
   type TopicConfig,
   type TopicOptions,
+  type TopicStats,
 } from './queue.js';
 
 export type QueueOptions =
@@ -41,6 +43,8 @@ export type QueueOptions =
       fsyncIntervalMs?: number;
       segmentBytes?: number;
       maxMessageBytes?: number;
+      /** Told of every message retention discards before all groups settled it. */
+      onDiscard?: MemoryQueueOptions['onDiscard'];
       logger?: Logger;
     }
   | {

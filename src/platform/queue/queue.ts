@@ -22,10 +22,15 @@
  *   `dedupWindowMs` is not stored again; `publish` reports `duplicate: true` with the original's
  *   sequence. Outside the window the same id is a new message.
  * - **Retention.** A message is kept at most `retentionMs`, then discarded even if a group has not
- *   settled it. A group receives every message published after the group first subscribed; a group
+ *   settled it; with `maxBytes`, the oldest messages of the topic (across its partitions) are also
+ *   discarded, settled or not, as soon as the topic holds more than `maxBytes`. A group receives every
+ *   message published after the group first subscribed that retention has not discarded; a group
  *   subscribing for the first time also receives the older messages the topic still retains (the
- *   JetStream adapter keeps everything for `retentionMs`; the memory adapter drops a message as soon
- *   as every existing group has acknowledged it).
+ *   JetStream adapter keeps everything within the limits; the memory adapter drops a message as soon
+ *   as every existing group has acknowledged it). Nothing is discarded silently: the memory adapter
+ *   reports each discard by reason (`age`, `bytes`) to its `onDiscard` hook (the platform counts
+ *   them in `queue_discarded_messages_total`); JetStream's server discards, and `topicStats` shows
+ *   what the topic still holds.
  * - **Dead letters.** A message that was delivered `maxDeliver` times without success, or that a
  *   handler rejects with `term()`, is published to the topic's dead-letter topic with
  *   {@link DeadLetterHeaders} and then settled on its own topic. Nothing is dropped silently.
@@ -48,6 +53,13 @@ export interface TopicOptions {
   dedupWindowMs?: number;
   /** Messages older than this are discarded, settled or not. */
   retentionMs?: number;
+  /**
+   * Bytes the topic retains: past this, its oldest messages (across partitions) are discarded,
+   * settled or not. A message counts its payload plus headers on the memory adapter; JetStream
+   * counts its stored size, which adds the subject and a few dozen bytes of framing. Unbounded when
+   * omitted.
+   */
+  maxBytes?: number;
   /**
    * Largest message (payload plus headers) the topic accepts. Defaults to, and may not exceed, the
    * adapter's ceiling: the server's `max_payload` for JetStream, `maxMessageBytes` for memory.
@@ -72,8 +84,21 @@ export interface TopicConfig {
   readonly deadLetterTopic: string | false;
   readonly dedupWindowMs: number;
   readonly retentionMs: number;
+  /** Undefined: bounded by age alone. */
+  readonly maxBytes: number | undefined;
   readonly maxMessageBytes: number;
 }
+
+/** What a topic holds now. */
+export interface TopicStats {
+  /** Messages retained (on the memory adapter, those some group has not yet acknowledged). */
+  readonly messages: number;
+  /** Their size, as the adapter counts it toward `maxBytes`. */
+  readonly bytes: number;
+}
+
+/** Why retention discarded a message that a group had not settled (or no group had seen). */
+export type DiscardReason = 'age' | 'bytes';
 
 export interface PublishOptions {
   /**
@@ -174,6 +199,9 @@ export interface Queue {
 
   /** The topic's settings; TopicNotFoundError when it does not exist. */
   describeTopic(topic: string): Promise<TopicConfig>;
+
+  /** How many messages and bytes the topic holds now; TopicNotFoundError when it does not exist. */
+  topicStats(topic: string): Promise<TopicStats>;
 
   /** Deletes the topic with its messages and groups (not its dead-letter topic). False if absent. */
   deleteTopic(topic: string): Promise<boolean>;

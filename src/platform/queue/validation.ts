@@ -58,6 +58,7 @@ const topicOptionsSchema = z
     deadLetterTopic: z.union([z.string(), z.literal(false)]).optional(),
     dedupWindowMs: positiveInt.optional(),
     retentionMs: positiveInt.optional(),
+    maxBytes: positiveInt.min(1024).optional(),
     maxMessageBytes: positiveInt.optional(),
   })
   .strict();
@@ -74,7 +75,14 @@ export function resolveTopicConfig(topic: string, options: TopicOptions, ceiling
     if (deadLetterTopic === topic)
       throw invalidArgument('a topic cannot be its own dead-letter topic', 'deadLetterTopic');
   }
-  const maxMessageBytes = o.maxMessageBytes ?? ceiling;
+  // A topic bounded by bytes must hold at least one message of the largest size it accepts.
+  const maxMessageBytes = o.maxMessageBytes ?? Math.min(ceiling, o.maxBytes ?? ceiling);
+  if (o.maxBytes !== undefined && maxMessageBytes > o.maxBytes) {
+    throw invalidArgument(
+      `maxMessageBytes ${maxMessageBytes} of topic "${topic}" exceeds its maxBytes ${o.maxBytes}`,
+      'maxMessageBytes',
+    );
+  }
   if (maxMessageBytes > ceiling) {
     throw invalidArgument(
       `maxMessageBytes ${maxMessageBytes} of topic "${topic}" exceeds this queue's limit of ${ceiling} bytes`,
@@ -97,6 +105,7 @@ export function resolveTopicConfig(topic: string, options: TopicOptions, ceiling
     deadLetterTopic,
     dedupWindowMs,
     retentionMs,
+    maxBytes: o.maxBytes,
     maxMessageBytes,
   };
 }
@@ -108,6 +117,7 @@ export function deadLetterTopicOptions(config: TopicConfig): TopicOptions {
     deadLetterTopic: false,
     dedupWindowMs: config.dedupWindowMs,
     retentionMs: config.retentionMs,
+    ...(config.maxBytes === undefined ? {} : { maxBytes: config.maxBytes }),
   };
 }
 
@@ -163,6 +173,17 @@ export function headerBytes(headers: Readonly<Record<string, string>>): number {
   let size = 12;
   for (const [name, value] of entries) size += utf8.encode(name).length + utf8.encode(value).length + 4;
   return size;
+}
+
+/** A stored message's size toward `maxBytes`: payload plus headers (key and id included). */
+export function storedBytes(message: {
+  key?: string | undefined;
+  messageId?: string | undefined;
+  headers: Readonly<Record<string, string>>;
+  payload: Uint8Array;
+}): number {
+  const { key, messageId, headers } = message;
+  return message.payload.byteLength + headerBytes(storedHeaders({ key, messageId, headers: { ...headers } }));
 }
 
 /** Throws MessageTooLargeError when payload plus headers exceed the topic's limit. */

@@ -79,6 +79,7 @@ function queueWith(inner: Queue, publish: Queue['publish']): Queue {
     kind: inner.kind,
     ensureTopic: (topic, options) => inner.ensureTopic(topic, options),
     describeTopic: (topic) => inner.describeTopic(topic),
+    topicStats: (topic) => inner.topicStats(topic),
     deleteTopic: (topic) => inner.deleteTopic(topic),
     publish,
     subscribe: (topic, group, handler, options) => inner.subscribe(topic, group, handler, options),

@@ -393,6 +393,80 @@ export function queueContract(adapter: QueueAdapterUnderTest): void {
       );
     });
 
+    /** Subscribes a new group and waits until it received every message the topic retains. */
+    async function readRetained(topic: string, group: string): Promise<QueueMessage[]> {
+      const { messages } = await queue.topicStats(topic);
+      const { seen } = await record(topic, group);
+      await eventually(() => seen.length >= messages, 10_000, `${messages} retained messages`);
+      return [...seen].sort((a, b) => a.sequence - b.sequence);
+    }
+
+    it('retains at most maxBytes, discarding the oldest messages across partitions, settled or not', async () => {
+      const maxBytes = 10_000;
+      const topic = await topicWith({ partitions: 2, maxBytes });
+      assert.equal((await queue.describeTopic(topic)).maxBytes, maxBytes);
+      // A group that never settles what it was given: retention discards those messages anyway.
+      const stuck = await record(topic, 'stuck', () => new Promise<void>(() => {}));
+      const sequences: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const payload = new Uint8Array(1000).fill(i);
+        sequences.push((await queue.publish(topic, payload, { key: `k${i}` })).sequence);
+      }
+      const stats = await queue.topicStats(topic);
+      assert.ok(stats.bytes <= maxBytes, `${stats.bytes} bytes retained`);
+      // 1000-byte payloads: 10 fit by payload alone; JetStream's stored size adds its framing.
+      assert.ok(stats.messages >= 5 && stats.messages <= 10, `${stats.messages} messages retained`);
+      await stuck.consumer.close();
+
+      const late = await readRetained(topic, 'late');
+      assert.deepEqual(
+        late.map((m) => m.sequence),
+        sequences.slice(-stats.messages),
+        'exactly the newest messages',
+      );
+      assert.deepEqual(
+        late.map((m) => m.payload[0]),
+        Array.from({ length: stats.messages }, (_, i) => 30 - stats.messages + i),
+      );
+      await assert.rejects(queue.topicStats(uniqueName('missing')), TopicNotFoundError);
+    });
+
+    it('discards messages past retentionMs, and a later group receives only newer ones', async () => {
+      const topic = await topicWith({ retentionMs: 1000, dedupWindowMs: 1000 });
+      await queue.publish(topic, text('old-1'));
+      await queue.publish(topic, text('old-2'));
+      await eventually(async () => (await queue.topicStats(topic)).messages === 0, 15_000, 'expiry');
+      await queue.publish(topic, text('new'));
+      const late = await readRetained(topic, 'late');
+      assert.deepEqual(
+        late.map((m) => read(m)),
+        ['new'],
+      );
+    });
+
+    it('applies a tighter retention to an existing topic and its held messages', async () => {
+      const topic = await topicWith();
+      assert.equal((await queue.describeTopic(topic)).maxBytes, undefined);
+      for (let i = 0; i < 20; i++) await queue.publish(topic, new Uint8Array(1000).fill(i));
+      assert.equal((await queue.topicStats(topic)).messages, 20);
+      const updated = await queue.ensureTopic(topic, { maxBytes: 5000, retentionMs: 3_600_000 });
+      assert.equal(updated.maxBytes, 5000);
+      assert.equal(updated.retentionMs, 3_600_000);
+      assert.equal(updated.maxMessageBytes, 5000, 'a message never exceeds the topic');
+      const described = await queue.describeTopic(topic);
+      assert.equal(described.maxBytes, 5000);
+      assert.equal(described.retentionMs, 3_600_000);
+      const dlq = await queue.describeTopic(`${topic}-dlq`);
+      assert.equal(dlq.maxBytes, 5000, 'the dead-letter topic is bounded alike');
+      await eventually(async () => (await queue.topicStats(topic)).bytes <= 5000, 5000, 'trimmed');
+      const stats = await queue.topicStats(topic);
+      assert.ok(stats.messages >= 2 && stats.messages <= 5, `${stats.messages} messages retained`);
+      await assert.rejects(
+        queue.ensureTopic(uniqueName('qc'), { maxBytes: 5000, maxMessageBytes: 6000 }),
+        (err) => isLatticeError(err, 'INVALID_ARGUMENT') && err.field === 'maxMessageBytes',
+      );
+    });
+
     if (adapter.openUnreachable) {
       const openUnreachable = adapter.openUnreachable;
       it('fails with UNAVAILABLE within a timeout when the server is unreachable', async () => {

@@ -158,6 +158,49 @@ describe('MemoryQueue journal', () => {
     await fresh.close();
   });
 
+  it('bounds a topic nobody consumes by bytes and age, releasing journal segments and reporting each discard', async (t) => {
+    const journalDir = tempDir(t);
+    const reported: string[] = [];
+    const queue = await MemoryQueue.open({
+      journalDir,
+      segmentBytes: 4096,
+      fsync: 'never',
+      onDiscard: (topic, reason) => reported.push(`${topic}:${reason}`),
+    });
+    await queue.ensureTopic('logs', { maxBytes: 4096, deadLetterTopic: false });
+    for (let i = 0; i < 200; i++) await queue.publish('logs', new Uint8Array(500).fill(i % 256));
+    const stats = await queue.topicStats('logs');
+    assert.equal(stats.messages, 8, '8 × 500 bytes fit in 4096');
+    assert.equal(stats.bytes, 4000);
+    assert.deepEqual(queue.discarded('logs'), { age: 0, bytes: 192 });
+    assert.equal(reported.length, 192);
+    assert.deepEqual(new Set(reported), new Set(['logs:bytes']));
+    // Segments holding only discarded messages are released, not kept on disk.
+    await eventually(() => queue.journalSegments() <= 3, 5000, 'compaction');
+    await queue.close();
+
+    const reopened = await MemoryQueue.open({
+      journalDir,
+      onDiscard: (topic, reason) => reported.push(`reopened ${topic}:${reason}`),
+    });
+    assert.deepEqual(await reopened.topicStats('logs'), { messages: 8, bytes: 4000 });
+    assert.deepEqual(reopened.discarded('logs'), { age: 0, bytes: 0 }, 'replay does not report again');
+    const { seen } = await collect(reopened, 'logs');
+    await eventually(() => seen.length === 8, 5000, 'the retained messages');
+    assert.deepEqual(
+      seen.map((m) => m.payload[0]),
+      [192, 193, 194, 195, 196, 197, 198, 199],
+    );
+
+    await reopened.ensureTopic('aging', { retentionMs: 1000, dedupWindowMs: 1000, deadLetterTopic: false });
+    await reopened.publish('aging', text('a'));
+    await reopened.publish('aging', text('b'));
+    await eventually(() => reopened.discarded('aging').age === 2, 10_000, 'age discards');
+    assert.deepEqual(await reopened.topicStats('aging'), { messages: 0, bytes: 0 });
+    assert.deepEqual(reported.slice(192), ['reopened aging:age', 'reopened aging:age']);
+    await reopened.close();
+  });
+
   it('keeps messages until a first group takes them, then only until every group acked them', async () => {
     const queue = await MemoryQueue.open();
     await queue.ensureTopic('early', { partitions: 1 });

@@ -27,6 +27,7 @@ import type {
   SubscribeOptions,
   TopicConfig,
   TopicOptions,
+  TopicStats,
 } from '../queue.js';
 import {
   checkGroupName,
@@ -174,6 +175,14 @@ export class JetStreamQueue implements Queue {
     return config;
   }
 
+  async topicStats(topic: string): Promise<TopicStats> {
+    this.#checkOpen('topicStats');
+    checkTopicName(topic);
+    const info = await this.#streamInfo(topic);
+    if (info === undefined) throw new TopicNotFoundError(topic);
+    return { messages: info.state.messages, bytes: info.state.bytes };
+  }
+
   async deleteTopic(topic: string): Promise<boolean> {
     this.#checkOpen('deleteTopic');
     checkTopicName(topic);
@@ -286,6 +295,7 @@ export class JetStreamQueue implements Queue {
       current.deadLetterTopic === wanted.deadLetterTopic &&
       current.dedupWindowMs === wanted.dedupWindowMs &&
       current.retentionMs === wanted.retentionMs &&
+      current.maxBytes === wanted.maxBytes &&
       current.maxMessageBytes === wanted.maxMessageBytes;
     if (same) return existing;
     const { name: _name, ...update } = config;

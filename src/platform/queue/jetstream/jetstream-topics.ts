@@ -1,7 +1,7 @@
 /**
  * How a topic is laid out on JetStream: one stream per topic, named after it, with one subject per
- * partition (`<topic>.<partition>`), file storage, limits retention (max_age = retentionMs) and the
- * duplicate window as the de-duplication window; one durable pull consumer per (group, partition).
+ * partition (`<topic>.<partition>`), file storage, limits retention (max_age = retentionMs,
+ * max_bytes = maxBytes, discarding the oldest) and the duplicate window as the de-duplication window; one durable pull consumer per (group, partition).
  * The settings JetStream has no field for (maxDeliver, ackWaitMs, dead-letter topic) travel in the
  * stream description, so any process can subscribe knowing only the topic name (stream metadata
  * would be nicer but needs server 2.10).
@@ -55,6 +55,7 @@ export function streamConfig(
     storage: StorageType.File,
     discard: DiscardPolicy.Old,
     max_age: config.retentionMs * NANOS_PER_MS,
+    max_bytes: config.maxBytes ?? -1,
     duplicate_window: config.dedupWindowMs * NANOS_PER_MS,
     max_msg_size: config.maxMessageBytes,
     num_replicas: replicas,
@@ -92,6 +93,7 @@ export function topicConfigFromStream(stream: StreamConfig, ceiling: number): To
     deadLetterTopic: extra.deadLetterTopic,
     dedupWindowMs: toMs(stream.duplicate_window, TOPIC_DEFAULTS.dedupWindowMs),
     retentionMs: toMs(stream.max_age, TOPIC_DEFAULTS.retentionMs),
+    maxBytes: stream.max_bytes !== undefined && stream.max_bytes > 0 ? stream.max_bytes : undefined,
     maxMessageBytes:
       stream.max_msg_size && stream.max_msg_size > 0 ? Math.min(stream.max_msg_size, ceiling) : ceiling,
   };

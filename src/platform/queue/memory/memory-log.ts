@@ -10,6 +10,8 @@ export interface StoredMessage {
   publishedAtMs: number;
   /** Journal segment holding the publish record (0 without a journal). */
   segment: number;
+  /** Payload plus headers: what the message counts toward the topic's `maxBytes`. */
+  bytes: number;
 }
 
 /** One partition's messages in sequence order, dropped from the front. */

@@ -9,7 +9,11 @@
  *   its de-duplication window. Only one process may open a journal directory at a time.
  *
  * Retention differs from JetStream in one way the port allows: a message is dropped as soon as
- * every existing group has acknowledged it (it is kept, up to `retentionMs`, while no group exists).
+ * every existing group has acknowledged it (it is kept, up to `retentionMs` and `maxBytes`, while no
+ * group exists). `maxBytes` bounds the topic as a whole, like a JetStream stream: past it the
+ * message with the lowest sequence across all partitions goes first. Age is enforced on acks and by
+ * a housekeeping pass every second, bytes on every publish; both release journal segments, and
+ * every message discarded before all groups settled it is reported to `onDiscard`.
  */
 import pino from 'pino';
 import { describeError } from '../../errors.js';
@@ -19,6 +23,7 @@ import { QueueClosedError, TopicConflictError, TopicNotFoundError } from '../err
 import { PartitionPicker } from '../partition.js';
 import type {
   Consumer,
+  DiscardReason,
   MessageHandler,
   PublishOptions,
   PublishResult,
@@ -26,6 +31,7 @@ import type {
   SubscribeOptions,
   TopicConfig,
   TopicOptions,
+  TopicStats,
 } from '../queue.js';
 import {
   checkGroupName,
@@ -36,6 +42,7 @@ import {
   checkTopicName,
   deadLetterTopicOptions,
   resolveTopicConfig,
+  storedBytes,
   storedHeaders,
 } from '../validation.js';
 import { type FsyncPolicy, Journal, type JournalRecord } from './journal.js';
@@ -53,8 +60,16 @@ export interface MemoryQueueOptions {
   segmentBytes?: number;
   /** Largest message any topic accepts. Default 1 MiB, NATS's default, so limits match JetStream. */
   maxMessageBytes?: number;
+  /**
+   * Called for every message retention (`retentionMs`, `maxBytes`) discards before every group
+   * settled it, or while no group existed. Not called for discards replayed from the journal.
+   */
+  onDiscard?: (topic: string, reason: DiscardReason) => void;
   logger?: Logger;
 }
+
+/** Messages a topic's retention discarded unsettled since this queue opened, by reason. */
+export type DiscardCounts = Record<DiscardReason, number>;
 
 const HOUSEKEEPING_MS = 1000;
 /** No journal, or a replay: state changes are not written anywhere. */
@@ -67,6 +82,8 @@ export class MemoryQueue implements Queue {
   readonly #consumers = new Set<MemoryConsumer>();
   readonly #picker = new PartitionPicker();
   readonly #logger: Logger;
+  readonly #onDiscard: MemoryQueueOptions['onDiscard'];
+  readonly #discarded = new Map<string, DiscardCounts>();
   readonly #housekeeping: NodeJS.Timeout;
   #journal: Journal | undefined;
   #sink: StateSink = NO_SINK;
@@ -75,6 +92,7 @@ export class MemoryQueue implements Queue {
   private constructor(options: MemoryQueueOptions) {
     this.maxMessageBytes = options.maxMessageBytes ?? 1024 * 1024;
     this.#logger = options.logger ?? pino({ level: 'silent' });
+    this.#onDiscard = options.onDiscard;
     this.#housekeeping = setInterval(() => this.#tidy(), HOUSEKEEPING_MS);
     this.#housekeeping.unref();
   }
@@ -92,6 +110,11 @@ export class MemoryQueue implements Queue {
       }
     }
     return queue;
+  }
+
+  /** Messages retention discarded from `topic` unsettled since the queue opened, by reason. */
+  discarded(topic: string): DiscardCounts {
+    return { ...(this.#discarded.get(topic) ?? { age: 0, bytes: 0 }) };
   }
 
   /** Journal segment files currently on disk (0 without a journal). */
@@ -116,8 +139,14 @@ export class MemoryQueue implements Queue {
     if (existing && JSON.stringify(existing.config) === JSON.stringify(wanted)) return existing.config;
     const nextSequence = existing?.nextSequence ?? 1;
     this.#sink.write([{ type: 'topic', config: wanted, nextSequence }]);
-    if (existing) existing.config = wanted;
-    else this.#topics.set(topic, new TopicState(wanted, this.#sink));
+    if (existing) {
+      existing.config = wanted;
+      existing.discard(Date.now()); // a tighter retention applies now, not at the next housekeeping
+    } else {
+      const state = new TopicState(wanted, this.#sink);
+      state.report = this.#reporter(topic);
+      this.#topics.set(topic, state);
+    }
     await this.#durable();
     return wanted;
   }
@@ -125,6 +154,12 @@ export class MemoryQueue implements Queue {
   async describeTopic(topic: string): Promise<TopicConfig> {
     this.#checkOpen('describeTopic');
     return this.#topic(topic).config;
+  }
+
+  async topicStats(topic: string): Promise<TopicStats> {
+    this.#checkOpen('topicStats');
+    const state = this.#topic(topic);
+    return { messages: state.messages, bytes: state.bytes };
   }
 
   async deleteTopic(topic: string): Promise<boolean> {
@@ -167,7 +202,7 @@ export class MemoryQueue implements Queue {
     };
     const segment = this.#sink.write([{ type: 'publish', topic, ...stored }]);
     this.#retain(state, segment, stored.messageId, now);
-    state.append({ ...stored, segment });
+    state.append({ ...stored, segment, bytes: storedBytes(stored) });
     await this.#durable();
     return { partition, sequence, duplicate: false };
   }
@@ -226,6 +261,22 @@ export class MemoryQueue implements Queue {
     return state;
   }
 
+  #reporter(topic: string): (reason: DiscardReason) => void {
+    return (reason) => {
+      let counts = this.#discarded.get(topic);
+      if (!counts) {
+        counts = { age: 0, bytes: 0 };
+        this.#discarded.set(topic, counts);
+      }
+      counts[reason]++;
+      try {
+        this.#onDiscard?.(topic, reason);
+      } catch (err) {
+        this.#logger.error({ err: describeError(err), topic }, 'memory queue onDiscard hook failed');
+      }
+    };
+  }
+
   #retain(state: TopicState, segment: number, messageId: string | undefined, publishedAtMs: number): void {
     const holdUntil = messageId === undefined ? 0 : publishedAtMs + state.config.dedupWindowMs;
     this.#journal?.retain(segment, holdUntil);
@@ -259,14 +310,16 @@ export class MemoryQueue implements Queue {
     };
     const apply = (record: JournalRecord, segment: number): void => {
       if (record.type === 'topic') {
-        const existing = this.#topics.get(record.config.topic);
+        // Journals written before maxBytes existed hold configs without it: unbounded.
+        const config: TopicConfig = { ...record.config, maxBytes: record.config.maxBytes };
+        const existing = this.#topics.get(config.topic);
         if (existing) {
-          existing.config = record.config;
+          existing.config = config;
           existing.nextSequence = Math.max(existing.nextSequence, record.nextSequence);
         } else {
-          const state = new TopicState(record.config, NO_SINK);
+          const state = new TopicState(config, NO_SINK);
           state.nextSequence = record.nextSequence;
-          this.#topics.set(record.config.topic, state);
+          this.#topics.set(config.topic, state);
         }
         return;
       }
@@ -280,7 +333,16 @@ export class MemoryQueue implements Queue {
         state.group(record.group);
       } else if (record.type === 'publish') {
         const { type: _type, topic: _topic, ...message } = record;
-        state.append({ ...message, key: message.key, messageId: message.messageId, segment }, false);
+        state.append(
+          {
+            ...message,
+            key: message.key,
+            messageId: message.messageId,
+            segment,
+            bytes: storedBytes(message),
+          },
+          false,
+        );
       } else if (record.type === 'deliver') {
         state
           .group(record.group)
@@ -318,6 +380,7 @@ export class MemoryQueue implements Queue {
           this.#retain(state, message.segment, message.messageId, message.publishedAtMs);
       }
       state.discard(now);
+      state.report = this.#reporter(state.config.topic);
     }
     this.#journal.compact(now);
     this.#sink = sink;

@@ -5,7 +5,7 @@
  * and journal replays, memory-consumer.ts runs the handlers.
  */
 
-import type { TopicConfig } from '../queue.js';
+import type { DiscardReason, TopicConfig } from '../queue.js';
 import type { JournalRecord } from './journal.js';
 import { PartitionLog, type StoredMessage } from './memory-log.js';
 
@@ -253,6 +253,13 @@ export class TopicState {
   readonly logs: PartitionLog[];
   readonly groups = new Map<string, GroupPartition[]>();
   nextSequence = 1;
+  /** Bytes of the messages the partitions hold (StoredMessage.bytes). */
+  bytes = 0;
+  /**
+   * Told of each message retention discards before every group settled it. Unset while a journal
+   * replays: those discards happened, and were reported, in the process that wrote the journal.
+   */
+  report: ((reason: DiscardReason) => void) | undefined;
   readonly #dedup = new Map<string, { partition: number; sequence: number; atMs: number }>();
   #dedupOrder: Array<{ id: string; atMs: number }> = [];
   #dedupStart = 0;
@@ -272,6 +279,7 @@ export class TopicState {
   /** Adds a message (already journaled, or replayed) and wakes the groups of its partition. */
   append(message: StoredMessage, wake = true): void {
     this.logs[message.partition]!.push(message);
+    this.bytes += message.bytes;
     if (message.sequence >= this.nextSequence) this.nextSequence = message.sequence + 1;
     if (message.messageId !== undefined) {
       this.#dedup.set(message.messageId, {
@@ -281,7 +289,35 @@ export class TopicState {
       });
       this.#dedupOrder.push({ id: message.messageId, atMs: message.publishedAtMs });
     }
-    if (wake) for (const partitions of this.groups.values()) partitions[message.partition]!.pump();
+    if (!wake) return;
+    this.enforceMaxBytes();
+    for (const partitions of this.groups.values()) partitions[message.partition]!.pump();
+  }
+
+  /** Messages the partitions hold. */
+  get messages(): number {
+    let count = 0;
+    for (const log of this.logs) count += log.size;
+    return count;
+  }
+
+  /** While the topic holds more than `maxBytes`, discards its oldest message across partitions. */
+  enforceMaxBytes(): void {
+    const max = this.config.maxBytes;
+    if (max === undefined) return;
+    while (this.bytes > max) {
+      let oldest = -1;
+      let sequence = Number.POSITIVE_INFINITY;
+      for (let p = 0; p < this.logs.length; p++) {
+        const head = this.logs[p]!.first();
+        if (head && head.sequence < sequence) {
+          sequence = head.sequence;
+          oldest = p;
+        }
+      }
+      if (oldest < 0) return;
+      this.#dropHead(oldest, 'bytes');
+    }
   }
 
   /** The group's per-partition state, created (empty: it sees every retained message) if new. */
@@ -293,9 +329,10 @@ export class TopicState {
     return { partitions, created: true };
   }
 
-  /** Drops messages every group acknowledged, and messages past retention, from all partitions. */
+  /** Drops messages every group acknowledged, and messages past retention (age, bytes), from all partitions. */
   discard(nowMs: number): void {
     for (let p = 0; p < this.logs.length; p++) this.discardPartition(p, nowMs);
+    this.enforceMaxBytes();
     this.pruneDedup(nowMs);
   }
 
@@ -311,11 +348,27 @@ export class TopicState {
     for (let head = log.first(); head; head = log.first()) {
       const acked = head.sequence <= ackedByAll;
       if (!acked && head.publishedAtMs > expiredBefore) break;
-      log.shift();
-      this.sink.release(head.segment);
-      if (!acked)
-        for (const partitions of this.groups.values()) partitions[partition]!.forgetThrough(head.sequence);
+      this.#dropHead(partition, acked ? undefined : 'age');
     }
+  }
+
+  /**
+   * Removes the partition's oldest message. `reason`: retention took it, so the groups forget it, and
+   * it is reported unless every group had already acknowledged it (out of order, above its floor).
+   */
+  #dropHead(partition: number, reason: DiscardReason | undefined): void {
+    const head = this.logs[partition]!.shift();
+    if (!head) return;
+    this.bytes -= head.bytes;
+    this.sink.release(head.segment);
+    if (reason === undefined) return;
+    let settled = this.groups.size > 0;
+    for (const partitions of this.groups.values()) {
+      const gp = partitions[partition]!;
+      if (head.sequence > gp.floor && !gp.acked.has(head.sequence)) settled = false;
+      gp.forgetThrough(head.sequence);
+    }
+    if (!settled) this.report?.(reason);
   }
 
   pruneDedup(nowMs: number): void {
@@ -336,6 +389,7 @@ export class TopicState {
   remove(): void {
     for (const partitions of this.groups.values()) for (const gp of partitions) gp.stop();
     for (const log of this.logs) for (let m = log.shift(); m; m = log.shift()) this.sink.release(m.segment);
+    this.bytes = 0;
   }
 
   stop(): void {
