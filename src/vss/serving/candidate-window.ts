@@ -21,8 +21,12 @@ import type { SearchHit } from '../vectordb/index.js';
  */
 export const MAX_WALK_DEPTH = 5_000;
 
-/** Candidates kept by each step; step j searches `min(2 × keep, 10,000)` wide (the port's limit). */
-export const WINDOW_STEPS: readonly number[] = [64, 128, 256, 512, 1024, 2048, 4096, MAX_WALK_DEPTH];
+/**
+ * Candidates kept by each step; step j searches `min(2 × keep, 10,000)` wide (the port's limit). The
+ * vector DB walks at least its `efSearch` wide whatever the limit, so small first steps lose no
+ * recall: they only spare a first page the cost of returning hits it will not use.
+ */
+export const WINDOW_STEPS: readonly number[] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, MAX_WALK_DEPTH];
 
 const MAX_SEARCH_WIDTH = 10_000;
 

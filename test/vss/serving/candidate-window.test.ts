@@ -57,7 +57,7 @@ describe('vss serving: candidate window', () => {
       window.hits.map((h) => h.id).sort(),
       Array.from({ length: 150 }, (_, i) => `c${i}`).sort(),
     );
-    assert.deepEqual(calls, [128, 256]);
+    assert.deepEqual(calls, [32, 64, 128, 256]);
   });
 
   test('at the depth bound more candidates may remain: the window says so', async () => {
