@@ -23,8 +23,8 @@ const featureInitNode: DagComponent<ExecutionContext> = { name: FEATURE_INIT, re
 /**
  * Runs one request: takes the model's current snapshot (kept for the whole request, whatever
  * reloads happen meanwhile), builds the matrices (FeatureInit), then executes the snapshot's DAG.
- * A non-required component that fails marks every row it affects with its name; a required one
- * fails the request (UNAVAILABLE naming it).
+ * A non-required component that fails leaves every column it writes at the type's default and marks
+ * every row it affects with its name; a required one fails the request (UNAVAILABLE naming it).
  */
 export class InferenceEngine {
   private readonly executor = new DagExecutor<ExecutionContext>();
@@ -69,7 +69,13 @@ export class InferenceEngine {
           const reason = `${component.name} failed: ${describeError(error)}`;
           const plan = snapshot.model.components.get(component.name);
           const target = plan?.kind !== 'feature' && plan?.config.slate ? slate : matrix;
-          target?.addErrorToAllRows(reason);
+          if (!target) return;
+          // A failed component's cells all take the default, whatever it wrote before failing, so
+          // no later component (or the response) reads a mix of its values and defaults.
+          for (const spec of plan?.writes ?? []) {
+            if (target.hasByteColumn(spec.name)) target.byteColumn(spec.name).reset();
+          }
+          target.addErrorToAllRows(reason);
         },
       },
     );

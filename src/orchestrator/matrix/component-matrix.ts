@@ -166,6 +166,13 @@ export class ByteColumn {
     this.filled.fill(1);
   }
 
+  /** Every cell back to the type's default (zero bytes, or empty), none marked written. */
+  reset(): void {
+    if (this.cells) this.cells.fill(undefined);
+    else this.data.fill(0);
+    this.filled.fill(0);
+  }
+
   isDefaulted(row: number): boolean {
     return this.filled[row] === 0;
   }

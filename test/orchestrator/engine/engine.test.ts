@@ -3,8 +3,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { encodeValue } from '../../../src/datatypes/codecs.js';
 import { DataType } from '../../../src/datatypes/data-type.js';
 import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
+import type { ExecutionContext } from '../../../src/orchestrator/engine/execution-context.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
@@ -165,6 +167,35 @@ describe('InferenceEngine with FeatureInit and an in-process compute component',
     assert.match(context.matrix.rowError(0), /blend failed: division by zero at row 0/);
     assert.match(context.matrix.rowError(1), /blend failed/);
     assert.equal(context.matrix.byteColumn('score').isDefaulted(0), true);
+  });
+
+  test('whatever a failing component wrote before it failed is reset to defaults, in every kind', async () => {
+    // A component that writes rows 0 and 2, then fails: none of its values may survive.
+    const halfDone = testRegistry(
+      new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-engine-')) }),
+      (plan) => ({
+        name: plan.name,
+        required: false,
+        run: (context: ExecutionContext) => {
+          const column = context.matrix.byteColumn('score');
+          column.set(0, Buffer.from(encodeValue(DataType.FP64, 42)));
+          column.set(2, Buffer.from(encodeValue(DataType.FP64, 43)));
+          throw new Error('broke after two rows');
+        },
+      }),
+    );
+    const partial = halfDone.build('blend_only', '4', blendOnly());
+    const { context } = await engine.executeOn(
+      partial,
+      { pattern: 'point', request: request([1, 2, 3]) },
+      't',
+    );
+    const score = context.matrix.byteColumn('score');
+    assert.deepEqual([...score.float64()!], [0, 0, 0]);
+    for (const row of [0, 1, 2]) {
+      assert.equal(score.isDefaulted(row), true, `row ${row} defaulted`);
+      assert.match(context.matrix.rowError(row), /blend failed: .*broke after two rows/);
+    }
   });
 
   test('a required component failing fails the request with UNAVAILABLE naming it', async () => {
