@@ -66,10 +66,15 @@ export async function startOrchestratorPart(
     channelsPerTarget: settings.orchestrator.channelsPerTarget,
   });
   // Inference logs go through a bounded buffer to the queue: logging never blocks or fails a request.
+  // The log topic is bounded (orchestrator.logTopicRetentionMs / logTopicMaxBytes), and so is the buffer.
   const inferenceLogger = new InferenceLogger({
-    sink: new QueueLogSink(await platform.queue(), settings.orchestrator.logTopic),
+    sink: new QueueLogSink(await platform.queue(), settings.orchestrator.logTopic, {
+      retentionMs: settings.orchestrator.logTopicRetentionMs,
+      maxBytes: settings.orchestrator.logTopicMaxBytes,
+    }),
     metrics,
     logger,
+    maxBufferedBytes: settings.orchestrator.logBufferMaxBytes,
   });
   const running = await startOrchestrator({
     host: settings.host,

@@ -43,4 +43,4 @@ export {
   USER_ID_COLUMN,
 } from './log-records.js';
 export type { LogSink, LogSinkWriteOptions } from './log-sink.js';
-export { DEFAULT_LOG_TOPIC, QueueLogSink } from './queue-log-sink.js';
+export { DEFAULT_LOG_TOPIC, DEFAULT_LOG_TOPIC_RETENTION, QueueLogSink } from './queue-log-sink.js';

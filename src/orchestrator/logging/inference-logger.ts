@@ -23,6 +23,11 @@ export interface InferenceLoggerOptions {
   logger: Logger;
   /** Sampled requests waiting to be encoded and published; beyond this `log` drops. Default 1000. */
   maxBuffered?: number;
+  /**
+   * Bytes those requests hold (their matrices: fixed-width columns, variable-width cells, strings);
+   * a request that would take the buffer past this is dropped. Default 32 MiB.
+   */
+  maxBufferedBytes?: number;
   /** Requests encoded and published at once. Default 2. */
   concurrency?: number;
   /** Write attempts per record before it is dropped. Default 3. */
@@ -43,6 +48,31 @@ export type LogOutcome = 'queued' | 'not_sampled' | 'dropped' | 'closed';
 interface Pending {
   readonly context: ExecutionContext;
   readonly createdAtMs: number;
+  /** What holding the request costs, from requestBytes. */
+  readonly bytes: number;
+}
+
+/**
+ * The memory a buffered request keeps alive: its matrices' fixed-width arenas, variable-width cells
+ * and strings (UTF-16, two bytes a character), and a slate's target index lists. The model snapshot
+ * is shared by every request and not counted.
+ */
+export function requestBytes(context: ExecutionContext): number {
+  let bytes = matrixBytes(context.matrix);
+  if (context.slate) {
+    bytes += matrixBytes(context.slate);
+    for (const targets of context.slate.slateTargetIndices) bytes += targets.byteLength;
+  }
+  return bytes;
+}
+
+function matrixBytes(matrix: ExecutionContext['matrix']): number {
+  let bytes = matrix.layout.arenaBytes(matrix.rowCount);
+  for (const column of matrix.byteColumns) {
+    if (column.cells) for (const cell of column.cells) bytes += cell?.byteLength ?? 0;
+  }
+  for (const strings of matrix.stringColumns) for (const text of strings) bytes += text.length * 2;
+  return bytes;
 }
 
 /** Message ids are at most 256 characters: a longer tracking id is replaced by its hash. */
@@ -51,7 +81,8 @@ const MAX_ID_PREFIX = 200;
 /**
  * The bounded, asynchronous path from serving to the queue. `log(context)` decides sampling and
  * buffers the request: it never waits and never throws, and when the buffer is full it drops the
- * request and counts it. Background workers build each request's records (planLogBatches), encode
+ * request and counts it (full means `maxBuffered` requests or `maxBufferedBytes` bytes, see
+ * requestBytes). Background workers build each request's records (planLogBatches), encode
  * and compress them, and write them to the sink with key = tracking id and message id =
  * `<tracking id>:<record index>` (so a retried write is stored once). A failed write is retried
  * `maxAttempts` times, then dropped, counted and logged; a record the queue refuses as too large is
@@ -59,12 +90,14 @@ const MAX_ID_PREFIX = 200;
  *
  * Metrics: orchestrator_inference_log_requests_total (requests buffered), _records_total
  * (records written), _dropped_total{reason}, _publish_errors_total (failed attempts),
- * _buffer_depth.
+ * _buffer_depth, _buffer_bytes.
  */
 export class InferenceLogger {
   private readonly sink: LogSink;
   private readonly logger: Logger;
   private readonly maxBuffered: number;
+  private readonly maxBufferedBytes: number;
+  private heldBytes = 0;
   private readonly maxAttempts: number;
   private readonly backoff: readonly number[];
   private readonly writeTimeoutMs: number;
@@ -82,11 +115,13 @@ export class InferenceLogger {
   private readonly dropped: CounterMetric;
   private readonly publishErrors: CounterMetric;
   private readonly depth: GaugeMetric;
+  private readonly depthBytes: GaugeMetric;
 
   constructor(options: InferenceLoggerOptions) {
     this.sink = options.sink;
     this.logger = options.logger;
     this.maxBuffered = Math.max(1, options.maxBuffered ?? 1000);
+    this.maxBufferedBytes = Math.max(1, options.maxBufferedBytes ?? 32 * 1024 * 1024);
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
     this.backoff = options.retryBackoffMs?.length ? options.retryBackoffMs : [100, 1000];
     this.writeTimeoutMs = options.writeTimeoutMs ?? 10_000;
@@ -117,6 +152,10 @@ export class InferenceLogger {
       'orchestrator_inference_log_buffer_depth',
       'Sampled requests waiting in the inference log buffer',
     );
+    this.depthBytes = metrics.gauge(
+      'orchestrator_inference_log_buffer_bytes',
+      'Bytes of the sampled requests waiting in the inference log buffer',
+    );
     // Workers never reject (work() catches everything), so nothing awaits them.
     for (let i = 0; i < Math.max(1, options.concurrency ?? 2); i++) void this.work();
   }
@@ -124,6 +163,11 @@ export class InferenceLogger {
   /** Requests buffered and not yet taken by a worker. */
   get buffered(): number {
     return this.buffer.length - this.head;
+  }
+
+  /** Bytes of the buffered requests (requestBytes of each). */
+  get bufferedBytes(): number {
+    return this.heldBytes;
   }
 
   /**
@@ -144,9 +188,16 @@ export class InferenceLogger {
         this.dropped.inc({ model, reason: 'buffer_full' });
         return 'dropped';
       }
-      this.buffer.push({ context, createdAtMs: this.now() });
+      const bytes = requestBytes(context);
+      if (this.heldBytes + bytes > this.maxBufferedBytes) {
+        this.dropped.inc({ model, reason: 'buffer_full' });
+        return 'dropped';
+      }
+      this.buffer.push({ context, createdAtMs: this.now(), bytes });
+      this.heldBytes += bytes;
       this.requests.inc({ model });
       this.depth.set({}, this.buffered);
+      this.depthBytes.set({}, this.heldBytes);
       // Wake a worker two turns of the event loop from now, never as a microtask: encoding then
       // runs after this request's response and also its trailers have left (HTTP/2 writes the
       // trailers on the turn after the response), so no caller waits for it.
@@ -185,6 +236,7 @@ export class InferenceLogger {
       dropped++;
     }
     this.depth.set({}, 0);
+    this.depthBytes.set({}, 0);
     for (const wake of this.wakeups.splice(0)) wake();
     if (dropped > 0 || this.inFlight > 0) {
       this.logger.warn(
@@ -202,6 +254,7 @@ export class InferenceLogger {
     if (this.head >= this.buffer.length) return undefined;
     const pending = this.buffer[this.head];
     this.buffer[this.head++] = undefined;
+    if (pending) this.heldBytes -= pending.bytes;
     // Compact now and then so the array does not grow with every request ever logged.
     if (this.head > 1024 && this.head * 2 > this.buffer.length) {
       this.buffer.splice(0, this.head);
@@ -220,6 +273,7 @@ export class InferenceLogger {
         continue;
       }
       this.depth.set({}, this.buffered);
+      this.depthBytes.set({}, this.heldBytes);
       this.inFlight++;
       try {
         await this.writeRequest(pending);

@@ -111,6 +111,22 @@ export const settingsSchema = z
         /** Queue topic the inference logs are published on. */
         logTopic: z.string().min(1).default('orchestrator-inference-logs'),
         /**
+         * Retention of the log topic, applied to an existing topic too: records older than this, or
+         * past `logTopicMaxBytes` (oldest first), are discarded whether or not a consumer read them.
+         */
+        logTopicRetentionMs: z.number().int().positive().default(3_600_000),
+        logTopicMaxBytes: z
+          .number()
+          .int()
+          .min(1024 * 1024)
+          .default(64 * 1024 * 1024),
+        /** Bound on the bytes of the requests waiting in the inference log buffer (besides its 1000 entries). */
+        logBufferMaxBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(32 * 1024 * 1024),
+        /**
          * HTTP/2 connections per downstream endpoint (feature store, model server, numerix). One
          * multiplexes every call and costs least per call; raise it for servers that cap concurrent
          * streams per connection or serve each connection on one thread.

@@ -9,6 +9,7 @@ import type { ExecutionContext } from '../../../src/orchestrator/engine/executio
 import {
   buildLogRecords,
   DEFAULT_LOG_TOPIC,
+  DEFAULT_LOG_TOPIC_RETENTION,
   decodeLogRecord,
   FileLogSink,
   InferenceLogger,
@@ -18,6 +19,7 @@ import {
   QueueLogSink,
   readLogFile,
 } from '../../../src/orchestrator/logging/index.js';
+import { requestBytes } from '../../../src/orchestrator/logging/inference-logger.js';
 import { LatticeError } from '../../../src/platform/errors.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
@@ -192,6 +194,74 @@ describe('InferenceLogger on the memory queue', () => {
     );
     assert.ok(lines.some((l) => l.includes('5 requests unwritten')));
     assert.equal(inferenceLogger.log(context), 'closed');
+  });
+
+  test('the buffer is bounded by bytes too: past maxBufferedBytes requests are dropped and counted', async (t) => {
+    const inner = await memoryQueue(t);
+    let publishes = 0;
+    const hanging = queueWith(inner, () => {
+      publishes++;
+      return new Promise<PublishResult>(() => {});
+    });
+    const context = await servePoint(loggedModel(), 20);
+    const size = requestBytes(context);
+    assert.ok(size > 20 * 8, `a 20-row request holds ${size} bytes`);
+    const { metrics, inferenceLogger } = newLogger(new QueueLogSink(hanging, uniqueName('logs')), {
+      maxBuffered: 1000,
+      maxBufferedBytes: 3 * size + 1,
+      concurrency: 1,
+      writeTimeoutMs: 60_000,
+    });
+    const outcomes: LogOutcome[] = [];
+    for (let i = 0; i < 10; i++) outcomes.push(inferenceLogger.log(context));
+    assert.deepEqual(outcomes.slice(0, 4), ['queued', 'queued', 'queued', 'dropped']);
+    assert.equal(outcomes.filter((o) => o === 'dropped').length, 7, 'far below maxBuffered entries');
+    assert.equal(inferenceLogger.bufferedBytes, 3 * size);
+    assert.equal(
+      await metricValue(metrics, 'orchestrator_inference_log_dropped_total', { reason: 'buffer_full' }),
+      7,
+    );
+    assert.equal(await metricValue(metrics, 'orchestrator_inference_log_buffer_bytes'), 3 * size);
+    // A request the worker took no longer counts: one more fits, then the buffer is full again.
+    await eventually(() => publishes === 1, 5000, 'the worker to be stuck in a publish');
+    assert.equal(inferenceLogger.bufferedBytes, 2 * size);
+    assert.equal(inferenceLogger.log(context), 'queued');
+    assert.equal(inferenceLogger.log(context), 'dropped');
+    assert.deepEqual(await inferenceLogger.close(100), { dropped: 3 });
+    assert.equal(inferenceLogger.bufferedBytes, 0);
+
+    // A request larger than the whole bound never fits, even in an empty buffer.
+    const huge = await servePoint(loggedModel(), 100);
+    assert.ok(requestBytes(huge) > 3 * size + 1);
+    const fresh = newLogger(new QueueLogSink(hanging, uniqueName('logs')), {
+      maxBufferedBytes: 3 * size + 1,
+      writeTimeoutMs: 60_000,
+    });
+    assert.equal(fresh.inferenceLogger.log(huge), 'dropped');
+    assert.equal(fresh.inferenceLogger.log(context), 'queued');
+    await fresh.inferenceLogger.close(100);
+  });
+
+  test('the log topic is bounded by age and bytes, and an existing topic is brought to that retention', async (t) => {
+    const queue = await memoryQueue(t);
+    const topic = uniqueName('logs');
+    // Created earlier with the queue's defaults (7 days, unbounded), as before retention was set.
+    const old = await queue.ensureTopic(topic);
+    assert.equal(old.maxBytes, undefined);
+    const sink = new QueueLogSink(queue, topic);
+    await sink.ensureTopic();
+    const config = await queue.describeTopic(topic);
+    assert.equal(config.retentionMs, DEFAULT_LOG_TOPIC_RETENTION.retentionMs);
+    assert.equal(config.maxBytes, DEFAULT_LOG_TOPIC_RETENTION.maxBytes);
+    assert.equal(DEFAULT_LOG_TOPIC_RETENTION.retentionMs, 3_600_000);
+    assert.equal(DEFAULT_LOG_TOPIC_RETENTION.maxBytes, 64 * 1024 * 1024);
+
+    const short = uniqueName('logs');
+    await new QueueLogSink(queue, short, { retentionMs: 60_000, maxBytes: 1024 * 1024 }).ensureTopic();
+    const shortConfig = await queue.describeTopic(short);
+    assert.equal(shortConfig.retentionMs, 60_000);
+    assert.equal(shortConfig.maxBytes, 1024 * 1024);
+    assert.equal(shortConfig.dedupWindowMs, 60_000, 'the dedup window never outlasts retention');
   });
 
   test('failed publishes are retried a bounded number of times, then counted, logged and dropped', async (t) => {

@@ -166,6 +166,37 @@ describe('settings', () => {
     );
   });
 
+  test('resource bounds: defaults, the variables that set them, and their validation', () => {
+    const defaults = loadSettings({ env: {} });
+    assert.equal(defaults.orchestrator.logTopicRetentionMs, 3_600_000);
+    assert.equal(defaults.orchestrator.logTopicMaxBytes, 64 * 1024 * 1024);
+    assert.equal(defaults.orchestrator.logBufferMaxBytes, 32 * 1024 * 1024);
+    assert.equal(defaults.sql.statementTimeoutMs, 30_000);
+    assert.equal(defaults.metrics.readyTimeoutMs, 2000);
+    const set = loadSettings({
+      env: {
+        LATTICE_LOG_TOPIC_RETENTION_MS: '600000',
+        LATTICE_LOG_TOPIC_MAX_BYTES: '16777216',
+        LATTICE_LOG_BUFFER_MAX_BYTES: '1048576',
+        LATTICE_SQL_STATEMENT_TIMEOUT_MS: '5000',
+        LATTICE_READY_TIMEOUT_MS: '500',
+      },
+    });
+    assert.equal(set.orchestrator.logTopicRetentionMs, 600_000);
+    assert.equal(set.orchestrator.logTopicMaxBytes, 16 * 1024 * 1024);
+    assert.equal(set.orchestrator.logBufferMaxBytes, 1024 * 1024);
+    assert.equal(set.sql.statementTimeoutMs, 5000);
+    assert.equal(set.metrics.readyTimeoutMs, 500);
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_LOG_TOPIC_MAX_BYTES: '1000' } })),
+      /orchestrator\.logTopicMaxBytes \(from env LATTICE_LOG_TOPIC_MAX_BYTES\)/,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_SQL_STATEMENT_TIMEOUT_MS: '0' } })),
+      /sql\.statementTimeoutMs \(from env LATTICE_SQL_STATEMENT_TIMEOUT_MS\)/,
+    );
+  });
+
   test("every variable is documented in the README's settings table, one per setting", () => {
     const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
     const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('The settings file takes'));
