@@ -62,14 +62,9 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
     for (const variable of this.expression.variables) {
       inputs[variable] = columnNumbers(matrix, this.config.score_mapping[variable]!, this.precision);
     }
-    try {
-      this.expression.evaluateInto(inputs, matrix.rowCount, direct);
-    } catch (err) {
-      // The engine writes rows in order and stops at the failing one: the rows before it hold
-      // results. A failed component's cells all take the default, so none of them may survive.
-      resetToDefaults(output, direct);
-      throw err;
-    }
+    // The engine writes rows in order and stops at a failing one; the rows before it hold results,
+    // which the inference engine resets with every other column of a failed component.
+    this.expression.evaluateInto(inputs, matrix.rowCount, direct);
     output.markAllFilled();
   }
 
@@ -111,10 +106,4 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
     direct.set(scores);
     output.markAllFilled();
   }
-}
-
-/** Every cell of a numeric output column back to the type's default (zero), none marked filled. */
-function resetToDefaults(output: ByteColumn, direct: Float32Array | Float64Array): void {
-  direct.fill(0);
-  output.filled.fill(0);
 }
