@@ -22,6 +22,7 @@ import {
   createVectorDb,
   EmbeddedVectorDb,
   type Filter,
+  HNSW_DEFAULTS,
   type SearchRequest,
   type VectorDb,
 } from '../../../src/vss/vectordb/index.js';
@@ -383,10 +384,15 @@ describe('embedded vector db: planner and recall (5,000 × 32 clustered)', () =>
     assert.deepEqual(await plans(flagFilter('half')), {
       path: 'graph',
       candidates: 2500,
-      ef: 64,
+      ef: HNSW_DEFAULTS.efSearch,
       filtered: true,
     });
-    assert.deepEqual(await plans([]), { path: 'graph', candidates: 5000, ef: 64, filtered: false });
+    assert.deepEqual(await plans([]), {
+      path: 'graph',
+      candidates: 5000,
+      ef: HNSW_DEFAULTS.efSearch,
+      filtered: false,
+    });
     // At 5,000 points a 10 % filter (500 candidates) is still cheaper to scan: the rule scales with size.
     assert.equal((await plans(flagFilter('tenth'))).path, 'exact');
     // Deep pages raise ef to the depth, and a deep enough page is scanned.

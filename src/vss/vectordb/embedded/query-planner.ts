@@ -8,8 +8,9 @@
  * row (a native distance plus a call into JavaScript for the filter, against a JavaScript dot product).
  * Exact wins when `candidates² ≤ ratio × ef × graphSize`. `ratio` was measured on 100,000 × 128
  * (bench/RESULTS.md, vss-recall): an exact scan costs about 0.34 ms per 1,000 candidates and a
- * filtered walk about 0.0013 ms × ef × graphSize / candidates, so ratio ≈ 4 and, at the default ef 64,
- * the crossover is near 5,000 candidates (5 %): a 0.5 % filter is scanned, a 10 % one walked.
+ * filtered walk about 0.0013 ms × ef × graphSize / candidates, so ratio ≈ 4 and, at ef 64, the
+ * crossover is near 5,000 candidates (5 %): a 0.5 % filter is scanned, a 10 % one walked. At the
+ * default ef 128 it is near 7,000 (7 %).
  */
 
 export interface PlannerSettings {
