@@ -5,9 +5,12 @@
  * build rate, memory per point and query latency; the ratio is the engine's unfiltered query
  * throughput over the raw library's, from alternating rounds (medians). Two probes follow: the
  * planner's crossover (the same filtered queries forced down each path), and hnswlib search in a
- * worker thread against in-process, to tell whether moving search off the event loop pays.
+ * worker thread against in-process, to tell whether moving search off the event loop pays. Last, the
+ * harder fixture beside it (hard-fixture.ts: 100,000 × 256, COSINE, overlapping clusters): recall@10
+ * and throughput at the former default ef 64 and at the current default.
  *
- * `npm run bench -- vss-recall` (env BENCH_POINTS, BENCH_QUERIES to scale it down).
+ * `npm run bench -- vss-recall` (env BENCH_POINTS, BENCH_QUERIES, BENCH_HARD_POINTS to scale it down;
+ * BENCH_HARD_POINTS=0 skips the harder fixture).
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +25,7 @@ import {
 import { buildRawIndex } from '../support/hnswlib.js';
 import { settledRss } from '../support/memory.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
+import { runHardFixture } from './hard-fixture.js';
 import { probeWorker } from './worker-probe.js';
 
 const POINTS = Number(process.env.BENCH_POINTS ?? 100_000);
@@ -221,6 +225,9 @@ log(
     `8 in flight ${worker.pipelined.throughput.toFixed(0)}/s vs in-process ${median.baseline!.throughput.toFixed(0)}/s`,
 );
 
+// --- the harder fixture ----------------------------------------------------------------------------
+const hard = await runHardFixture(QUERIES, ROUNDS, log);
+
 printResult({
   bench: 'vss-recall',
   ratio: round(median.engine!.throughput / median.baseline!.throughput),
@@ -253,4 +260,5 @@ printResult({
   planner_crossover: crossover,
   worker_sequential_p50_ms: round(worker.sequential.p50_ms),
   worker_pipelined_throughput: round(worker.pipelined.throughput, 1),
+  ...hard,
 });
