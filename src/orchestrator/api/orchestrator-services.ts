@@ -1,18 +1,14 @@
 import type { OrchestratorService } from '../../gen/orchestrator/v1/orchestrator.js';
 import type { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
-import { invalidArgument } from '../../platform/errors.js';
 import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
+import { checkModelConfigId } from '../engine/request-limits.js';
 import type { PredictServiceAnswers } from './predict-response-codec.js';
 import { legacyResponse, predictAnswer } from './responses.js';
 
 /** Called after every successful execution (the inference logger hooks in here); must not throw or block. */
 export type ExecutionObserver = (context: ExecutionContext) => void;
-
-function requireModelId(id: string): void {
-  if (id === '') throw invalidArgument('model_config_id must not be empty', 'model_config_id');
-}
 
 /**
  * The handlers of `orchestrator.v1.Predict`: each validates the request (FeatureInit), executes the
@@ -25,7 +21,7 @@ export function predictHandlers(
 ): UnaryHandlers<typeof PredictServiceAnswers> {
   const infer =
     (pattern: 'point' | 'pair' | 'slate') => async (request: PredictRequest, call: CallContext) => {
-      requireModelId(request.modelConfigId);
+      checkModelConfigId(request.modelConfigId);
       const { context } = await engine.execute(
         request.modelConfigId,
         { pattern, request },
@@ -48,7 +44,7 @@ export function legacyHandlers(
 ): UnaryHandlers<typeof OrchestratorService> {
   return {
     retrieveModelScore: async (request, call) => {
-      requireModelId(request.modelConfigId);
+      checkModelConfigId(request.modelConfigId);
       const { context } = await engine.execute(
         request.modelConfigId,
         { pattern: 'legacy', request },

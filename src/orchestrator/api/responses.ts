@@ -1,6 +1,7 @@
 import { formatValue } from '../../datatypes/value-text.js';
 import type { ComponentData, OrchestratorResponseProto } from '../../gen/orchestrator/v1/orchestrator.js';
 import { type FeatureSchema, DataType as WireType } from '../../gen/orchestrator/v1/types.js';
+import { quote } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
 import {
@@ -103,7 +104,7 @@ export function legacyResponse(context: ExecutionContext): OrchestratorResponseP
   for (let row = 0; row < matrix.rowCount; row++) {
     componentData.push({ data: renderers.map((render) => render(row)) });
     const error = matrix.rowError(row);
-    if (error) failed.push(`${matrix.stringColumn(idColumn)[row]}: ${error}`);
+    if (error) failed.push(`${quote(matrix.stringColumn(idColumn)[row]!)}: ${error}`);
   }
   const message =
     failed.length === 0

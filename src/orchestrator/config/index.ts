@@ -5,6 +5,7 @@ export {
   type ModelSnapshot,
   type ModelStatus,
 } from './model-registry.js';
+export { QUOTE_PREFIX, quote } from './quote.js';
 export type {
   CalibrationConfig,
   ComputeComponentConfig,
@@ -13,7 +14,7 @@ export type {
   ModelConfigInput,
   ModelServingComponentConfig,
 } from './schema.js';
-export { modelConfigSchema } from './schema.js';
+export { MAX_NAME_LENGTH, modelConfigSchema } from './schema.js';
 export {
   type ComponentKind,
   type ComponentPlan,

@@ -4,6 +4,7 @@ import type { Logger } from '../../platform/logging/index.js';
 import type { Metrics } from '../../platform/metrics/index.js';
 import { type DagComponent, TopologyCache } from '../dag/index.js';
 import { MatrixLayout } from '../matrix/component-matrix.js';
+import { quote } from './quote.js';
 import { type ComponentPlan, type ValidatedModel, validateModelConfig } from './validate-model.js';
 
 /**
@@ -94,7 +95,7 @@ export class ModelRegistry<C> {
   /** The snapshot serving `id`; NOT_FOUND when there is none. */
   require(id: string): ModelSnapshot<C> {
     const snapshot = this.snapshots.get(id);
-    if (!snapshot) throw notFound(`unknown model_config_id "${id}"`, 'model_config_id');
+    if (!snapshot) throw notFound(`unknown model_config_id ${quote(id)}`, 'model_config_id');
     return snapshot;
   }
 

@@ -5,7 +5,9 @@ import { z } from 'zod';
  * `models/<model_config_id>`. This schema checks shapes; validate-model.ts checks meaning (the DAG,
  * columns, data types, expressions) and names the JSON path of every problem.
  */
-const name = z.string().min(1).max(200);
+/** Longest model, component and column name a config may use (a request's model_config_id is checked against it). */
+export const MAX_NAME_LENGTH = 200;
+const name = z.string().min(1).max(MAX_NAME_LENGTH);
 const positiveInt = z.number().int().positive();
 
 const cacheSettings = z

@@ -1,10 +1,11 @@
+import { isUtf8 } from 'node:buffer';
 import { checkValueLength } from '../../datatypes/codecs.js';
 import { DataType, dataTypeInfo } from '../../datatypes/data-type.js';
 import type { OrchestratorRequestProto } from '../../gen/orchestrator/v1/orchestrator.js';
 import type { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
 import { invalidArgument } from '../../platform/errors.js';
-import type { ModelSnapshot } from '../config/index.js';
+import { type ModelSnapshot, quote } from '../config/index.js';
 import {
   type ColumnSpec,
   ComponentMatrix,
@@ -12,59 +13,74 @@ import {
   SlateData,
 } from '../matrix/component-matrix.js';
 import type { ExecutionContext, InferencePattern } from './execution-context.js';
+import { requireRequestFeatures } from './request-features.js';
+import { checkLimit } from './request-limits.js';
 
-/** Bounds that keep one request from exhausting the process; beyond them the request is INVALID_ARGUMENT. */
-export const REQUEST_LIMITS = {
-  targets: 100_000,
-  groups: 100_000,
-  features: 10_000,
-  slateSize: 10_000,
-  /** Bytes of one request matrix (fixed-width columns × rows); beyond it the request is INVALID_ARGUMENT, never an allocation failure. */
-  matrixBytes: 1024 * 1024 * 1024,
-} as const;
+export { REQUEST_LIMITS } from './request-limits.js';
 
 export interface RequestMatrices {
   matrix: ComponentMatrix;
   slate: SlateData | undefined;
 }
 
-function checkCount(count: number, limit: number, field: string): void {
-  if (count > limit) throw invalidArgument(`${field}: ${count} entries exceed the limit of ${limit}`, field);
-}
-
 /** Request schema entries as typed columns; INVALID_ARGUMENT naming the entry on a bad type, duplicate or clash. */
 function schemaColumns(schema: readonly FeatureSchema[], field: string, taken: Set<string>): ColumnSpec[] {
-  checkCount(schema.length, REQUEST_LIMITS.features, field);
-  return schema.map((entry, i) => {
-    const at = `${field}[${i}]`;
-    if (entry.name === '') throw invalidArgument(`${at}.name must not be empty`, `${at}.name`);
-    if (taken.has(entry.name))
-      throw invalidArgument(
-        `${at}.name "${entry.name}" is used twice in the request or by the model`,
-        `${at}.name`,
-      );
-    taken.add(entry.name);
-    const dataType = entry.dataType as number as DataType;
-    if (dataType === DataType.UNSPECIFIED || DataType[dataType] === undefined) {
-      throw invalidArgument(`${at}.data_type ${entry.dataType} is not a known data type`, `${at}.data_type`);
-    }
-    if (entry.vectorDim < 0) throw invalidArgument(`${at}.vector_dim must be ≥ 0`, `${at}.vector_dim`);
-    if (entry.vectorDim > 0 && !dataTypeInfo(dataType).isVector) {
-      throw invalidArgument(
-        `${at}.vector_dim is ${entry.vectorDim} but ${DataType[dataType]} is a scalar type`,
-        `${at}.vector_dim`,
-      );
-    }
-    return { name: entry.name, dataType, vectorDim: entry.vectorDim };
-  });
+  return schema.map((entry, i) => schemaColumn(entry, `${field}[${i}]`, taken));
 }
 
-/** Checks every row's value count and every value's length against `columns`, before anything is allocated. */
+function schemaColumn(entry: FeatureSchema, at: string, taken: Set<string>): ColumnSpec {
+  if (entry.name === '') throw invalidArgument(`${at}.name must not be empty`, `${at}.name`);
+  if (taken.has(entry.name))
+    throw invalidArgument(
+      `${at}.name ${quote(entry.name)} is used twice in the request or by the model`,
+      `${at}.name`,
+    );
+  taken.add(entry.name);
+  const dataType = entry.dataType as number as DataType;
+  if (dataType === DataType.UNSPECIFIED || DataType[dataType] === undefined) {
+    throw invalidArgument(`${at}.data_type ${entry.dataType} is not a known data type`, `${at}.data_type`);
+  }
+  if (entry.vectorDim < 0) throw invalidArgument(`${at}.vector_dim must be ≥ 0`, `${at}.vector_dim`);
+  if (entry.vectorDim > 0 && !dataTypeInfo(dataType).isVector) {
+    throw invalidArgument(
+      `${at}.vector_dim is ${entry.vectorDim} but ${DataType[dataType]} is a scalar type`,
+      `${at}.vector_dim`,
+    );
+  }
+  return { name: entry.name, dataType, vectorDim: entry.vectorDim };
+}
+
+/** A STRING value, or every element of a STRING_VECTOR (already checked well-formed), must be UTF-8. */
+function checkUtf8(spec: ColumnSpec, value: Uint8Array, field: string): void {
+  if (spec.dataType === DataType.STRING) {
+    if (!isUtf8(value)) throw invalidArgument(`${field} is not valid UTF-8`, field);
+    return;
+  }
+  if (spec.dataType !== DataType.STRING_VECTOR) return;
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength);
+  for (let at = 0, k = 0; at + 4 <= value.length; k++) {
+    const length = view.getUint32(at, true);
+    if (!isUtf8(value.subarray(at + 4, at + 4 + length)))
+      throw invalidArgument(`${field}: element ${k} is not valid UTF-8`, field);
+    at += 4 + length;
+  }
+}
+
+const isText = (spec: ColumnSpec) =>
+  spec.dataType === DataType.STRING || spec.dataType === DataType.STRING_VECTOR;
+
+/**
+ * Checks every row's value count, every value's length and every string's encoding against
+ * `columns`, before anything is allocated; returns the bytes the variable-width values take.
+ */
 function checkRows(
   columns: readonly ColumnSpec[],
+  widths: readonly (number | undefined)[],
   rows: readonly { featureValues: readonly Uint8Array[] }[],
   field: string,
-): void {
+): number {
+  let variableBytes = 0;
+  const text = columns.map(isText);
   rows.forEach((row, r) => {
     if (row.featureValues.length !== columns.length) {
       throw invalidArgument(
@@ -74,9 +90,13 @@ function checkRows(
     }
     row.featureValues.forEach((value, c) => {
       const spec = columns[c]!;
-      checkValueLength(spec.dataType, spec.vectorDim, value, `${field}[${r}].feature_values[${c}]`);
+      const at = `${field}[${r}].feature_values[${c}]`;
+      checkValueLength(spec.dataType, spec.vectorDim, value, at);
+      if (text[c]) checkUtf8(spec, value, at);
+      if (widths[c] === undefined) variableBytes += value.length;
     });
   });
+  return variableBytes;
 }
 
 /** Writes per-row values (aligned with `columns`, already checked by {@link checkRows}) into the matrix. */
@@ -93,14 +113,19 @@ function fillRows(
   });
 }
 
-/** INVALID_ARGUMENT when a matrix of `rows` rows would exceed the size limit (e.g. a huge vector broadcast to every target). */
-function checkMatrixSize(layout: MatrixLayout, rows: number, field: string): void {
-  const bytes = layout.arenaBytes(rows);
-  if (bytes > REQUEST_LIMITS.matrixBytes)
-    throw invalidArgument(
-      `${field}: ${rows} rows of these features would take ${bytes} bytes, over the limit of ${REQUEST_LIMITS.matrixBytes}`,
-      field,
-    );
+/** Cells of a matrix of `rows` rows: every byte and string column, the model's own included. */
+function cells(layout: MatrixLayout, rows: number): number {
+  return rows * (layout.columns.length + layout.stringColumns.length);
+}
+
+/**
+ * INVALID_ARGUMENT naming the limit when the matrices would hold too many cells or bytes: fixed-width
+ * columns take their arena, variable-width values (and legacy texts) `variableBytes`, both counted
+ * once per row a value lands in.
+ */
+function checkMatrixSize(field: string, cellCount: number, fixedBytes: number, variableBytes: number): void {
+  checkLimit('matrixCells', cellCount, field, 'matrix cells (rows × columns)');
+  checkLimit('matrixBytes', fixedBytes + variableBytes, field, 'bytes of matrix values');
 }
 
 function checkIndex(index: number, targets: number, field: string): void {
@@ -109,10 +134,20 @@ function checkIndex(index: number, targets: number, field: string): void {
   }
 }
 
+/** The request's schema entries, checked together against the limit; the field named is the schema that passes it. */
+function checkSchemaEntries(schemas: readonly [string, number][]): void {
+  let total = 0;
+  for (const [field, count] of schemas) {
+    total += count;
+    checkLimit('features', total, field, 'schema entries in the request');
+  }
+}
+
 /**
  * FeatureInit for the Predict patterns: one row per target (its id in the model's target id column),
  * target input features and broadcast context features as typed columns, and for pair and slate
  * requests the SlateData (one row per pair or slate with its target indices and its own inputs).
+ * Every limit is checked on counts first, then every value, all before anything is allocated.
  */
 function initPredict(
   snapshot: ModelSnapshot<ExecutionContext>,
@@ -121,26 +156,101 @@ function initPredict(
 ): RequestMatrices {
   const rows = request.targets.length;
   if (rows === 0) throw invalidArgument('targets: at least one target is required', 'targets');
-  checkCount(rows, REQUEST_LIMITS.targets, 'targets');
+  checkLimit('targets', rows, 'targets', 'entries');
+  const grouped = pattern !== 'point';
+  const groups: readonly { featureValues: readonly Uint8Array[] }[] = !grouped
+    ? []
+    : pattern === 'pair'
+      ? request.pairs
+      : request.slates;
+  const groupField = pattern === 'pair' ? 'pairs' : 'slates';
+  const groupSchema = !grouped ? [] : pattern === 'pair' ? request.pairInputSchema : request.slateInputSchema;
+  const groupSchemaField = pattern === 'pair' ? 'pair_input_schema' : 'slate_input_schema';
+  if (grouped) {
+    if (groups.length === 0)
+      throw invalidArgument(`${groupField}: at least one ${pattern} is required`, groupField);
+    checkLimit('groups', groups.length, groupField, 'entries');
+  }
+  checkSchemaEntries([
+    ['context_features', request.contextFeatures.length],
+    ['target_input_schema', request.targetInputSchema.length],
+    [groupSchemaField, groupSchema.length],
+  ]);
+  checkLimit(
+    'values',
+    rows * request.targetInputSchema.length + groups.length * groupSchema.length,
+    grouped && groups.length * groupSchema.length > 0 ? groupField : 'targets',
+    'feature values (rows × schema entries)',
+  );
+
   const taken = new Set<string>([
     snapshot.model.config.target_id_column,
     ...snapshot.layout.columns.map((c) => c.name),
   ]);
   const targetColumns = schemaColumns(request.targetInputSchema, 'target_input_schema', taken);
-  const contextColumns = request.contextFeatures.map((feature, i): ColumnSpec => {
-    const [spec] = schemaColumns([feature], 'context_features', taken).map((s) => s);
-    void i;
-    return spec!;
-  });
+  const contextColumns = request.contextFeatures.map((feature, i) =>
+    schemaColumn(feature, `context_features[${i}]`, taken),
+  );
+  const layout = snapshot.layout.extend([...targetColumns, ...contextColumns]);
+  checkLimit('matrixCells', cells(layout, rows), 'targets', 'matrix cells (rows × columns)');
   // Every value is checked before the matrix is allocated: a schema entry's vector_dim alone must
   // never size an allocation.
-  checkRows(targetColumns, request.targets, 'targets');
+  const targetWidths = targetColumns.map((_, c) => layout.widths[snapshot.layout.columns.length + c]);
+  let variableBytes = checkRows(targetColumns, targetWidths, request.targets, 'targets');
   request.contextFeatures.forEach((feature, i) => {
     const spec = contextColumns[i]!;
-    checkValueLength(spec.dataType, spec.vectorDim, feature.value, `context_features[${i}].value`);
+    const at = `context_features[${i}].value`;
+    checkValueLength(spec.dataType, spec.vectorDim, feature.value, at);
+    if (isText(spec)) checkUtf8(spec, feature.value, at);
+    if (layout.widths[snapshot.layout.columns.length + targetColumns.length + i] === undefined)
+      variableBytes += rows * feature.value.length;
   });
-  const layout = snapshot.layout.extend([...targetColumns, ...contextColumns]);
-  checkMatrixSize(layout, rows, 'targets');
+  checkMatrixSize('targets', cells(layout, rows), layout.arenaBytes(rows), variableBytes);
+
+  let slate: SlateData | undefined;
+  if (grouped) {
+    let indexCount = 0;
+    const indices: Int32Array[] =
+      pattern === 'pair'
+        ? request.pairs.map((pair, i) => {
+            checkIndex(pair.firstTargetIndex, rows, `pairs[${i}].first_target_index`);
+            checkIndex(pair.secondTargetIndex, rows, `pairs[${i}].second_target_index`);
+            return Int32Array.of(pair.firstTargetIndex, pair.secondTargetIndex);
+          })
+        : request.slates.map((group, i) => {
+            const at = `slates[${i}].slate_target_indices`;
+            const size = group.slateTargetIndices.length;
+            if (size === 0) throw invalidArgument(`${at} must not be empty`, at);
+            checkLimit('slateSize', size, at, 'entries');
+            indexCount += size;
+            checkLimit('slateIndices', indexCount, 'slates', 'target indices in all slates');
+            group.slateTargetIndices.forEach((index, k) => {
+              checkIndex(index, rows, `${at}[${k}]`);
+            });
+            return Int32Array.from(group.slateTargetIndices);
+          });
+    const groupColumns = schemaColumns(
+      groupSchema,
+      groupSchemaField,
+      new Set(snapshot.slateLayout.columns.map((c) => c.name)),
+    );
+    const slateLayout = snapshot.slateLayout.extend(groupColumns);
+    const groupCells = cells(slateLayout, groups.length);
+    checkLimit('matrixCells', cells(layout, rows) + groupCells, groupField, 'matrix cells (rows × columns)');
+    const groupWidths = groupColumns.map(
+      (_, c) => slateLayout.widths[snapshot.slateLayout.columns.length + c],
+    );
+    const groupBytes = checkRows(groupColumns, groupWidths, groups, groupField);
+    checkMatrixSize(
+      groupField,
+      cells(layout, rows) + groupCells,
+      layout.arenaBytes(rows) + slateLayout.arenaBytes(groups.length),
+      variableBytes + groupBytes,
+    );
+    slate = new SlateData(slateLayout, indices);
+    fillRows(slate, groupColumns, groups);
+  }
+
   const matrix = new ComponentMatrix(layout, rows);
   const ids = matrix.stringColumn(snapshot.model.config.target_id_column);
   request.targets.forEach((target, r) => {
@@ -150,43 +260,6 @@ function initPredict(
   request.contextFeatures.forEach((feature, i) => {
     matrix.byteColumn(contextColumns[i]!.name).broadcast(feature.value);
   });
-  if (pattern === 'point') {
-    requireRequestFeatures(snapshot, matrix, undefined);
-    return { matrix, slate: undefined };
-  }
-
-  const groups: readonly { featureValues: readonly Uint8Array[] }[] =
-    pattern === 'pair' ? request.pairs : request.slates;
-  const field = pattern === 'pair' ? 'pairs' : 'slates';
-  if (groups.length === 0) throw invalidArgument(`${field}: at least one ${pattern} is required`, field);
-  checkCount(groups.length, REQUEST_LIMITS.groups, field);
-  const indices: Int32Array[] =
-    pattern === 'pair'
-      ? request.pairs.map((pair, i) => {
-          checkIndex(pair.firstTargetIndex, rows, `pairs[${i}].first_target_index`);
-          checkIndex(pair.secondTargetIndex, rows, `pairs[${i}].second_target_index`);
-          return Int32Array.of(pair.firstTargetIndex, pair.secondTargetIndex);
-        })
-      : request.slates.map((slate, i) => {
-          const at = `slates[${i}].slate_target_indices`;
-          if (slate.slateTargetIndices.length === 0) throw invalidArgument(`${at} must not be empty`, at);
-          checkCount(slate.slateTargetIndices.length, REQUEST_LIMITS.slateSize, at);
-          slate.slateTargetIndices.forEach((index, k) => {
-            checkIndex(index, rows, `${at}[${k}]`);
-          });
-          return Int32Array.from(slate.slateTargetIndices);
-        });
-  const groupSchema = pattern === 'pair' ? request.pairInputSchema : request.slateInputSchema;
-  const groupColumns = schemaColumns(
-    groupSchema,
-    pattern === 'pair' ? 'pair_input_schema' : 'slate_input_schema',
-    new Set(snapshot.slateLayout.columns.map((c) => c.name)),
-  );
-  checkRows(groupColumns, groups, field);
-  const slateLayout = snapshot.slateLayout.extend(groupColumns);
-  checkMatrixSize(slateLayout, groups.length, field);
-  const slate = new SlateData(slateLayout, indices);
-  fillRows(slate, groupColumns, groups);
   requireRequestFeatures(snapshot, matrix, slate);
   return { matrix, slate };
 }
@@ -194,33 +267,60 @@ function initPredict(
 /**
  * FeatureInit for the legacy entity API: the row count is the largest id list; an entity with a
  * single id is broadcast to every row; every entity and every inline feature becomes a string column.
+ * A name may not be one the model produces (its scores would be overwritten in the answer).
  */
 function initLegacy(
   snapshot: ModelSnapshot<ExecutionContext>,
   request: OrchestratorRequestProto,
 ): RequestMatrices {
-  if (request.entities.length === 0)
-    throw invalidArgument('entities: at least one entity is required', 'entities');
-  const rows = Math.max(...request.entities.map((e) => e.ids.length));
+  const { entities } = request;
+  if (entities.length === 0) throw invalidArgument('entities: at least one entity is required', 'entities');
+  // Counts first, in loops (a spread of a request array into Math.max overflows the stack).
+  let names = 0;
+  let values = 0;
+  let rows = 0;
+  let longest = 0;
+  for (let i = 0; i < entities.length; i++) {
+    const entity = entities[i]!;
+    names += 1 + entity.features.length;
+    values += entity.ids.length;
+    for (const feature of entity.features) values += feature.idsFeatureValue.length;
+    if (entity.ids.length > rows) {
+      rows = entity.ids.length;
+      longest = i;
+    }
+  }
+  checkLimit('features', names, 'entities', 'entities and features in the request');
   if (rows === 0) throw invalidArgument('entities: every entity has an empty ids list', 'entities');
-  checkCount(rows, REQUEST_LIMITS.targets, 'entities.ids');
-  const names: string[] = [];
-  const values: (readonly string[])[] = [];
+  checkLimit('targets', rows, `entities[${longest}].ids`, 'ids');
+  checkLimit('values', values, 'entities', 'ids and feature values in the request');
+
+  const produced = new Set([
+    ...snapshot.layout.columns.map((c) => c.name),
+    ...snapshot.slateLayout.columns.map((c) => c.name),
+  ]);
+  const columnNames: string[] = [];
+  const columnValues: (readonly string[])[] = [];
   const seen = new Set<string>();
   const add = (name: string, list: readonly string[], field: string) => {
     if (name === '') throw invalidArgument(`${field} must not be empty`, field);
-    if (seen.has(name)) throw invalidArgument(`${field} "${name}" appears twice`, field);
+    if (seen.has(name)) throw invalidArgument(`${field} ${quote(name)} appears twice`, field);
+    if (produced.has(name))
+      throw invalidArgument(
+        `${field} ${quote(name)} is a column the model ${quote(snapshot.id)} produces; a request cannot supply it`,
+        field,
+      );
     if (list.length !== 1 && list.length !== rows) {
       throw invalidArgument(
-        `${field} "${name}" has ${list.length} values; expected 1 (broadcast) or ${rows}`,
+        `${field} ${quote(name)} has ${list.length} values; expected 1 (broadcast) or ${rows}`,
         field,
       );
     }
     seen.add(name);
-    names.push(name);
-    values.push(list);
+    columnNames.push(name);
+    columnValues.push(list);
   };
-  request.entities.forEach((entity, i) => {
+  entities.forEach((entity, i) => {
     add(entity.entity, entity.ids, `entities[${i}].entity`);
     entity.features.forEach((feature, k) => {
       add(feature.name, feature.idsFeatureValue, `entities[${i}].features[${k}].name`);
@@ -228,37 +328,33 @@ function initLegacy(
   });
   const idColumn = snapshot.model.config.target_id_column;
   const idSource =
-    names.indexOf(idColumn) >= 0 ? names.indexOf(idColumn) : values.findIndex((v) => v.length === rows);
-  const extra = names.filter((n) => n !== idColumn && !snapshot.layout.stringColumns.includes(n));
-  const matrix = new ComponentMatrix(snapshot.layout.extend([], extra), rows);
-  names.forEach((name, i) => {
+    columnNames.indexOf(idColumn) >= 0
+      ? columnNames.indexOf(idColumn)
+      : columnValues.findIndex((v) => v.length === rows);
+  const extra = columnNames.filter((n) => n !== idColumn && !snapshot.layout.stringColumns.includes(n));
+  const layout = snapshot.layout.extend([], extra);
+  // Texts are held as JavaScript strings (two bytes a character); a single id is one per row.
+  let textBytes = 0;
+  for (const list of columnValues) {
+    if (list.length === 1) textBytes += rows * list[0]!.length * 2;
+    else for (const text of list) textBytes += text.length * 2;
+  }
+  checkMatrixSize('entities', cells(layout, rows), layout.arenaBytes(rows), textBytes);
+
+  const matrix = new ComponentMatrix(layout, rows);
+  columnNames.forEach((name, i) => {
     const column = matrix.stringColumn(name);
-    const list = values[i]!;
-    for (let r = 0; r < rows; r++) column[r] = list.length === 1 ? list[0]! : list[r]!;
+    const list = columnValues[i]!;
+    if (list.length === 1) column.fill(list[0]!);
+    else for (let r = 0; r < rows; r++) column[r] = list[r]!;
   });
-  if (names[idSource] !== idColumn) {
+  if (columnNames[idSource] !== idColumn) {
     const ids = matrix.stringColumn(idColumn);
-    const list = values[idSource]!;
+    const list = columnValues[idSource]!;
     for (let r = 0; r < rows; r++) ids[r] = list[r]!;
   }
   requireRequestFeatures(snapshot, matrix, undefined);
   return { matrix, slate: undefined };
-}
-
-/** Columns the model reads but no component produces must come with the request (per target, or per pair/slate). */
-function requireRequestFeatures(
-  snapshot: ModelSnapshot<ExecutionContext>,
-  matrix: ComponentMatrix,
-  slate: SlateData | undefined,
-): void {
-  for (const name of snapshot.model.requestFeatures) {
-    if (!matrix.hasByteColumn(name) && !matrix.hasStringColumn(name) && !slate?.hasByteColumn(name)) {
-      throw invalidArgument(
-        `model ${snapshot.id} needs the request feature "${name}" (as a context, target, pair or slate input feature)`,
-        name,
-      );
-    }
-  }
 }
 
 export type InferenceRequest =
