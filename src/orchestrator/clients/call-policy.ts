@@ -31,8 +31,13 @@ export interface CallTarget {
 export interface OutboundCallOptions {
   /** Aborting it cancels the gRPC call (the server sees the cancellation). */
   signal?: AbortSignal;
-  /** Epoch ms: the earlier of the component's and the request's deadline. Absent or Infinity = `maxCallMs`. */
+  /** Epoch ms: the caller's (request's) deadline. Absent or Infinity = `maxCallMs`. */
   deadline?: number;
+  /**
+   * The call's own timeout (a component's `deadline_ms`), counted from when the call is made; the
+   * call ends at the earlier of it and `deadline`. Absent: `deadline` is the call's own timeout.
+   */
+  timeoutMs?: number;
   metadata?: Metadata;
 }
 
@@ -46,13 +51,22 @@ export interface CallPolicyOptions {
 }
 
 /**
- * How every outbound gRPC call is made: deadline = min(caller's deadline, `maxCallMs`), cancellation
+ * How every outbound gRPC call is made: deadline = min(caller's deadline, own timeout, `maxCallMs`), cancellation
  * from the AbortSignal, a circuit breaker per endpoint (open: fail fast with UNAVAILABLE "circuit
  * open for <target>"; after a cool-down one probe goes through while other calls keep failing fast),
  * a retry of UNAVAILABLE only (the three RPCs are side-effect free, and UNAVAILABLE carries no
  * response) while the deadline leaves room, and metrics per call. Errors come out as LatticeErrors
  * naming the target. Retries use their own loop rather than cockatiel's retry policy, whose backoff
  * sleep cannot be aborted and which knows no deadline.
+ *
+ * What counts against an endpoint's circuit: UNAVAILABLE, INTERNAL and UNKNOWN, each time: the
+ * endpoint says it is failing. A DEADLINE_EXCEEDED is evidence about the endpoint *and* the load its
+ * caller put on it, so it counts only when it is the endpoint's own slowness: the call had its own
+ * full timeout (not cut short by the caller's deadline, nor left with almost no budget), and it is
+ * the first timeout of its caller on that endpoint. Calls made with the same AbortSignal are one
+ * caller's (the orchestrator gives every call of a request the request's signal): the batches of one
+ * oversized request time out together for one reason, and count once, so one caller cannot open an
+ * endpoint's circuit for everyone. Cancellation by the caller never counts.
  *
  * Each concept has its own file: the transport (unary-call.ts), the breakers (circuit-breaker.ts),
  * the backoff (retry-backoff.ts), error mapping (call-errors.ts) and the metrics (call-metrics.ts).
@@ -67,8 +81,10 @@ export class CallPolicy {
   private readonly breakers = new Map<string, CircuitBreakerPolicy>();
   /** Series per service, target and method, bound once: the metrics of a call allocate nothing. */
   private readonly series = new Map<string, CallSeries>();
-  /** Deadline failures of attempts that had almost no budget: the caller's fault, not the endpoint's. */
+  /** Deadline failures that are the caller's doing, not the endpoint's (see the class comment). */
   private readonly uncounted = new WeakSet<Error>();
+  /** Per caller (signal): the endpoints where one of its calls already counted a timeout. */
+  private readonly timedOut = new WeakMap<AbortSignal, Set<string>>();
   private readonly instruments: CallInstruments;
 
   constructor(options: CallPolicyOptions) {
@@ -136,7 +152,11 @@ export class CallPolicy {
     series: CallSeries,
   ): Promise<T> {
     const signal = options.signal ?? neverAborted;
-    const deadline = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, Date.now() + this.maxCallMs);
+    const callerDeadline = options.deadline ?? Number.POSITIVE_INFINITY;
+    const own = Date.now() + Math.min(options.timeoutMs ?? Number.POSITIVE_INFINITY, this.maxCallMs);
+    const deadline = Math.min(callerDeadline, own);
+    // The caller's deadline comes first: a timeout is then the caller's (a late or oversized request).
+    const cutByCaller = options.timeoutMs !== undefined && callerDeadline < own;
     const metadata = options.metadata ?? new Metadata();
     const breaker = this.breaker(call.target);
     for (let attempt = 1; ; attempt++) {
@@ -155,7 +175,7 @@ export class CallPolicy {
             if (
               isServiceError(err) &&
               err.code === status.DEADLINE_EXCEEDED &&
-              budget < this.retry.minAttemptMs
+              (budget < this.retry.minAttemptMs || cutByCaller || this.timedOutBefore(signal, call.target))
             )
               this.uncounted.add(err);
             throw err;
@@ -170,6 +190,19 @@ export class CallPolicy {
         await pause(delay, signal);
       }
     }
+  }
+
+  /** Whether this caller already counted a timeout on `target`; records this one if not. */
+  private timedOutBefore(signal: AbortSignal, target: string): boolean {
+    if (signal === neverAborted) return false; // calls without a signal are each their own caller
+    let targets = this.timedOut.get(signal);
+    if (targets === undefined) {
+      targets = new Set();
+      this.timedOut.set(signal, targets);
+    }
+    if (targets.has(target)) return true;
+    targets.add(target);
+    return false;
   }
 
   private breaker(target: string): CircuitBreakerPolicy {

@@ -55,7 +55,12 @@ export class FeatureStoreClient implements FeatureFetcher {
       this.call,
       FeatureServiceService.retrieveFeatures,
       request,
-      { signal: options.signal, deadline: options.deadline, metadata: this.metadata },
+      {
+        signal: options.signal,
+        deadline: options.deadline,
+        timeoutMs: options.timeoutMs,
+        metadata: this.metadata,
+      },
       (result) => this.rows(query, result),
     );
   }

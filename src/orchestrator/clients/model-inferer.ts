@@ -19,9 +19,12 @@ export interface InferRequest {
 }
 
 export interface InferCallOptions {
+  /** The request's: calls sharing it are one caller's. */
   signal: AbortSignal;
-  /** Epoch milliseconds by which this call must answer. */
+  /** Epoch milliseconds: the request's deadline. */
   deadline: number;
+  /** The call's own timeout (the component's `deadline_ms`) from when it is made; absent = `deadline` alone. */
+  timeoutMs?: number;
 }
 
 /**
