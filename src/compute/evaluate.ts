@@ -16,6 +16,16 @@ import {
 
 export type Precision = 'fp32' | 'fp64';
 
+/**
+ * Lets a long evaluation give its host's event loop a turn between operators (each operator is one
+ * pass over every row): `due` says whether it is time, `pause` waits for the turn and rejects to stop
+ * the evaluation (the caller was cancelled).
+ */
+export interface EvaluationPacer {
+  due(): boolean;
+  pause(): Promise<void>;
+}
+
 /** `fp32`/`f32` → fp32; `fp64`/`f64`/absent → fp64 (the numerix rule), case-insensitive. */
 export function parsePrecision(text: string | undefined): Precision {
   if (text === undefined) return 'fp64';
@@ -92,36 +102,73 @@ export class Evaluator {
    * one of the inputs: only the last operator writes it, reading each row before writing it.
    */
   evaluate<T extends Vector>(inputs: Readonly<Record<string, Vector>>, rows: number, output: T): T {
-    const { program } = this;
-    if (!Number.isSafeInteger(rows) || rows < 0) {
-      throw invalidArgument(`rows must be a non-negative integer, got ${rows}`);
-    }
-    if (output.length < rows) {
-      throw invalidArgument(`output has ${output.length} elements; expected at least ${rows} (rows)`);
-    }
+    checkShape(rows, output);
     const scratch = this.scratch(output instanceof Float32Array ? 'fp32' : 'fp64', rows);
     const registers = this.registers;
     try {
-      for (let v = 0; v < program.variables.length; v++) {
-        registers[v] = this.bindInput(inputs, v, rows, scratch);
-      }
-      if (rows === 0) return output;
-      registers[program.variables.length] = output;
-      for (let t = 0; t < program.tempCount; t++) {
-        registers[program.variables.length + 1 + t] = scratch.temps[t]!;
-      }
-      const scalars = scratch.scalars;
-      for (const literal of program.literals) scalars[literal.register] = literal.value;
-      for (const instruction of program.instructions) this.run(instruction, scratch, rows);
-      const result = program.result;
-      if (!result.vector) output.fill(scalars[result.index]!, 0, rows);
-      else if (result.index !== program.variables.length)
-        output.set(registers[result.index]!.subarray(0, rows));
-      return output;
+      if (!this.bind(inputs, rows, output, scratch, registers)) return output;
+      for (const instruction of this.program.instructions) this.run(instruction, scratch, rows, registers);
+      return this.finish(rows, output, scratch, registers);
     } finally {
       // Do not keep the caller's columns (or the output) alive until the next call.
       registers.fill(EMPTY);
     }
+  }
+
+  /**
+   * As `evaluate`, asking `pacer` between operators whether to pause. It has scratch buffers and
+   * registers of its own, so evaluations of one program may interleave while they pause.
+   */
+  async evaluatePaced<T extends Vector>(
+    inputs: Readonly<Record<string, Vector>>,
+    rows: number,
+    output: T,
+    pacer: EvaluationPacer,
+  ): Promise<T> {
+    checkShape(rows, output);
+    const scratch = new Scratch(
+      output instanceof Float32Array ? Float32Array : Float64Array,
+      rows,
+      this.program,
+    );
+    const registers = new Array<Vector>(this.registers.length).fill(EMPTY);
+    if (!this.bind(inputs, rows, output, scratch, registers)) return output;
+    for (const instruction of this.program.instructions) {
+      if (pacer.due()) await pacer.pause();
+      this.run(instruction, scratch, rows, registers);
+    }
+    return this.finish(rows, output, scratch, registers);
+  }
+
+  /** Binds inputs, output and temporaries to registers; false when there are no rows to compute. */
+  private bind(
+    inputs: Readonly<Record<string, Vector>>,
+    rows: number,
+    output: Vector,
+    scratch: Scratch,
+    registers: Vector[],
+  ): boolean {
+    const { program } = this;
+    for (let v = 0; v < program.variables.length; v++) {
+      registers[v] = this.bindInput(inputs, v, rows, scratch);
+    }
+    if (rows === 0) return false;
+    registers[program.variables.length] = output;
+    for (let t = 0; t < program.tempCount; t++) {
+      registers[program.variables.length + 1 + t] = scratch.temps[t]!;
+    }
+    const scalars = scratch.scalars;
+    for (const literal of program.literals) scalars[literal.register] = literal.value;
+    return true;
+  }
+
+  private finish<T extends Vector>(rows: number, output: T, scratch: Scratch, registers: Vector[]): T {
+    const { program } = this;
+    const result = program.result;
+    if (!result.vector) output.fill(scratch.scalars[result.index]!, 0, rows);
+    else if (result.index !== program.variables.length)
+      output.set(registers[result.index]!.subarray(0, rows));
+    return output;
   }
 
   private scratch(precision: Precision, rows: number): Scratch {
@@ -163,8 +210,7 @@ export class Evaluator {
     return converted;
   }
 
-  private run(instruction: Instruction, scratch: Scratch, rows: number): void {
-    const registers = this.registers;
+  private run(instruction: Instruction, scratch: Scratch, rows: number, registers: Vector[]): void {
     const { scalars, unit, sorted } = scratch;
     const { a, out } = instruction;
     let failed: number;
@@ -191,14 +237,19 @@ export class Evaluator {
         scalars[out] = unit[0]!;
       }
     }
-    if (failed !== OK) throw this.rowError(instruction, failed, scratch);
+    if (failed !== OK) throw this.rowError(instruction, failed, scratch, registers);
   }
 
   /** The error for `instruction` failing at `row`; operands at that row are still intact. */
-  private rowError(instruction: Instruction, row: number, scratch: Scratch): LatticeError {
+  private rowError(
+    instruction: Instruction,
+    row: number,
+    scratch: Scratch,
+    registers: readonly Vector[],
+  ): LatticeError {
     const at = `at row ${row} in \`${this.program.source}\` (token ${instruction.token})`;
     const operandValue = (operand: Instruction['a']): number =>
-      operand.vector ? this.registers[operand.index]![row]! : scratch.scalars[operand.index]!;
+      operand.vector ? registers[operand.index]![row]! : scratch.scalars[operand.index]!;
     if (instruction.kind === 'unary') {
       return invalidArgument(`log of non-positive value ${operandValue(instruction.a)} ${at}`);
     }
@@ -207,5 +258,14 @@ export class Evaluator {
     const y = operandValue(instruction.b);
     const bad = x !== 0 && x !== 1 ? x : y;
     return invalidArgument(`operator ${instruction.op} needs 0/1 operands, got ${bad} ${at}`);
+  }
+}
+
+function checkShape(rows: number, output: Vector): void {
+  if (!Number.isSafeInteger(rows) || rows < 0) {
+    throw invalidArgument(`rows must be a non-negative integer, got ${rows}`);
+  }
+  if (output.length < rows) {
+    throw invalidArgument(`output has ${output.length} elements; expected at least ${rows} (rows)`);
   }
 }

@@ -12,7 +12,7 @@
  * - variables: a letter or `_`, then letters, digits, `_ . : @ -`.
  */
 import { invalidArgument } from '../platform/errors.js';
-import { Evaluator, type Precision } from './evaluate.js';
+import { type EvaluationPacer, Evaluator, type Precision } from './evaluate.js';
 import { BINARY_OPERATORS, type BinaryOperator, UNARY_FUNCTIONS, type UnaryFunction } from './functions.js';
 
 export interface CompiledExpression {
@@ -42,6 +42,17 @@ export interface CompiledExpression {
     rows: number,
     output: T,
   ): T;
+  /**
+   * As `evaluateInto`, for many rows: between operators, `pacer` may pause the evaluation (giving
+   * the event loop a turn) or stop it by rejecting. Evaluations of one expression may then
+   * interleave; each has its own scratch buffers.
+   */
+  evaluateIntoPaced<T extends Float32Array | Float64Array>(
+    inputs: Readonly<Record<string, Float32Array | Float64Array>>,
+    rows: number,
+    output: T,
+    pacer: EvaluationPacer,
+  ): Promise<T>;
 }
 
 /** Where a value lives during evaluation: a vector register (column) or a scalar register (constant). */
@@ -123,6 +134,7 @@ export function compileExpression(source: string): CompiledExpression {
       );
     },
     evaluateInto: (inputs, rows, output) => evaluator.evaluate(inputs, rows, output),
+    evaluateIntoPaced: (inputs, rows, output, pacer) => evaluator.evaluatePaced(inputs, rows, output, pacer),
   };
 }
 

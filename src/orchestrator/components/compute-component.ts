@@ -2,7 +2,7 @@ import { type CompiledExpression, compileExpression } from '../../compute/index.
 import { invalidArgument, LatticeError } from '../../platform/errors.js';
 import type { RemoteCompute } from '../clients/index.js';
 import type { ComputeComponentConfig } from '../config/index.js';
-import type { DagComponent } from '../dag/index.js';
+import { CHECK_EVERY, type DagComponent, nextTurn, sliceOver } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { columnNumbers } from '../matrix/column-numbers.js';
 import type { ByteColumn, ComponentMatrix } from '../matrix/component-matrix.js';
@@ -58,6 +58,7 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
         `compute output "${this.config.output_column}" is not ${this.config.data_type}`,
       );
     if (!this.expression) return this.runRemote(context, matrix, output, direct, signal);
+    if (matrix.rowCount > CHECK_EVERY) return this.runPaced(context, matrix, output, direct, signal);
     const inputs: Record<string, Float32Array | Float64Array> = {};
     for (const variable of this.expression.variables) {
       inputs[variable] = columnNumbers(matrix, this.config.score_mapping[variable]!, this.precision);
@@ -65,6 +66,28 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
     // The engine writes rows in order and stops at a failing one; the rows before it hold results,
     // which the inference engine resets with every other column of a failed component.
     this.expression.evaluateInto(inputs, matrix.rowCount, direct);
+    output.markAllFilled();
+  }
+
+  /**
+   * A large matrix: the same evaluation, giving the event loop a turn between column conversions and
+   * between operators once the time slice is over, and stopping once the request is cancelled or late.
+   */
+  private async runPaced(
+    context: ExecutionContext,
+    matrix: ComponentMatrix,
+    output: ByteColumn,
+    direct: Float32Array | Float64Array,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const expression = this.expression!;
+    const pause = () => nextTurn(signal, context.deadline);
+    const inputs: Record<string, Float32Array | Float64Array> = {};
+    for (const variable of expression.variables) {
+      if (sliceOver()) await pause();
+      inputs[variable] = columnNumbers(matrix, this.config.score_mapping[variable]!, this.precision);
+    }
+    await expression.evaluateIntoPaced(inputs, matrix.rowCount, direct, { due: sliceOver, pause });
     output.markAllFilled();
   }
 
@@ -95,7 +118,7 @@ export class ComputeComponent implements DagComponent<ExecutionContext> {
         columns,
         dataType: this.config.data_type,
       },
-      { signal, deadline: Math.min(context.deadline, Date.now() + this.config.deadline_ms) },
+      { signal, deadline: context.deadline, timeoutMs: this.config.deadline_ms },
     );
     // The client checks this against the wire; any other RemoteCompute must not write shifted either.
     if (scores.length !== rows)

@@ -1,16 +1,19 @@
 import { describeError, LatticeError } from '../../platform/errors.js';
 import type { FeatureFetcher, FeatureQuery, FeatureRows } from '../clients/index.js';
 import type { FeatureComponentConfig } from '../config/index.js';
-import type { DagComponent } from '../dag/index.js';
+import { CHECK_EVERY, type DagComponent, inChunks, nextTurn, sliceOver } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { ByteColumn, ColumnSpec, ComponentMatrix } from '../matrix/component-matrix.js';
+import { MAX_BATCHES_IN_FLIGHT, runBatches } from './batches.js';
 import type { FeatureCache } from './feature-cache.js';
 import { keyTexts } from './key-columns.js';
 
 /**
  * FeatureComponent: fetches one entity's features for every row. Keys come from `fs_keys` (each
  * entry reads a column; several schema names split its value on `|`), are de-duplicated, and sent in
- * batches of `batch_size`, concurrently, each bounded by `deadline_ms` and the request deadline.
+ * batches of `batch_size`, concurrently (at most MAX_BATCHES_IN_FLIGHT at once), each bounded by
+ * `deadline_ms` from when it is sent and by the request deadline. Long loops (keys, result writing)
+ * run in chunks that give the event loop its turn and stop once the request is cancelled or late.
  * Values land in the typed columns `<prefix><entity>:<group>:<feature>`. A row whose entity is
  * missing, or whose batch failed, keeps the defaults and is marked with this component's name; the
  * component fails only when every batch failed (which fails the request if it is required).
@@ -42,24 +45,28 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
   async run(context: ExecutionContext, signal: AbortSignal): Promise<void> {
     const { matrix } = context;
     const rows = matrix.rowCount;
-    const { keys, rowKey } = this.collectKeys(context);
+    const deadline = context.deadline;
+    const { keys, rowKey } = await this.collectKeys(context, signal);
     const columns = this.columns.map((c) => matrix.byteColumn(c.name));
-    const deadline = Math.min(context.deadline, Date.now() + this.config.deadline_ms);
     // Cached entities first; only the misses go to the feature store.
     const fetched: (readonly Uint8Array[] | undefined)[] = this.cache
-      ? await this.cache.lookup(keys, deadline)
+      ? await this.cache.lookup(keys, Math.min(deadline, Date.now() + this.config.deadline_ms))
       : new Array(keys.length);
     const missing: number[] = [];
     for (let k = 0; k < keys.length; k++) if (fetched[k] === undefined) missing.push(k);
     const failed = new Uint8Array(keys.length);
     const batchSize = this.config.batch_size;
-    const batches: Promise<void>[] = [];
     let lastError: unknown;
-    for (let start = 0; start < missing.length; start += batchSize) {
-      const batch = missing.slice(start, start + batchSize);
-      batches.push(
-        this.fetcher
-          .retrieve({ ...this.query, keys: batch.map((k) => keys[k]!) }, { signal, deadline })
+    const timeoutMs = this.config.deadline_ms;
+    await runBatches(
+      Math.ceil(missing.length / batchSize),
+      MAX_BATCHES_IN_FLIGHT,
+      signal,
+      deadline,
+      (b: number) => {
+        const batch = missing.slice(b * batchSize, (b + 1) * batchSize);
+        return this.fetcher
+          .retrieve({ ...this.query, keys: batch.map((k) => keys[k]!) }, { signal, deadline, timeoutMs })
           .then((result: FeatureRows) => this.checkShape(result, batch.length))
           .then(
             (result: FeatureRows) => {
@@ -71,14 +78,13 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
               lastError = err;
               for (const k of batch) failed[k] = 1;
             },
-          ),
-      );
-    }
-    await Promise.all(batches);
+          );
+      },
+    );
     // Every entity had to come from the feature store and none did: the component failed as a whole.
     if (keys.length > 0 && missing.length === keys.length && missing.every((k) => failed[k] === 1))
       throw lastError;
-    if (this.cache) {
+    if (this.cache && !signal.aborted) {
       const fresh = missing.filter((k) => failed[k] === 0 && (fetched[k]?.length ?? 0) > 0);
       this.cache.store(fresh.map((k) => ({ key: keys[k]!, values: fetched[k]! })));
     }
@@ -88,23 +94,30 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
     // First decide each row's values (or mark why it has none), then write column by column.
     const rowValues: (readonly Uint8Array[] | undefined)[] = new Array(rows);
     const notFound: (string | undefined)[] = [];
-    for (let row = 0; row < rows; row++) {
-      const key = rowKey[row]!;
-      if (key < 0) {
-        matrix.addRowError(row, `${this.name}: no key (empty or incomplete key column)`);
-      } else if (failed[key] === 1) {
-        matrix.addRowError(row, failure);
-      } else {
-        const values = fetched[key];
-        if (values === undefined || values.length === 0) {
-          notFound[key] ??= `${this.name}: entity ${keys[key]!.join('|')} not found`;
-          matrix.addRowError(row, notFound[key]);
+    await inChunks(rows, signal, deadline, (from, to) => {
+      for (let row = from; row < to; row++) {
+        const key = rowKey[row]!;
+        if (key < 0) {
+          matrix.addRowError(row, `${this.name}: no key (empty or incomplete key column)`);
+        } else if (failed[key] === 1) {
+          matrix.addRowError(row, failure);
         } else {
-          rowValues[row] = values;
+          const values = fetched[key];
+          if (values === undefined || values.length === 0) {
+            notFound[key] ??= `${this.name}: entity ${keys[key]!.join('|')} not found`;
+            matrix.addRowError(row, notFound[key]);
+          } else {
+            rowValues[row] = values;
+          }
         }
       }
+    });
+    for (let c = 0; c < columns.length; c++) {
+      const column = columns[c]!;
+      await inChunks(rows, signal, deadline, (from, to) =>
+        this.writeColumn(matrix, column, c, rowValues, from, to),
+      );
     }
-    for (let c = 0; c < columns.length; c++) this.writeColumn(matrix, columns[c]!, c, rowValues);
   }
 
   /**
@@ -130,16 +143,18 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
     return result;
   }
 
-  /** Writes feature `c` of every row that has values; the hot loop of the component. */
+  /** Writes feature `c` of the rows `from…to−1` that have values; the hot loop of the component. */
   private writeColumn(
     matrix: ComponentMatrix,
     column: ByteColumn,
     c: number,
     rowValues: readonly (readonly Uint8Array[] | undefined)[],
+    from: number,
+    to: number,
   ): void {
     const width = column.width;
     const { data, filled } = column;
-    for (let row = 0; row < rowValues.length; row++) {
+    for (let row = from; row < to; row++) {
       const values = rowValues[row];
       if (values === undefined) continue;
       const value = values[c];
@@ -160,80 +175,91 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
   }
 
   /** The unique key tuples of the request and, per row, the index of its key (-1: no key). */
-  private collectKeys(context: ExecutionContext): { keys: string[][]; rowKey: Int32Array } {
-    const { matrix } = context;
-    const sources = this.config.fs_keys.map((k) => ({
-      texts: keyTexts(matrix, k.col),
-      parts: k.schema.length,
-    }));
-    const rowKey = new Int32Array(matrix.rowCount);
+  private async collectKeys(
+    context: ExecutionContext,
+    signal: AbortSignal,
+  ): Promise<{ keys: string[][]; rowKey: Int32Array }> {
+    const { matrix, deadline } = context;
+    const rows = matrix.rowCount;
+    const sources: { texts: readonly string[]; parts: number }[] = [];
+    for (const k of this.config.fs_keys) {
+      if (rows > CHECK_EVERY && sliceOver()) await nextTurn(signal, deadline);
+      sources.push({ texts: keyTexts(matrix, k.col), parts: k.schema.length });
+    }
+    const rowKey = new Int32Array(rows);
     const index = new Map<string, number>();
     const keys: string[][] = [];
     if (sources.length === 1 && sources[0]!.parts === 1) {
       // The common case, one single-part key: the column text is the key, no tuple to build.
       const texts = sources[0]!.texts;
-      for (let row = 0; row < matrix.rowCount; row++) {
-        const text = texts[row]!;
-        let k = text === '' ? -1 : index.get(text);
-        if (k === undefined) {
-          k = keys.length;
-          index.set(text, k);
-          keys.push([text]);
+      await inChunks(rows, signal, deadline, (from, to) => {
+        for (let row = from; row < to; row++) {
+          const text = texts[row]!;
+          let k = text === '' ? -1 : index.get(text);
+          if (k === undefined) {
+            k = keys.length;
+            index.set(text, k);
+            keys.push([text]);
+          }
+          rowKey[row] = k;
         }
-        rowKey[row] = k;
-      }
+      });
       return { keys, rowKey };
     }
     if (sources.every((source) => source.parts === 1)) {
       // Several single-part keys (user × category): a tuple is built only for a key not seen yet.
-      for (let row = 0; row < matrix.rowCount; row++) {
-        let id = sources[0]!.texts[row]!;
-        let empty = id === '';
-        for (let s = 1; s < sources.length && !empty; s++) {
-          const text = sources[s]!.texts[row]!;
-          empty = text === '';
-          id = `${id}\u0000${text}`;
+      await inChunks(rows, signal, deadline, (from, to) => {
+        for (let row = from; row < to; row++) {
+          let id = sources[0]!.texts[row]!;
+          let empty = id === '';
+          for (let s = 1; s < sources.length && !empty; s++) {
+            const text = sources[s]!.texts[row]!;
+            empty = text === '';
+            id = `${id}\u0000${text}`;
+          }
+          if (empty) {
+            rowKey[row] = -1;
+            continue;
+          }
+          let k = index.get(id);
+          if (k === undefined) {
+            k = keys.length;
+            index.set(id, k);
+            keys.push(sources.map((source) => source.texts[row]!));
+          }
+          rowKey[row] = k;
+        }
+      });
+      return { keys, rowKey };
+    }
+    await inChunks(rows, signal, deadline, (from, to) => {
+      for (let row = from; row < to; row++) {
+        const tuple: string[] = [];
+        let empty = false;
+        for (const source of sources) {
+          const text = source.texts[row]!;
+          if (text === '') empty = true;
+          if (source.parts === 1) tuple.push(text);
+          else {
+            const parts = text.split('|');
+            if (parts.length !== source.parts) empty = true; // a composite key must have every part
+            tuple.push(...parts);
+          }
         }
         if (empty) {
           rowKey[row] = -1;
           continue;
         }
+        const id = tuple.join('\u0000');
         let k = index.get(id);
         if (k === undefined) {
           k = keys.length;
           index.set(id, k);
-          keys.push(sources.map((source) => source.texts[row]!));
+          keys.push(tuple);
         }
         rowKey[row] = k;
       }
-      return { keys, rowKey };
-    }
-    for (let row = 0; row < matrix.rowCount; row++) {
-      const tuple: string[] = [];
-      let empty = false;
-      for (const source of sources) {
-        const text = source.texts[row]!;
-        if (text === '') empty = true;
-        if (source.parts === 1) tuple.push(text);
-        else {
-          const parts = text.split('|');
-          if (parts.length !== source.parts) empty = true; // a composite key must have every part
-          tuple.push(...parts);
-        }
-      }
-      if (empty) {
-        rowKey[row] = -1;
-        continue;
-      }
-      const id = tuple.join('\u0000');
-      let k = index.get(id);
-      if (k === undefined) {
-        k = keys.length;
-        index.set(id, k);
-        keys.push(tuple);
-      }
-      rowKey[row] = k;
-    }
+    });
     return { keys, rowKey };
   }
 }

@@ -3,10 +3,11 @@ import { DataType, dataTypeInfo, parseDataType } from '../../datatypes/data-type
 import { describeError, LatticeError } from '../../platform/errors.js';
 import type { ModelInferer, Tensor } from '../clients/index.js';
 import type { ModelServingComponentConfig } from '../config/index.js';
-import type { DagComponent } from '../dag/index.js';
+import { CHECK_EVERY, type DagComponent, nextTurn, sliceOver } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { columnElements } from '../matrix/column-elements.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
+import { MAX_BATCHES_IN_FLIGHT, runBatches } from './batches.js';
 import { type ModelAnswer, type OutputPlan, writeModelOutputs } from './model-outputs.js';
 
 interface Gathered {
@@ -39,8 +40,10 @@ export function routeEndpoint(
 /**
  * ModelServingComponent: builds one tensor per configured input from matrix columns (any numeric
  * type converted to the input's, vectors flattened in order), splits the rows into `batch_size`
- * batches sent concurrently (each to an endpoint chosen by `percentage`, bounded by `deadline_ms`
- * and the request deadline), calibrates, and writes each output value into its own row's column.
+ * batches sent concurrently, at most MAX_BATCHES_IN_FLIGHT at once (each to an endpoint chosen by
+ * `percentage`, bounded by `deadline_ms` from when it is sent and by the request deadline),
+ * calibrates, and writes each output value into its own row's column. No batch is sent once the
+ * request is cancelled or past its deadline.
  * A failed batch leaves exactly its own rows defaulted and marked; scores never shift rows. With
  * `slate`, one inference per slate over that slate's target rows; the first output row is the
  * slate's score.
@@ -83,52 +86,54 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
   }
 
   async run(context: ExecutionContext, signal: AbortSignal): Promise<void> {
-    const { matrix } = context;
-    const deadline = Math.min(context.deadline, Date.now() + this.config.deadline_ms);
+    const { matrix, deadline } = context;
     if (this.config.slate) {
-      if (context.slate) await this.runSlates(context, signal, deadline);
+      if (context.slate) await this.runSlates(context, signal);
       return;
     }
-    const sources = this.inputs.map((input) => this.gather(matrix, input, null));
     const rows = matrix.rowCount;
+    const sources: Gathered[] = [];
+    for (const input of this.inputs) {
+      // Each input is a few bulk conversions; between inputs of a large matrix the loop gets its turn.
+      if (rows > CHECK_EVERY && sliceOver()) await nextTurn(signal, deadline);
+      sources.push(this.gather(matrix, input, null));
+    }
     const batch = this.config.batch_size;
-    const calls: Promise<unknown>[] = [];
+    const count = Math.ceil(rows / batch);
     let failures = 0;
     let lastError: unknown;
-    for (let start = 0; start < rows; start += batch) {
+    await runBatches(count, MAX_BATCHES_IN_FLIGHT, signal, deadline, (b: number) => {
+      const start = b * batch;
       const end = Math.min(rows, start + batch);
-      calls.push(
-        this.infer(sources, start, end, signal, deadline)
-          .then((answer) => writeModelOutputs(this.plan, answer, end - start, matrix, start, false))
-          .catch((err: unknown) => {
-            failures++;
-            lastError = err;
-            const reason = `${this.name}: model call failed: ${describeError(err)}`;
-            for (let row = start; row < end; row++) matrix.addRowError(row, reason);
-          }),
-      );
-    }
-    await Promise.all(calls);
-    if (failures > 0 && failures === calls.length) throw lastError;
+      return this.infer(sources, start, end, signal, deadline)
+        .then((answer) => writeModelOutputs(this.plan, answer, end - start, matrix, start, false))
+        .catch((err: unknown) => {
+          failures++;
+          lastError = err;
+          const reason = `${this.name}: model call failed: ${describeError(err)}`;
+          for (let row = start; row < end; row++) matrix.addRowError(row, reason);
+        });
+    });
+    if (failures > 0 && failures === count) throw lastError;
   }
 
-  private async runSlates(context: ExecutionContext, signal: AbortSignal, deadline: number): Promise<void> {
+  /** One inference per slate, at most MAX_BATCHES_IN_FLIGHT at once. */
+  private async runSlates(context: ExecutionContext, signal: AbortSignal): Promise<void> {
     const slate = context.slate!;
-    const results = await Promise.allSettled(
-      slate.slateTargetIndices.map(async (indices, s) => {
-        const sources = this.inputs.map((input) => this.gather(context.matrix, input, indices));
-        const answer = await this.infer(sources, 0, indices.length, signal, deadline);
-        writeModelOutputs(this.plan, answer, indices.length, slate, s, true);
-      }),
-    );
+    const slates = slate.slateTargetIndices;
     let failures = 0;
-    results.forEach((result, s) => {
-      if (result.status === 'rejected') {
+    await runBatches(slates.length, MAX_BATCHES_IN_FLIGHT, signal, context.deadline, async (s: number) => {
+      try {
+        const indices = slates[s]!;
+        const sources = this.inputs.map((input) => this.gather(context.matrix, input, indices));
+        const answer = await this.infer(sources, 0, indices.length, signal, context.deadline);
+        writeModelOutputs(this.plan, answer, indices.length, slate, s, true);
+      } catch (err) {
         failures++;
-        slate.addRowError(s, `${this.name}: model call failed: ${describeError(result.reason)}`);
+        slate.addRowError(s, `${this.name}: model call failed: ${describeError(err)}`);
       }
     });
-    if (failures > 0 && failures === results.length)
+    if (failures > 0 && failures === slates.length)
       throw new LatticeError('UNAVAILABLE', `${this.name}: every slate failed`);
   }
 
@@ -203,7 +208,7 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
         inputs,
         outputs: this.outputNames,
       },
-      { signal, deadline },
+      { signal, deadline, timeoutMs: this.config.deadline_ms },
     );
     return { target, inputs, outputs };
   }

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { deadlineExceeded, describeError, LatticeError, unavailable } from '../../platform/errors.js';
+import { startedSliceOver } from './time-slice.js';
 import type { Topology } from './topology.js';
 
 /** A node of the DAG as the executor sees it: a name, whether it may fail, and work to run. */
@@ -125,6 +126,8 @@ class Execution<C> {
   private finished = 0;
   private failedCount = 0;
   private timer: NodeJS.Timeout | undefined = undefined;
+  /** A drain put off to the next turn of the event loop (the turn's time slice was over). */
+  private drainPending = false;
   private listening = false;
   private settle: ((report: ExecutionReport) => void) | undefined = undefined;
   private fail: ((error: unknown) => void) | undefined = undefined;
@@ -188,13 +191,50 @@ class Execution<C> {
       if (this.states[i] === RUNNING) running.push(`"${this.topology.nodes[i]}"`);
     }
     const what =
-      running.length === 1 ? `component ${running[0]} was` : `components ${running.join(', ')} were`;
-    this.abandon(deadlineExceeded(`deadline exceeded while ${what} running`));
+      running.length === 0
+        ? 'before the next component started'
+        : running.length === 1
+          ? `while component ${running[0]} was running`
+          : `while components ${running.join(', ')} were running`;
+    this.abandon(deadlineExceeded(`deadline exceeded ${what}`));
   }
 
-  private drain(): void {
-    while (this.head < this.tail && this.state === ACTIVE) this.start(this.ready[this.head++]!);
+  /**
+   * Starts every ready component. The deadline is read from the clock before each start, since a
+   * busy event loop runs the deadline timer late: no component starts after the deadline. When a long
+   * loop has used up the turn's time slice, the rest waits for the next turn (startedSliceOver never
+   * starts a slice itself, so small requests never pay for a turn).
+   */
+  private drain(resumed = false): void {
+    while (this.head < this.tail && this.state === ACTIVE) {
+      if (this.pastDeadline()) {
+        this.expire();
+        return;
+      }
+      // A resumed drain starts one component whatever the slice: others' long loops keep it over,
+      // and waiting for a turn of its own would starve this execution.
+      if (!resumed && startedSliceOver()) {
+        if (!this.drainPending) {
+          this.drainPending = true;
+          setImmediate(resumeDrain, this);
+        }
+        return;
+      }
+      this.start(this.ready[this.head++]!);
+      resumed = false;
+    }
     if (this.state === ACTIVE && this.finished === this.components.length) this.succeed();
+  }
+
+  /** The drain put off by `drain`, on the next turn. */
+  resumeDrain(): void {
+    this.drainPending = false;
+    if (this.state === ACTIVE) this.drain(true);
+  }
+
+  private pastDeadline(): boolean {
+    const deadline = this.options?.deadline;
+    return deadline !== undefined && deadline <= Date.now();
   }
 
   private start(i: number): void {
@@ -222,6 +262,12 @@ class Execution<C> {
       error = err;
     }
     if (this.state !== ACTIVE) return;
+    // Past the deadline (its timer held up by a busy loop), the outcome no longer matters, and a
+    // component that gave up because of it has not failed.
+    if (this.pastDeadline()) {
+      this.expire();
+      return;
+    }
     try {
       if (rejected) this.failed(i, error);
       else this.finish(i);
@@ -238,6 +284,10 @@ class Execution<C> {
   }
 
   private failed(i: number, error: unknown): void {
+    if (this.pastDeadline()) {
+      this.expire();
+      return;
+    }
     this.states[i] = FAILED;
     this.times[i] = performance.now() - this.times[i]!;
     const component = this.components[i]!;
@@ -338,6 +388,10 @@ class Report implements ExecutionReport {
 
 function expire(execution: { expire(): void }): void {
   execution.expire();
+}
+
+function resumeDrain(execution: { resumeDrain(): void }): void {
+  execution.resumeDrain();
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
