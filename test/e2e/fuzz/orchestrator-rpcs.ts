@@ -10,7 +10,7 @@ import { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
 import { DataType as WireType } from '../../../src/gen/orchestrator/v1/types.js';
 import { OrchestratorClient } from '../../../src/orchestrator/client.js';
 import type { ModelConfigInput } from '../../../src/orchestrator/config/index.js';
-import { REQUEST_LIMITS } from '../../../src/orchestrator/engine/feature-init.js';
+import { REQUEST_LIMITS } from '../../../src/orchestrator/engine/request-limits.js';
 import { DUO_ID, duoConfig, duoScore } from '../../support/orchestrator-process.js';
 import type { ReferenceServers } from '../../support/stack.js';
 import { concat, INVALID_UTF8, lengthDelimited } from './byte-mutations.js';
@@ -315,7 +315,7 @@ const PREDICT_COMMON: Mutation<PredictRequest>[] = [
       dataType: WireType.DATA_TYPE_BOOL,
       vectorDim: 0,
     }));
-    return { summary: 'schema entries over the limit', expect: IA(/^target_input_schema$/) };
+    return { summary: 'schema entries over the limit', expect: IA(/schema|context_features/) };
   },
 ];
 
