@@ -1,11 +1,14 @@
+import { createHash } from 'node:crypto';
 import type { Cache } from '../../platform/cache/index.js';
 import type { BoundCounter, CounterMetric, Metrics } from '../../platform/metrics/index.js';
 
 /**
  * The feature cache of one FeatureComponent: an entity's feature values stored under
- * `<model_config_id>:<cache.version>:<component>:<entity key>` (so changing `cache.version`
- * invalidates a model's cached features), each value length-prefixed. Cache trouble never fails a
- * request: a slow or broken cache counts as misses.
+ * `<model_config_id>:<cache.version>:<component>:<layout>:<entity key>`, each value length-prefixed.
+ * Changing `cache.version` invalidates a model's cached features; `layout` (featureLayout) changes
+ * with the entity, its key schema and the features requested (names, types, order), since cached
+ * values are matched to columns by position: a config that changes them reads none of the old rows.
+ * Cache trouble never fails a request: a slow or broken cache counts as misses.
  */
 export class FeatureCache {
   private readonly prefix: string;
@@ -20,9 +23,10 @@ export class FeatureCache {
     modelConfigId: string,
     cacheVersion: number,
     component: string,
+    layout: string,
     private readonly ttlMs: number,
   ) {
-    this.prefix = `${modelConfigId}:${cacheVersion}:${component}:`;
+    this.prefix = `${modelConfigId}:${cacheVersion}:${component}:${layout}:`;
     this.labels = { model: modelConfigId, component };
     const requests = metrics.counter(
       'orchestrator_feature_cache_requests_total',
@@ -137,6 +141,32 @@ export function decodeValues(bytes: Uint8Array): Uint8Array[] {
     at += 4 + length;
   }
   return values;
+}
+
+/** What a feature component's cached rows mean: the entity, its key schema, and each value's feature and type, in order. */
+export interface FeatureLayout {
+  entity: string;
+  fs_keys: readonly { schema: readonly string[] }[];
+  feature_groups: readonly {
+    label: string;
+    data_type: string;
+    vector_dim?: number;
+    features: readonly string[];
+  }[];
+}
+
+/**
+ * A stable short hash (16 base64url characters of SHA-256) of a component's layout: equal for equal
+ * layouts whatever else the config changes, different when a feature, type, order or the key schema
+ * changes.
+ */
+export function featureLayout(component: FeatureLayout): string {
+  const canonical = JSON.stringify([
+    component.entity,
+    component.fs_keys.map((k) => k.schema),
+    component.feature_groups.map((g) => [g.label, g.data_type.toUpperCase(), g.vector_dim ?? 0, g.features]),
+  ]);
+  return createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
 }
 
 /** TTL precedence: the component's `cache.ttl_seconds`, else the model's (which defaults to 300 s). */

@@ -5,7 +5,7 @@ import type { FeatureFetcher, ModelInferer, RemoteCompute } from '../clients/ind
 import type { ComponentBuilder } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { ComputeComponent } from './compute-component.js';
-import { FeatureCache, featureCacheTtlMs } from './feature-cache.js';
+import { FeatureCache, featureCacheTtlMs, featureLayout } from './feature-cache.js';
 import { FeatureComponent } from './feature-component.js';
 import { ModelServingComponent } from './model-serving-component.js';
 
@@ -38,6 +38,7 @@ export function createComponentBuilder(clients: ComponentClients): ComponentBuil
                 config.model_config_id,
                 config.cache.version,
                 plan.name,
+                featureLayout(plan.config),
                 featureCacheTtlMs(plan.config, config),
               )
             : undefined;

@@ -137,6 +137,93 @@ describe('feature cache', () => {
     }
   });
 
+  test('a feature list changed without a cache.version bump never reads rows of the old layout', async () => {
+    const catalog = {
+      c1: {
+        'stats:price': encodeValue(DataType.FP32, 10),
+        'stats:ctr': encodeValue(DataType.FP32, 0.5),
+        'wide:price': encodeValue(DataType.FP64, 10),
+      },
+    };
+    const fetcher = new FakeFeatureStore({ catalog });
+    const metrics = new Metrics();
+    const registry = testRegistry(
+      new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-fc-')) }),
+      builder(fetcher, await createCache({ kind: 'memory' }), metrics),
+      metrics,
+    );
+    const engine = new InferenceEngine(registry);
+    const withGroups = (
+      id: string,
+      groups: { label: string; data_type: string; features: string[] }[],
+      column: string,
+    ) => {
+      const doc = model(3);
+      doc.feature_components[0]!.feature_groups = groups;
+      doc.compute_components[0]!.score_mapping = { p: column };
+      return registry.build('cached', id, doc);
+    };
+    const score = async (snapshot: ReturnType<typeof withGroups>) => {
+      const { context } = await engine.executeOn(
+        snapshot,
+        { pattern: 'point', request: request(['c1']) },
+        't',
+      );
+      assert.equal(context.matrix.rowError(0), '');
+      return context.matrix.byteColumn('score').float32()![0];
+    };
+    const cachedOnce = async (snapshot: ReturnType<typeof withGroups>, want: number) => {
+      assert.equal(await score(snapshot), want);
+      // Stored in the background: poll until the same request is served from the cache alone.
+      await eventually(
+        async () => {
+          const before = fetcher.calls;
+          assert.equal(await score(snapshot), want);
+          return fetcher.calls === before;
+        },
+        3000,
+        'a request served from the cache',
+      );
+    };
+    await cachedOnce(
+      withGroups('1', [{ label: 'stats', data_type: 'FP32', features: ['price'] }], 'catalog:stats:price'),
+      20,
+    );
+    // Same cache.version, another feature first: the cached [price] row must not become [ctr, price].
+    const calls = fetcher.calls;
+    await cachedOnce(
+      withGroups(
+        '2',
+        [{ label: 'stats', data_type: 'FP32', features: ['ctr', 'price'] }],
+        'catalog:stats:price',
+      ),
+      20,
+    );
+    assert.ok(fetcher.calls > calls, 'the new layout was fetched');
+    // The same feature names in another order, and another type: new layouts again.
+    await cachedOnce(
+      withGroups(
+        '3',
+        [{ label: 'stats', data_type: 'FP32', features: ['price', 'ctr'] }],
+        'catalog:stats:ctr',
+      ),
+      1,
+    );
+    await cachedOnce(
+      withGroups('4', [{ label: 'wide', data_type: 'FP64', features: ['price'] }], 'catalog:wide:price'),
+      20,
+    );
+    // Back to the first layout: its cached rows are still right for it.
+    const before = fetcher.calls;
+    assert.equal(
+      await score(
+        withGroups('5', [{ label: 'stats', data_type: 'FP32', features: ['price'] }], 'catalog:stats:price'),
+      ),
+      20,
+    );
+    assert.equal(fetcher.calls, before, 'an unchanged layout keeps its cached rows');
+  });
+
   test('cached values round-trip: empty values, and lengths that need every byte of the prefix', () => {
     const values = [
       new Uint8Array(0),
