@@ -1,4 +1,3 @@
-import { OrchestratorService } from '../../gen/orchestrator/v1/orchestrator.js';
 import type { ConfigStore } from '../../platform/config-store/index.js';
 import { type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
 import type { Logger } from '../../platform/logging/index.js';
@@ -7,7 +6,7 @@ import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { type ExecutionObserver, legacyHandlers, predictHandlers } from './orchestrator-services.js';
-import { PredictServiceAnswers } from './predict-response-codec.js';
+import { LegacyService, PredictServiceAnswers } from './predict-response-codec.js';
 
 export interface OrchestratorServerOptions {
   host: string;
@@ -57,7 +56,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     reflectionProtos: ['orchestrator/v1/predict.proto', 'orchestrator/v1/orchestrator.proto'],
   });
   server.addUnaryService(PredictServiceAnswers, predictHandlers(engine, options.observe));
-  server.addUnaryService(OrchestratorService, legacyHandlers(engine, options.observe));
+  server.addUnaryService(LegacyService, legacyHandlers(engine, options.observe));
   let port: number;
   try {
     port = await server.start();

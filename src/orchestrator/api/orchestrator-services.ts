@@ -1,10 +1,9 @@
-import type { OrchestratorService } from '../../gen/orchestrator/v1/orchestrator.js';
 import type { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
 import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
 import { checkModelConfigId } from '../engine/request-limits.js';
-import type { PredictServiceAnswers } from './predict-response-codec.js';
+import type { LegacyService, PredictServiceAnswers } from './predict-response-codec.js';
 import { legacyResponse, predictAnswer } from './responses.js';
 
 /** Called after every successful execution (the inference logger hooks in here); must not throw or block. */
@@ -41,7 +40,7 @@ export function predictHandlers(
 export function legacyHandlers(
   engine: InferenceEngine,
   observe?: ExecutionObserver,
-): UnaryHandlers<typeof OrchestratorService> {
+): UnaryHandlers<typeof LegacyService> {
   return {
     retrieveModelScore: async (request, call) => {
       checkModelConfigId(request.modelConfigId);

@@ -5,10 +5,12 @@
  * for byte what `PredictResponse.encode` writes for the same answer (the tests compare them),
  * including proto3's omission of default scalars. Every response of the service goes through it.
  */
+import { OrchestratorService } from '../../gen/orchestrator/v1/orchestrator.js';
 import { PredictResponse, PredictService, type Score } from '../../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
 import { copyCell, fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
 import { featureSchemaSize, plainSchemas, writeFeatureSchema } from '../matrix/feature-schema-wire.js';
+import { precheckLegacy, precheckPredict } from './request-precheck.js';
 
 const TAG = {
   trackingId: 0x0a, // 1, length-delimited
@@ -136,12 +138,50 @@ export function encodePredictAnswer(answer: PredictAnswer): Buffer {
   return out;
 }
 
+/** A request decoder that first runs `check` over the bytes (request-precheck.ts). */
+export function checkedDecoder<T>(decode: (bytes: Buffer) => T, check: (bytes: Uint8Array) => void) {
+  return (bytes: Buffer): T => {
+    check(bytes);
+    return decode(bytes);
+  };
+}
+
 /**
- * `orchestrator.v1.Predict` as this server serves it: handlers answer with a {@link PredictAnswer},
+ * `orchestrator.v1.Predict` as this server serves it: requests are counted against the request
+ * limits before they are decoded (precheckPredict); handlers answer with a {@link PredictAnswer},
  * which {@link encodePredictAnswer} writes as the PredictResponse every client reads.
  */
 export const PredictServiceAnswers = {
-  inferPointWise: { ...PredictService.inferPointWise, responseSerialize: encodePredictAnswer },
-  inferPairWise: { ...PredictService.inferPairWise, responseSerialize: encodePredictAnswer },
-  inferSlateWise: { ...PredictService.inferSlateWise, responseSerialize: encodePredictAnswer },
+  inferPointWise: {
+    ...PredictService.inferPointWise,
+    requestDeserialize: checkedDecoder(PredictService.inferPointWise.requestDeserialize, (b) =>
+      precheckPredict(b, 'point'),
+    ),
+    responseSerialize: encodePredictAnswer,
+  },
+  inferPairWise: {
+    ...PredictService.inferPairWise,
+    requestDeserialize: checkedDecoder(PredictService.inferPairWise.requestDeserialize, (b) =>
+      precheckPredict(b, 'pair'),
+    ),
+    responseSerialize: encodePredictAnswer,
+  },
+  inferSlateWise: {
+    ...PredictService.inferSlateWise,
+    requestDeserialize: checkedDecoder(PredictService.inferSlateWise.requestDeserialize, (b) =>
+      precheckPredict(b, 'slate'),
+    ),
+    responseSerialize: encodePredictAnswer,
+  },
+};
+
+/** The legacy `orchestrator.v1.Orchestrator` as this server serves it: requests counted before they are decoded (precheckLegacy). */
+export const LegacyService = {
+  retrieveModelScore: {
+    ...OrchestratorService.retrieveModelScore,
+    requestDeserialize: checkedDecoder(
+      OrchestratorService.retrieveModelScore.requestDeserialize,
+      precheckLegacy,
+    ),
+  },
 };
