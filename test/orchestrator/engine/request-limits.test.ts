@@ -254,6 +254,42 @@ describe('accepted when it should be rejected (issue 13, item 8)', () => {
     assert.equal(context.matrix.rowError(0), '');
   });
 
+  test('PairWise: user_id that a feature component keys on, supplied only per pair, is INVALID_ARGUMENT', async () => {
+    // The issue's case: the feature component reads user_id from the target rows.
+    const keyed = testRegistry(
+      new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-limits-')) }),
+      (plan) => ({ name: plan.name, required: false, run: () => {} }),
+    ).build('keyed', '1', {
+      model_config_id: 'keyed',
+      target_id_column: 'item_id',
+      component_dependency: { user_features: [] },
+      feature_components: [
+        {
+          name: 'user_features',
+          entity: 'user',
+          fs_keys: [{ schema: ['user_id'], col: 'user_id' }],
+          feature_groups: [{ label: 'profile', data_type: 'FP32', features: ['age'] }],
+        },
+      ],
+      response: { columns: ['user:profile:age'] },
+    });
+    const request = predict(2, {
+      contextFeatures: [],
+      pairInputSchema: [schema('user_id', DataType.STRING)],
+      pairs: [{ firstTargetIndex: 0, secondTargetIndex: 1, featureValues: [Buffer.from('u1')] }],
+    });
+    await rejectsInvalid(
+      engine.executeOn(keyed, { pattern: 'pair', request }, 't'),
+      /"user_id" per target.*component "user_features" reads it from the target rows \(a pair or slate input feature does not reach them\)/,
+      'user_id',
+    );
+    request.contextFeatures = [{ ...schema('user_id', DataType.STRING), value: Buffer.from('u1') }];
+    request.pairInputSchema = [];
+    request.pairs[0]!.featureValues = [];
+    const { context } = await engine.executeOn(keyed, { pattern: 'pair', request }, 't');
+    assert.equal(context.slate?.rowCount, 1);
+  });
+
   test('invalid UTF-8 in STRING and STRING_VECTOR values is INVALID_ARGUMENT naming the value', async () => {
     const bad = Buffer.from([0x61, 0xc3, 0x28]);
     await rejectsInvalid(
