@@ -14,7 +14,7 @@ import {
 } from '../matrix/component-matrix.js';
 import type { ExecutionContext, InferencePattern } from './execution-context.js';
 import { requireRequestFeatures } from './request-features.js';
-import { checkLimit } from './request-limits.js';
+import { checkLimit, REQUEST_LIMITS } from './request-limits.js';
 
 export { REQUEST_LIMITS } from './request-limits.js';
 
@@ -179,7 +179,8 @@ function initPredict(
   checkLimit(
     'values',
     rows * request.targetInputSchema.length + groups.length * groupSchema.length,
-    grouped && groups.length * groupSchema.length > 0 ? groupField : 'targets',
+    // Named as the byte pre-check names it: targets come first, then the groups that pass the limit.
+    rows * request.targetInputSchema.length > REQUEST_LIMITS.values ? 'targets' : groupField,
     'feature values (rows × schema entries)',
   );
 
