@@ -15,8 +15,8 @@ import {
   SearchRequest,
 } from '../../src/gen/vss/v1/vss.js';
 import { REQUEST_LIMITS } from '../../src/orchestrator/engine/request-limits.js';
+import type { VectorFixture } from '../../src/platform/vectordb/fixtures.js';
 import { MAX_CANDIDATE_IDS, MAX_PAGE_SIZE, MAX_QUERIES } from '../../src/vss/serving/request-validation.js';
-import type { VectorFixture } from '../../src/vss/vectordb/fixtures.js';
 import { LEGACY_ID } from '../../test/e2e/fuzz/orchestrator-rpcs.js';
 import { DUO_ID } from '../../test/support/orchestrator-process.js';
 

@@ -1,6 +1,6 @@
 /** The raw-library baseline of the vss benchmarks: hnswlib-node built in-process, timed and weighed. */
 import hnswlib from 'hnswlib-node';
-import { HNSW_DEFAULTS } from '../../src/vss/vectordb/index.js';
+import { HNSW_DEFAULTS } from '../../src/platform/vectordb/index.js';
 import { settledRss } from './memory.js';
 
 export interface RawIndex {

@@ -14,10 +14,10 @@ import type { SearchResponse } from '../../src/gen/vss/v1/vss.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
 import { createSqlClient } from '../../src/platform/sql/index.js';
+import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
 import { collectionName, PageTokens, startVssServing } from '../../src/vss/serving/index.js';
 import { digest } from '../../src/vss/serving/page-token.js';
 import { openVssStore, variantColumn } from '../../src/vss/store/index.js';
-import { EmbeddedVectorDb } from '../../src/vss/vectordb/index.js';
 import { settledRss } from '../support/memory.js';
 import { startEchoServer } from './echo-server.js';
 import {

@@ -1,6 +1,6 @@
 // The VectorDb port (architecture.md, "Ports and adapters") lives beside vss, its one user; its
 // adapters are loaded on first use below, so processes without vss never load hnswlib or Qdrant's client.
-import type { VectorDb } from '../vss/vectordb/index.js';
+
 import { type Cache, createCache } from './cache/index.js';
 import { type ConfigStore, createConfigStore } from './config-store/index.js';
 import { invalidArgument } from './errors.js';
@@ -10,6 +10,7 @@ import { Metrics } from './metrics/index.js';
 import { createQueue, type DiscardReason, type Queue, TopicNotFoundError } from './queue/index.js';
 import type { LoadedSettings } from './settings/index.js';
 import { createSqlClient, type SqlClient } from './sql/index.js';
+import type { VectorDb } from './vectordb/index.js';
 
 interface Opened {
   name: string;
@@ -174,7 +175,7 @@ export class Platform {
     return this.open(
       'vectorDb',
       async () => {
-        const { createVectorDb } = await import('../vss/vectordb/index.js');
+        const { createVectorDb } = await import('./vectordb/index.js');
         if (s.kind === 'embedded') return createVectorDb({ kind: 'embedded', dir: s.dir });
         // The settings schema already requires the URL for qdrant; this narrows its type.
         if (s.url === undefined)

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
 import { Platform } from '../../src/platform/platform.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
-import { EmbeddedVectorDb } from '../../src/vss/vectordb/index.js';
+import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
 import { startQdrantStandIn } from '../support/qdrant-stand-in.js';
 
 const logger = createLogger('test', { level: 'silent' });

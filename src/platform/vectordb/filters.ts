@@ -3,7 +3,7 @@
  * against a payload. The vector DB adapters and serving share it, so a filter means the same thing
  * wherever it is applied. Semantics are documented on {@link FilterOp}.
  */
-import { invalidArgument } from '../../platform/errors.js';
+import { invalidArgument } from '../errors.js';
 import { FILTER_OPS, type Filter, type FilterOp, type Payload, type PayloadValue } from './vector-db.js';
 
 export type CompiledFilter =

@@ -21,7 +21,7 @@
  * fixture of bench vss-recall (70 clusters) is below 0.95 at ef 64, hence the default ef 128.
  */
 
-import { seededRandom } from '../../platform/random.js';
+import { seededRandom } from '../random.js';
 import type { DistanceFunction, Payload } from './vector-db.js';
 
 /** Noise standard deviation relative to the unit spread of the centres. */
@@ -59,7 +59,7 @@ export interface VectorFixture {
   queries(n: number, seed: number): Float32Array[];
 }
 
-export { seededRandom } from '../../platform/random.js';
+export { seededRandom } from '../random.js';
 
 /** Standard normal draws from a uniform source (Box-Muller, both outputs used). */
 export function seededGaussian(seed: number): () => number {

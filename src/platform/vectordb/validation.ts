@@ -2,7 +2,7 @@
  * Request validation every adapter runs before touching its store, so a bad request fails with the
  * same INVALID_ARGUMENT (naming the same field) whichever vector database sits behind the port.
  */
-import { invalidArgument, LatticeError, notFound } from '../../platform/errors.js';
+import { invalidArgument, LatticeError, notFound } from '../errors.js';
 import {
   type CollectionSpec,
   DISTANCE_FUNCTIONS,

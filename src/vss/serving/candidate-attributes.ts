@@ -9,7 +9,7 @@
  * would contradict the filter the candidate matched.
  */
 import type { Candidate } from '../../gen/vss/v1/vss.js';
-import type { PayloadValue, SearchHit } from '../vectordb/index.js';
+import type { PayloadValue, SearchHit } from '../../platform/vectordb/index.js';
 
 /** Requested attributes from each hit's payload; attributes a point does not carry are left out. */
 export function candidatesOf(hits: readonly SearchHit[], attributes: readonly string[]): Candidate[] {

@@ -13,7 +13,7 @@
  * rare: the best half of a beam is nearly exact).
  */
 import { invalidArgument } from '../../platform/errors.js';
-import type { SearchHit } from '../vectordb/index.js';
+import type { SearchHit } from '../../platform/vectordb/index.js';
 
 /**
  * How deep a walk may go: a page must end at or before this candidate (`offset + page_size`). A

@@ -6,7 +6,7 @@
  * Collections above 10,000 points get a 10,000-deep search, which is close to, not exactly, brute
  * force. Samples queue up to `maxPending`; beyond that they are dropped, never the request.
  */
-import type { Filter, VectorDb } from '../vectordb/index.js';
+import type { Filter, VectorDb } from '../../platform/vectordb/index.js';
 import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 
 export interface RecallSample {

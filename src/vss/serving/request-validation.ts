@@ -4,8 +4,8 @@
  */
 import { type Filter as WireFilter, FilterOp as WireFilterOp } from '../../gen/vss/v1/vss.js';
 import { invalidArgument } from '../../platform/errors.js';
+import { compileFilters, type Filter, type FilterOp } from '../../platform/vectordb/index.js';
 import { attributeLabel } from '../store/index.js';
-import { compileFilters, type Filter, type FilterOp } from '../vectordb/index.js';
 
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 1000;

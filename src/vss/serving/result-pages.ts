@@ -6,8 +6,8 @@
  */
 import { isLatticeError, LatticeError } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
+import type { Filter, SearchHit, VectorDb } from '../../platform/vectordb/index.js';
 import { variantColumn } from '../store/index.js';
-import type { Filter, SearchHit, VectorDb } from '../vectordb/index.js';
 import { candidateWindow, checkWalkDepth } from './candidate-window.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
 import type { PageCursor, PageTokens } from './page-token.js';

@@ -5,7 +5,7 @@
  */
 import type { Query } from '../../gen/vss/v1/vss.js';
 import { invalidArgument } from '../../platform/errors.js';
-import type { Filter } from '../vectordb/index.js';
+import type { Filter } from '../../platform/vectordb/index.js';
 import type { ServedVariant, ServingConfigRepository, ServingModel } from './config-repository.js';
 import { digest, type PageCursor, type PageTokens } from './page-token.js';
 import { filtersOf, vectorOf } from './request-validation.js';

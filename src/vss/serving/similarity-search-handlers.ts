@@ -4,8 +4,8 @@
  */
 import type { SimilaritySearchService } from '../../gen/vss/v1/vss.js';
 import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
+import type { VectorDb } from '../../platform/vectordb/index.js';
 import type { VssStore } from '../store/index.js';
-import type { VectorDb } from '../vectordb/index.js';
 import { CandidateLookup } from './candidate-lookup.js';
 import type { ServingConfigRepository } from './config-repository.js';
 import { EmbeddingService } from './embedding-service.js';

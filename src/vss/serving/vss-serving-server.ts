@@ -9,8 +9,8 @@ import { type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js
 import { createLogger, type Logger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import type { SqlClient } from '../../platform/sql/index.js';
+import type { VectorDb } from '../../platform/vectordb/index.js';
 import { openVssStore } from '../store/index.js';
-import type { VectorDb } from '../vectordb/index.js';
 import { ServingConfigRepository } from './config-repository.js';
 import { PageTokens } from './page-token.js';
 import { RecallSampler } from './recall-sampler.js';

@@ -14,12 +14,12 @@ import {
   ScoreCandidatesRequest,
   SearchRequest,
 } from '../../../src/gen/vss/v1/vss.js';
+import type { VectorFixture } from '../../../src/platform/vectordb/fixtures.js';
 import {
   MAX_CANDIDATE_IDS,
   MAX_PAGE_SIZE,
   MAX_QUERIES,
 } from '../../../src/vss/serving/request-validation.js';
-import type { VectorFixture } from '../../../src/vss/vectordb/fixtures.js';
 import { Client as VssClient } from '../../vss/serving/harness.js';
 import { concat, INVALID_UTF8, lengthDelimited } from './byte-mutations.js';
 import { type Expectation, type FuzzCase, type FuzzRpc, hostileString, sized } from './fuzz-runner.js';
@@ -365,7 +365,7 @@ const SCORE: Mutation<ScoreCandidatesRequest>[] = [
     q.embedding = { values };
     return { summary: 'non-finite embedding value', expect: IA(/^embedding\.values/) };
   },
-  (q, r) => ({
+  (_q, r) => ({
     summary: 'invalid UTF-8 candidate id',
     expect: ONLY(status.OK, status.INVALID_ARGUMENT),
     raw: lengthDelimited(4, r.pick(INVALID_UTF8)),

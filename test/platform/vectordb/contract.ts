@@ -14,7 +14,7 @@ import type {
   SearchHit,
   SearchRequest,
   VectorDb,
-} from '../../../src/vss/vectordb/index.js';
+} from '../../../src/platform/vectordb/index.js';
 import { eventually } from '../../support/servers.js';
 
 export interface VectorDbContractTarget {

@@ -16,7 +16,7 @@ import {
   exactSearch,
   recall,
   type VectorFixture,
-} from '../../../src/vss/vectordb/fixtures.js';
+} from '../../../src/platform/vectordb/fixtures.js';
 import {
   type CollectionSpec,
   createVectorDb,
@@ -25,7 +25,7 @@ import {
   HNSW_DEFAULTS,
   type SearchRequest,
   type VectorDb,
-} from '../../../src/vss/vectordb/index.js';
+} from '../../../src/platform/vectordb/index.js';
 import { eventually } from '../../support/servers.js';
 import { rejectsWith, vectorDbContract } from './contract.js';
 

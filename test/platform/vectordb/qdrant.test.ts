@@ -8,7 +8,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { isLatticeError } from '../../../src/platform/errors.js';
-import { createVectorDb, QdrantVectorDb, type VectorDb } from '../../../src/vss/vectordb/index.js';
+import { createVectorDb, QdrantVectorDb, type VectorDb } from '../../../src/platform/vectordb/index.js';
 import { type QdrantStandIn, startQdrantStandIn } from '../../support/qdrant-stand-in.js';
 import { rejectsWith, vectorDbContract } from './contract.js';
 

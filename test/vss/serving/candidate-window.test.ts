@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { seededRandom } from '../../../src/platform/vectordb/fixtures.js';
+import type { SearchHit } from '../../../src/platform/vectordb/index.js';
 import {
   type CandidateWindow,
   candidateWindow,
   checkWalkDepth,
   MAX_WALK_DEPTH,
 } from '../../../src/vss/serving/candidate-window.js';
-import { seededRandom } from '../../../src/vss/vectordb/fixtures.js';
-import type { SearchHit } from '../../../src/vss/vectordb/index.js';
 
 /**
  * `total` candidates ranked by score; a search of width w returns w of them (all when fewer), best

@@ -15,6 +15,13 @@ import {
 } from '../../../src/gen/vss/v1/vss.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { createSqlClient, type SqlClient } from '../../../src/platform/sql/index.js';
+import { clusteredFixture, type VectorFixture } from '../../../src/platform/vectordb/fixtures.js';
+import {
+  EmbeddedVectorDb,
+  type Payload,
+  type PlannerSettings,
+  type VectorDb,
+} from '../../../src/platform/vectordb/index.js';
 import {
   collectionName,
   startVssServing,
@@ -22,13 +29,6 @@ import {
   type VssServingOptions,
 } from '../../../src/vss/serving/index.js';
 import { type DistanceFunction, openVssStore, type VssStore } from '../../../src/vss/store/index.js';
-import { clusteredFixture, type VectorFixture } from '../../../src/vss/vectordb/fixtures.js';
-import {
-  EmbeddedVectorDb,
-  type Payload,
-  type PlannerSettings,
-  type VectorDb,
-} from '../../../src/vss/vectordb/index.js';
 
 export const ENTITY = 'catalog';
 export const MODEL = 'clip';

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { LatticeError } from '../../../src/platform/errors.js';
-import type { DistanceFunction } from '../../../src/vss/store/index.js';
-import { clusteredFixture } from '../../../src/vss/vectordb/fixtures.js';
+import { clusteredFixture } from '../../../src/platform/vectordb/fixtures.js';
 import type {
   CollectionInfo,
   CollectionSpec,
@@ -15,7 +14,8 @@ import type {
   SearchRequest,
   StoredPoint,
   VectorDb,
-} from '../../../src/vss/vectordb/index.js';
+} from '../../../src/platform/vectordb/index.js';
+import type { DistanceFunction } from '../../../src/vss/store/index.js';
 import {
   COUNT,
   DIMENSION,

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { FilterOp, type Query, type Filter as WireFilter } from '../../../src/gen/vss/v1/vss.js';
+import { compileFilters, matchesAll } from '../../../src/platform/vectordb/index.js';
 import { digest, PageTokens } from '../../../src/vss/serving/page-token.js';
-import { compileFilters, matchesAll } from '../../../src/vss/vectordb/index.js';
 import { expectStatus, openWorld, type World } from './harness.js';
 
 const PAGES = 50;

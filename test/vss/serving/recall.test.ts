@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FilterOp } from '../../../src/gen/vss/v1/vss.js';
-import { exactSearch } from '../../../src/vss/vectordb/fixtures.js';
+import { exactSearch } from '../../../src/platform/vectordb/fixtures.js';
 import { DIMENSION, ENTITY, MODEL, openWorld, payloadOf, type World } from './harness.js';
 
 describe('vss serving: avg_recall', () => {

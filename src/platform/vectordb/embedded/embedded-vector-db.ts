@@ -7,8 +7,8 @@
  * `close()`); a crash loses what came after the last one. Queue consumers re-deliver unacknowledged
  * events, so the loss is bounded by what was acknowledged since that snapshot.
  */
-import { type DirLock, lockDirectory } from '../../../platform/dir-lock.js';
-import { LatticeError } from '../../../platform/errors.js';
+import { type DirLock, lockDirectory } from '../../dir-lock.js';
+import { LatticeError } from '../../errors.js';
 import { compileFilters } from '../filters.js';
 import {
   closedError,

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LatticeError } from '../../../platform/errors.js';
+import { LatticeError } from '../../errors.js';
 import { type ValidatedSpec, validateCollectionSpec } from '../validation.js';
 import type { Payload } from '../vector-db.js';
 import { Bitset } from './bitset.js';

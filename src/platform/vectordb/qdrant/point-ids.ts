@@ -6,7 +6,7 @@
  * their hits and which callers never see.
  */
 import { createHash } from 'node:crypto';
-import { invalidArgument } from '../../../platform/errors.js';
+import { invalidArgument } from '../../errors.js';
 import type { Payload } from '../vector-db.js';
 
 /** The payload field holding a point's original id. Callers may neither write nor read it. */

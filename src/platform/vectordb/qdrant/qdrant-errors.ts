@@ -8,7 +8,7 @@ import {
   QdrantClientTimeoutError,
   QdrantClientUnexpectedResponseError,
 } from '@qdrant/js-client-rest';
-import { type ErrorCode, LatticeError } from '../../../platform/errors.js';
+import { type ErrorCode, LatticeError } from '../../errors.js';
 
 interface HttpFailure {
   status: number;

@@ -13,7 +13,7 @@
  * Payload keys are Qdrant JSON paths: a name that is not plain letters, digits, `_` and `-` is quoted
  * so a dot in it stays part of the name. Qdrant's path syntax cannot quote `"` or `\`.
  */
-import { invalidArgument } from '../../../platform/errors.js';
+import { invalidArgument } from '../../errors.js';
 import type { CompiledFilter } from '../filters.js';
 import { ID_FIELD } from './point-ids.js';
 

@@ -21,7 +21,7 @@
  * the count stale.
  */
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
-import { invalidArgument, isLatticeError, LatticeError } from '../../../platform/errors.js';
+import { invalidArgument, isLatticeError, LatticeError } from '../../errors.js';
 import { compileFilters } from '../filters.js';
 import {
   collectionConflict,
