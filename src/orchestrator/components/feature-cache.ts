@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Cache } from '../../platform/cache/index.js';
+import type { Cache, CacheEntry } from '../../platform/cache/index.js';
 import type { BoundCounter, CounterMetric, Metrics } from '../../platform/metrics/index.js';
+import { CHECK_EVERY, inChunks, nextTurn, sliceOver } from '../dag/index.js';
 
 /**
  * The feature cache of one FeatureComponent: an entity's feature values stored under
@@ -46,31 +47,58 @@ export class FeatureCache {
     return this.prefix + parts.join('|');
   }
 
-  /** Cached values per key (undefined = miss), waiting at most until `deadline`. */
+  /**
+   * Cached values per key (undefined = miss), waiting at most until `deadline`. Many keys are looked
+   * up in chunks that give the event loop its turns, and the look-up stops (throwing) once `signal`
+   * aborts.
+   */
   async lookup(
     keys: readonly (readonly string[])[],
     deadline: number,
+    signal: AbortSignal,
   ): Promise<(readonly Uint8Array[] | undefined)[]> {
     const found: (readonly Uint8Array[] | undefined)[] = new Array(keys.length);
-    let raw: (Uint8Array | undefined)[] | undefined;
-    // An in-process cache answers at once and without copies; each stored entry is decoded once.
-    const shared = this.cache.getManyShared !== undefined;
-    try {
-      const cacheKeys = keys.map((k) => this.key(k));
-      raw = shared
-        ? this.cache.getManyShared!(cacheKeys)
-        : await withDeadline(this.cache.getMany(cacheKeys), deadline);
-    } catch {
-      this.errors.inc({ ...this.labels, operation: 'get' });
-    }
     let hits = 0;
-    if (raw) {
-      for (let i = 0; i < keys.length; i++) {
-        const bytes = raw[i];
-        if (bytes !== undefined) {
-          found[i] = shared ? decodedOnce(bytes) : decodeValues(bytes);
-          hits++;
+    const getManyShared = this.cache.getManyShared?.bind(this.cache);
+    if (getManyShared !== undefined) {
+      // An in-process cache answers at once and without copies; each stored entry is decoded once.
+      let failed = false;
+      await inChunks(keys.length, signal, Number.POSITIVE_INFINITY, (from, to) => {
+        if (failed) return;
+        let raw: (Uint8Array | undefined)[];
+        try {
+          raw = getManyShared(this.keysOf(keys, from, to));
+        } catch {
+          failed = true;
+          return;
         }
+        for (let i = from; i < to; i++) {
+          const bytes = raw[i - from];
+          if (bytes !== undefined) {
+            found[i] = decodedOnce(bytes);
+            hits++;
+          }
+        }
+      });
+      if (failed) this.errors.inc({ ...this.labels, operation: 'get' });
+    } else {
+      let raw: (Uint8Array | undefined)[] | undefined;
+      try {
+        raw = await withDeadline(this.cache.getMany(this.keysOf(keys, 0, keys.length)), deadline);
+      } catch {
+        this.errors.inc({ ...this.labels, operation: 'get' });
+      }
+      if (raw) {
+        const answer = raw;
+        await inChunks(keys.length, signal, Number.POSITIVE_INFINITY, (from, to) => {
+          for (let i = from; i < to; i++) {
+            const bytes = answer[i];
+            if (bytes !== undefined) {
+              found[i] = decodeValues(bytes);
+              hits++;
+            }
+          }
+        });
       }
     }
     if (hits > 0) this.hits.inc(hits);
@@ -78,13 +106,41 @@ export class FeatureCache {
     return found;
   }
 
-  /** Stores fetched entities in the background; a failure is counted, never thrown. */
-  store(entries: readonly { key: readonly string[]; values: readonly Uint8Array[] }[]): void {
+  private keysOf(keys: readonly (readonly string[])[], from: number, to: number): string[] {
+    const out = new Array<string>(to - from);
+    for (let i = from; i < to; i++) out[i - from] = this.key(keys[i]!);
+    return out;
+  }
+
+  /**
+   * Stores fetched entities in the background, in chunks that give the event loop its turns; stops
+   * when `signal` aborts. A failure is counted, never thrown.
+   */
+  store(
+    entries: readonly { key: readonly string[]; values: readonly Uint8Array[] }[],
+    signal: AbortSignal,
+  ): void {
     if (entries.length === 0) return;
+    this.storeChunks(entries, signal).catch(() => {
+      if (!signal.aborted) this.errors.inc({ ...this.labels, operation: 'set' });
+    });
+  }
+
+  private async storeChunks(
+    entries: readonly { key: readonly string[]; values: readonly Uint8Array[] }[],
+    signal: AbortSignal,
+  ): Promise<void> {
     const ttlMs = this.ttlMs;
-    this.cache
-      .setMany(entries.map((e) => ({ key: this.key(e.key), value: encodeValues(e.values), ttlMs })))
-      .catch(() => this.errors.inc({ ...this.labels, operation: 'set' }));
+    for (let from = 0; from < entries.length; from += CHECK_EVERY) {
+      if (from > 0 && sliceOver()) await nextTurn(signal);
+      const to = Math.min(entries.length, from + CHECK_EVERY);
+      const chunk = new Array<CacheEntry>(to - from);
+      for (let i = from; i < to; i++) {
+        const e = entries[i]!;
+        chunk[i - from] = { key: this.key(e.key), value: encodeValues(e.values), ttlMs };
+      }
+      await this.cache.setMany(chunk);
+    }
   }
 }
 

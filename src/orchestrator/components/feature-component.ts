@@ -50,7 +50,7 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
     const columns = this.columns.map((c) => matrix.byteColumn(c.name));
     // Cached entities first; only the misses go to the feature store.
     const fetched: (readonly Uint8Array[] | undefined)[] = this.cache
-      ? await this.cache.lookup(keys, Math.min(deadline, Date.now() + this.config.deadline_ms))
+      ? await this.cache.lookup(keys, Math.min(deadline, Date.now() + this.config.deadline_ms), signal)
       : new Array(keys.length);
     const missing: number[] = [];
     for (let k = 0; k < keys.length; k++) if (fetched[k] === undefined) missing.push(k);
@@ -86,7 +86,10 @@ export class FeatureComponent implements DagComponent<ExecutionContext> {
       throw lastError;
     if (this.cache && !signal.aborted) {
       const fresh = missing.filter((k) => failed[k] === 0 && (fetched[k]?.length ?? 0) > 0);
-      this.cache.store(fresh.map((k) => ({ key: keys[k]!, values: fetched[k]! })));
+      this.cache.store(
+        fresh.map((k) => ({ key: keys[k]!, values: fetched[k]! })),
+        signal,
+      );
     }
 
     const failure =

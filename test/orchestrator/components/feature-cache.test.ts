@@ -9,12 +9,14 @@ import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js
 import {
   decodeValues,
   encodeValues,
+  FeatureCache,
   featureCacheTtlMs,
 } from '../../../src/orchestrator/components/feature-cache.js';
 import { createComponentBuilder } from '../../../src/orchestrator/components/index.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
 import { type Cache, createCache } from '../../../src/platform/cache/index.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
+import { isLatticeError } from '../../../src/platform/errors.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
 import { FakeFeatureStore } from '../../support/fakes.js';
 import { testRegistry } from '../../support/orchestrator.js';
@@ -222,6 +224,25 @@ describe('feature cache', () => {
       20,
     );
     assert.equal(fetcher.calls, before, 'an unchanged layout keeps its cached rows');
+  });
+
+  test('a look-up of 100,000 keys gives the event loop its turns, and stops once the request is cancelled', async () => {
+    const cache = await createCache({ kind: 'memory' });
+    const features = new FeatureCache(cache, new Metrics(), 'm', 1, 'catalog', 'layout', 60_000);
+    const keys = Array.from({ length: 100_000 }, (_, i) => [`c${i}`]);
+    const value = encodeValues([encodeValue(DataType.FP32, 1)]);
+    await cache.setMany(keys.map((key) => ({ key: features.key(key), value, ttlMs: 60_000 })));
+    const order: string[] = [];
+    setTimeout(() => order.push('timer'), 0);
+    const found = await features.lookup(keys, Number.POSITIVE_INFINITY, new AbortController().signal);
+    order.push('looked up');
+    assert.deepEqual(order, ['timer', 'looked up']);
+    assert.equal(found.filter((values) => values?.length === 1).length, keys.length);
+    const request = new AbortController();
+    setTimeout(() => request.abort(), 0);
+    await assert.rejects(features.lookup(keys, Number.POSITIVE_INFINITY, request.signal), (err) =>
+      isLatticeError(err, 'CANCELLED'),
+    );
   });
 
   test('cached values round-trip: empty values, and lengths that need every byte of the prefix', () => {
