@@ -227,7 +227,7 @@ const PREDICT_COMMON: Mutation<PredictRequest>[] = [
       expect: UNKNOWN_MODEL,
     };
   },
-  (q, r) => {
+  (_q, r) => {
     const raw = r.pick(INVALID_UTF8);
     return {
       summary: `invalid UTF-8 model id ${raw.join(',')}`,
@@ -239,7 +239,7 @@ const PREDICT_COMMON: Mutation<PredictRequest>[] = [
     q.trackingId = hostileString(r);
     return { summary: 'hostile tracking id', expect: ONLY(status.OK) };
   },
-  (q, r) => {
+  (_q, r) => {
     const raw = r.pick(INVALID_UTF8);
     return {
       summary: 'invalid UTF-8 tracking id',
@@ -490,7 +490,7 @@ const LEGACY: Mutation<OrchestratorRequestProto>[] = [
     q.modelConfigId = r.pick(['nope', 'fuzz_legacy\u0000', sized('m', 100_000), 'ünïcode']);
     return { summary: 'unknown model', expect: UNKNOWN_MODEL };
   },
-  (q, r) => {
+  (_q, r) => {
     return {
       summary: 'invalid UTF-8 model id',
       expect: ONLY(status.INVALID_ARGUMENT, status.NOT_FOUND),
