@@ -175,7 +175,10 @@ export class CallPolicy {
             if (
               isServiceError(err) &&
               err.code === status.DEADLINE_EXCEEDED &&
-              (budget < this.retry.minAttemptMs || cutByCaller || this.timedOutBefore(signal, call.target))
+              (budget < this.retry.minAttemptMs ||
+                cutByCaller ||
+                // A half-open probe that timed out on its own is the answer the probe was for.
+                (breaker.state !== CircuitState.HalfOpen && this.timedOutBefore(signal, call.target)))
             )
               this.uncounted.add(err);
             throw err;

@@ -12,6 +12,7 @@ import {
   type ModelInferResponse,
 } from '../../../src/gen/inference/grpc_service.js';
 import { KServeClient } from '../../../src/orchestrator/clients/index.js';
+import { eventually } from '../../support/servers.js';
 import {
   type Plumbing,
   plumbing,
@@ -66,11 +67,11 @@ describe('what counts against an endpoint circuit', () => {
     await server.stop();
   });
   // Fresh breakers for every test: 3 counted failures in a row open a circuit; no retries.
-  const fresh = () => {
+  const fresh = (halfOpenAfterMs = 60_000) => {
     io?.close();
     io = plumbing({
       retry: { maxAttempts: 1 },
-      breaker: { consecutiveFailures: 3, halfOpenAfterMs: 60_000 },
+      breaker: { consecutiveFailures: 3, halfOpenAfterMs },
     });
     client = new KServeClient(io.policy);
   };
@@ -145,6 +146,38 @@ describe('what counts against an endpoint circuit', () => {
       /^circuit open/,
     );
     assert.equal(server.calls.get('fast') ?? 0, sent, 'the open circuit failed fast');
+  });
+
+  test("a half-open probe that times out re-opens the circuit, even when its request's timeout counted before", async () => {
+    fresh(300);
+    const request1 = new AbortController().signal;
+    const slow = (signal: AbortSignal) =>
+      rejectsWith(
+        client.infer(server.target, request('slow'), { signal, deadline: within(30_000), timeoutMs: 150 }),
+        'DEADLINE_EXCEEDED',
+        /ModelInfer exceeded its deadline/,
+      );
+    await slow(request1);
+    await slow(new AbortController().signal);
+    await slow(new AbortController().signal);
+    assert.equal(io.policy.circuitState(server.target), 'open');
+    // After the cool-down, request1's next call is the probe; it times out: the endpoint is still slow.
+    await eventually(
+      async () => {
+        const before = server.calls.get('slow') ?? 0;
+        await client
+          .infer(server.target, request('slow'), {
+            signal: request1,
+            deadline: within(30_000),
+            timeoutMs: 150,
+          })
+          .catch(() => undefined);
+        return (server.calls.get('slow') ?? 0) > before;
+      },
+      5_000,
+      'the half-open probe',
+    );
+    assert.equal(io.policy.circuitState(server.target), 'open');
   });
 
   test('UNAVAILABLE counts every time, even within one request', async () => {
