@@ -28,7 +28,7 @@ import { rawInput, rawResponse } from '../clients/kserve-fixture.js';
 
 /** The documented limit of targets per request. */
 const TARGETS = 100_000;
-const BATCH = 512;
+const BATCH = 256;
 
 /**
  * A model server with one worker: calls wait in a queue and are answered one at a time, each after
@@ -101,7 +101,7 @@ const config = {
       name: 'scale',
       model_name: 'scale',
       batch_size: BATCH,
-      deadline_ms: 500,
+      deadline_ms: 2_500,
       endpoints: [{ target: 'set-below', percentage: 100 }],
       inputs: [{ name: 'x', data_type: 'FP32', shape: [1], features: ['x'] }],
       outputs: [{ name: 'y', data_type: 'FP32', columns: ['y'] }],
@@ -126,7 +126,7 @@ function request(targets: number): PredictRequest {
 }
 
 describe('model batches of a request at the target limit', () => {
-  const model = new SaturatedModelServer(5);
+  const model = new SaturatedModelServer(10);
   let io: Plumbing;
 
   before(async () => {
