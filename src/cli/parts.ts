@@ -84,9 +84,12 @@ export async function startOrchestratorPart(
     logger,
     metrics,
     observe: (context) => void inferenceLogger.log(context),
+    maxInFlightMatrixBytes: settings.orchestrator.maxInFlightMatrixBytes,
     auth: authOf(platform),
     maxMessageBytes: settings.grpc.maxMessageBytes,
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
+    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
+    maxInFlightCalls: settings.grpc.maxInFlightCalls,
   });
   const models = running.registry.ids();
   return {
@@ -219,6 +222,8 @@ export async function startVssServingPart(
     auth: authOf(platform),
     maxMessageBytes: settings.grpc.maxMessageBytes,
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
+    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
+    maxInFlightCalls: settings.grpc.maxInFlightCalls,
     pageTokenSecret: settings.vss.pageTokenSecret,
     recallSampleRate: settings.vss.recallSampleRate,
   });

@@ -27,6 +27,10 @@ export interface FeatureStoreServerOptions {
   maxMessageBytes?: number;
   /** How long `stop()` lets in-flight calls finish (default 10 s). */
   shutdownGraceMs?: number;
+  /** Deadline of calls that carry none (GrpcServer's default when unset). */
+  defaultDeadlineMs?: number;
+  /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
+  maxInFlightCalls?: number;
   /** Also close the store on `stop()` (default false: the caller owns it). */
   closeStore?: boolean;
 }
@@ -70,6 +74,8 @@ export async function startFeatureStore(options: FeatureStoreServerOptions): Pro
     maxMessageBytes: options.maxMessageBytes,
     reflectionProtos: ['retrieve/retrieve.proto'],
     shutdownGraceMs: options.shutdownGraceMs,
+    defaultDeadlineMs: options.defaultDeadlineMs,
+    maxInFlightCalls: options.maxInFlightCalls,
   });
   server.addUnaryService(FeatureServiceService, {
     retrieveFeatures: (query) => retriever.retrieve(query),

@@ -45,6 +45,10 @@ export interface ModelServerOptions {
   auth?: CallerAuthOptions;
   maxMessageBytes?: number;
   shutdownGraceMs?: number;
+  /** Deadline of calls that carry none (GrpcServer's default when unset). */
+  defaultDeadlineMs?: number;
+  /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
+  maxInFlightCalls?: number;
   /** Merged over `{ executionProviders: ['cpu'] }` for every session. */
   sessionOptions?: ort.InferenceSession.SessionOptions;
 }
@@ -161,6 +165,8 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     maxMessageBytes: options.maxMessageBytes,
     reflectionProtos: ['inference/grpc_service.proto'],
     shutdownGraceMs: options.shutdownGraceMs,
+    defaultDeadlineMs: options.defaultDeadlineMs,
+    maxInFlightCalls: options.maxInFlightCalls,
   });
   server.addUnaryService(
     GRPCInferenceServiceService,

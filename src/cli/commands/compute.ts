@@ -108,6 +108,8 @@ async function serve(context: CliContext, args: ComputeArgs): Promise<void> {
       auth: callerAuth(settings),
       maxMessageBytes: settings.grpc.maxMessageBytes,
       shutdownGraceMs: settings.grpc.shutdownGraceMs,
+      defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
+      maxInFlightCalls: settings.grpc.maxInFlightCalls,
     });
     stopServer = () => server.stop();
     const rows: [string, string][] = [

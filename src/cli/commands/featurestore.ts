@@ -162,6 +162,8 @@ async function serve(context: CliContext, args: string[]): Promise<void> {
     metrics: new Metrics(),
     maxMessageBytes: settings.grpc.maxMessageBytes,
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
+    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
+    maxInFlightCalls: settings.grpc.maxInFlightCalls,
     closeStore: true,
   });
   onShutdownSignal(logger, () => running.stop());

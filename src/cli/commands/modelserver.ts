@@ -89,6 +89,8 @@ export async function runModelserver(context: CliContext, argv = process.argv.sl
     auth: callerAuth(settings),
     maxMessageBytes: settings.grpc.maxMessageBytes,
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
+    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
+    maxInFlightCalls: settings.grpc.maxInFlightCalls,
   });
   process.on('SIGHUP', () => {
     server.reload().then(

@@ -71,6 +71,8 @@ export async function runUp(context: CliContext): Promise<void> {
     maxMessageBytes: settings.grpc.maxMessageBytes,
     reflectionProtos: protoFiles(),
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
+    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
+    maxInFlightCalls: settings.grpc.maxInFlightCalls,
   });
 
   const parts: RunningPart[] = [];

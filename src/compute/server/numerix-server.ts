@@ -63,6 +63,10 @@ export interface ComputeServerOptions {
   maxMessageBytes?: number;
   /** How long `stop()` lets in-flight calls finish before cancelling them. */
   shutdownGraceMs?: number;
+  /** Deadline of calls that carry none (GrpcServer's default when unset). */
+  defaultDeadlineMs?: number;
+  /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
+  maxInFlightCalls?: number;
 }
 
 export interface ComputeServer {
@@ -99,6 +103,8 @@ export async function startComputeServer(options: ComputeServerOptions): Promise
     maxMessageBytes: options.maxMessageBytes,
     reflectionProtos: ['numerix/numerix.proto'],
     shutdownGraceMs: options.shutdownGraceMs,
+    defaultDeadlineMs: options.defaultDeadlineMs,
+    maxInFlightCalls: options.maxInFlightCalls,
   });
   grpc.addUnaryService(
     NumerixService,

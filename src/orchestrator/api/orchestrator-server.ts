@@ -5,6 +5,7 @@ import type { Metrics } from '../../platform/metrics/index.js';
 import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
+import { MatrixBudget } from '../engine/matrix-budget.js';
 import { type ExecutionObserver, legacyHandlers, predictHandlers } from './orchestrator-services.js';
 import { LegacyService, PredictServiceAnswers } from './predict-response-codec.js';
 
@@ -19,6 +20,12 @@ export interface OrchestratorServerOptions {
   auth?: CallerAuthOptions;
   maxMessageBytes?: number;
   shutdownGraceMs?: number;
+  /** Deadline of calls that carry none (GrpcServer's default when unset). */
+  defaultDeadlineMs?: number;
+  /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
+  maxInFlightCalls?: number;
+  /** Bytes of request matrices alive at once (InferenceEngine's default when unset). */
+  maxInFlightMatrixBytes?: number;
   /** Sees every finished execution (inference logging). */
   observe?: ExecutionObserver;
 }
@@ -43,7 +50,12 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     metrics: options.metrics,
   });
   await registry.start();
-  const engine = new InferenceEngine(registry);
+  const engine = new InferenceEngine(
+    registry,
+    options.maxInFlightMatrixBytes === undefined
+      ? undefined
+      : new MatrixBudget(options.maxInFlightMatrixBytes),
+  );
   const server = new GrpcServer({
     name: 'orchestrator',
     host: options.host,
@@ -53,6 +65,8 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     auth: options.auth,
     maxMessageBytes: options.maxMessageBytes,
     shutdownGraceMs: options.shutdownGraceMs,
+    defaultDeadlineMs: options.defaultDeadlineMs,
+    maxInFlightCalls: options.maxInFlightCalls,
     reflectionProtos: ['orchestrator/v1/predict.proto', 'orchestrator/v1/orchestrator.proto'],
   });
   server.addUnaryService(PredictServiceAnswers, predictHandlers(engine, options.observe));

@@ -4,6 +4,7 @@ import { FEATURE_INIT } from '../config/index.js';
 import { type DagComponent, DagExecutor, type ExecutionReport } from '../dag/index.js';
 import type { ExecutionContext } from './execution-context.js';
 import { type InferenceRequest, initRequestMatrices } from './feature-init.js';
+import { MatrixBudget } from './matrix-budget.js';
 
 export interface ExecuteOptions {
   /** Aborted when the caller cancels; every component sees it. */
@@ -29,7 +30,11 @@ const featureInitNode: DagComponent<ExecutionContext> = { name: FEATURE_INIT, re
 export class InferenceEngine {
   private readonly executor = new DagExecutor<ExecutionContext>();
 
-  constructor(private readonly registry: ModelRegistry<ExecutionContext>) {}
+  constructor(
+    private readonly registry: ModelRegistry<ExecutionContext>,
+    /** Bytes of request matrices alive at once (RESOURCE_EXHAUSTED past it); default 1 GiB. */
+    readonly matrixBudget = new MatrixBudget(1024 * 1024 * 1024),
+  ) {}
 
   async execute(
     modelConfigId: string,
@@ -48,6 +53,24 @@ export class InferenceEngine {
     options: ExecuteOptions = {},
   ): Promise<InferenceResult> {
     const { matrix, slate } = initRequestMatrices(snapshot, input);
+    const release = this.matrixBudget.acquire(
+      matrix.layout.arenaBytes(matrix.rowCount) + (slate ? slate.layout.arenaBytes(slate.rowCount) : 0),
+    );
+    try {
+      return await this.run(snapshot, input, trackingId, options, matrix, slate);
+    } finally {
+      release();
+    }
+  }
+
+  private async run(
+    snapshot: ModelSnapshot<ExecutionContext>,
+    input: InferenceRequest,
+    trackingId: string,
+    options: ExecuteOptions,
+    matrix: ExecutionContext['matrix'],
+    slate: ExecutionContext['slate'],
+  ): Promise<InferenceResult> {
     const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
     const context: ExecutionContext = {
       snapshot,

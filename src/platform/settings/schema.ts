@@ -132,6 +132,15 @@ export const settingsSchema = z
          * streams per connection or serve each connection on one thread.
          */
         channelsPerTarget: z.number().int().min(1).max(64).default(1),
+        /**
+         * Bytes of request matrices alive at once across all requests; past it a new request gets
+         * RESOURCE_EXHAUSTED (one request alone is always admitted, within max_matrix_bytes).
+         */
+        maxInFlightMatrixBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(1024 * 1024 * 1024),
       })
       .strict()
       .prefault({}),
@@ -204,6 +213,10 @@ export const settingsSchema = z
           .default(16 * 1024 * 1024),
         /** How long shutdown waits for in-flight calls before cancelling them. */
         shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+        /** Deadline of gRPC calls whose client set none: every call ends, answered or not. */
+        defaultDeadlineMs: z.number().int().positive().default(30_000),
+        /** Unary calls one gRPC server runs at once; past it new calls get RESOURCE_EXHAUSTED. */
+        maxInFlightCalls: z.number().int().positive().default(1024),
       })
       .strict()
       .prefault({}),

@@ -32,6 +32,10 @@ export interface VssServingOptions {
   auth?: CallerAuthOptions;
   maxMessageBytes?: number;
   shutdownGraceMs?: number;
+  /** Deadline of calls that carry none (GrpcServer's default when unset). */
+  defaultDeadlineMs?: number;
+  /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
+  maxInFlightCalls?: number;
   /** Config repository poll interval, ms (default 1,000; 0: only explicit refresh). */
   refreshIntervalMs?: number;
   /** HMAC key of page tokens; replicas behind one address must share it. Default: random per process. */
@@ -78,6 +82,8 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     maxMessageBytes: options.maxMessageBytes,
     reflectionProtos: ['vss/v1/vss.proto'],
     shutdownGraceMs: options.shutdownGraceMs,
+    defaultDeadlineMs: options.defaultDeadlineMs,
+    maxInFlightCalls: options.maxInFlightCalls,
   });
   grpc.addUnaryService(
     SimilaritySearchService,

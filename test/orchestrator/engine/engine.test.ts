@@ -8,6 +8,7 @@ import { DataType } from '../../../src/datatypes/data-type.js';
 import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
 import type { ExecutionContext } from '../../../src/orchestrator/engine/execution-context.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
+import { MatrixBudget } from '../../../src/orchestrator/engine/matrix-budget.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
 import { blendOnly, fp32, fp64, schema, testRegistry } from '../../support/orchestrator.js';
@@ -210,6 +211,34 @@ describe('InferenceEngine with FeatureInit and an in-process compute component',
       'UNAVAILABLE',
       /component "blend" failed/,
     );
+  });
+
+  test('past the in-flight matrix budget a request is RESOURCE_EXHAUSTED; alone it is always admitted', async () => {
+    const budget = new MatrixBudget(1);
+    const tight = new InferenceEngine(registry, budget);
+    // Alone, a request bigger than the whole budget is served.
+    const { context } = await tight.executeOn(snapshot, { pattern: 'point', request: request([1]) }, 't');
+    assert.deepEqual([...context.matrix.byteColumn('score').float64()!], [2.5]);
+    assert.equal(budget.inFlightBytes, 0);
+    // While one holds the budget, the next is refused until it gives it back.
+    const release = budget.acquire(1);
+    await rejectsWith(
+      tight.executeOn(snapshot, { pattern: 'point', request: request([1]) }, 't'),
+      'RESOURCE_EXHAUSTED',
+      /bytes of request matrices in flight/,
+    );
+    release();
+    await tight.executeOn(snapshot, { pattern: 'point', request: request([1]) }, 't');
+    // A failing request gives its bytes back too.
+    await assert.rejects(tight.execute('nope', { pattern: 'point', request: request([1]) }, 't'));
+    const failing = registry.build(
+      'blend_only',
+      '9',
+      blendOnly('blend_only', 'price bonus /', { required: true }),
+    );
+    const zero = request([1], { contextFeatures: [{ ...schema('bonus', DataType.FP64), value: fp64(0) }] });
+    await assert.rejects(tight.executeOn(failing, { pattern: 'point', request: zero }, 't'));
+    assert.equal(budget.inFlightBytes, 0);
   });
 
   test('an unknown model is NOT_FOUND', async () => {

@@ -197,6 +197,27 @@ describe('settings', () => {
     );
   });
 
+  test('call limits: defaults, the variables that set them, and their validation', () => {
+    const defaults = loadSettings({ env: {} });
+    assert.equal(defaults.grpc.defaultDeadlineMs, 30_000);
+    assert.equal(defaults.grpc.maxInFlightCalls, 1024);
+    assert.equal(defaults.orchestrator.maxInFlightMatrixBytes, 1024 * 1024 * 1024);
+    const set = loadSettings({
+      env: {
+        LATTICE_GRPC_DEFAULT_DEADLINE_MS: '5000',
+        LATTICE_GRPC_MAX_INFLIGHT_CALLS: '64',
+        LATTICE_ORCHESTRATOR_MAX_INFLIGHT_MATRIX_BYTES: '268435456',
+      },
+    });
+    assert.equal(set.grpc.defaultDeadlineMs, 5000);
+    assert.equal(set.grpc.maxInFlightCalls, 64);
+    assert.equal(set.orchestrator.maxInFlightMatrixBytes, 256 * 1024 * 1024);
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_GRPC_MAX_INFLIGHT_CALLS: '0' } })),
+      /grpc\.maxInFlightCalls \(from env LATTICE_GRPC_MAX_INFLIGHT_CALLS\)/,
+    );
+  });
+
   test("every variable is documented in the README's settings table, one per setting", () => {
     const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
     const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('The settings file takes'));
