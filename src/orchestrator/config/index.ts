@@ -1,3 +1,4 @@
+export { QUOTE_PREFIX, quote } from '../../platform/quote.js';
 export {
   type ComponentBuilder,
   ModelRegistry,
@@ -5,7 +6,6 @@ export {
   type ModelSnapshot,
   type ModelStatus,
 } from './model-registry.js';
-export { QUOTE_PREFIX, quote } from './quote.js';
 export type {
   CalibrationConfig,
   ComputeComponentConfig,

@@ -2,9 +2,9 @@ import type { ConfigEvent, ConfigStore, ConfigWatch } from '../../platform/confi
 import { describeError, LatticeError, notFound } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { Metrics } from '../../platform/metrics/index.js';
+import { quote } from '../../platform/quote.js';
 import { type DagComponent, TopologyCache } from '../dag/index.js';
 import { MatrixLayout } from '../matrix/component-matrix.js';
-import { quote } from './quote.js';
 import { type ComponentPlan, type ValidatedModel, validateModelConfig } from './validate-model.js';
 
 /**

@@ -1,6 +1,7 @@
 import { dataTypeInfo } from '../../datatypes/data-type.js';
 import { readNumbers } from '../../datatypes/number-runs.js';
 import { invalidArgument } from '../../platform/errors.js';
+import { quote } from '../../platform/quote.js';
 import type { ComponentMatrix } from './component-matrix.js';
 
 /**
@@ -36,7 +37,7 @@ export function columnNumbers(
     const text = texts[row]!;
     const value = text === '' ? 0 : Number(text);
     if (Number.isNaN(value) && text.trim() !== 'NaN') {
-      throw invalidArgument(`column "${name}" row ${row}: "${text}" is not a number`, name);
+      throw invalidArgument(`column "${name}" row ${row}: ${quote(text)} is not a number`, name);
     }
     out[row] = value;
   }
