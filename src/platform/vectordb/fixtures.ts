@@ -18,7 +18,7 @@
  *
  * Fewer, larger clusters at a wider `spread` overlap and are harder: 100,000 × 256, COSINE, at
  * spread 1.0 gives 0.973 at ef 64 with 100 clusters and 0.920 with 50 (0.982 at ef 128); the harder
- * fixture of bench vss-recall (70 clusters) is below 0.95 at ef 64, hence the default ef 128.
+ * fixture of bench vss-recall (70 clusters) is below 0.95 at ef 64, hence the default ef 96.
  */
 
 import { seededRandom } from '../random.js';

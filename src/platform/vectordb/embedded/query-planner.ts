@@ -10,7 +10,7 @@
  * (bench/RESULTS.md, vss-recall): an exact scan costs about 0.34 ms per 1,000 candidates and a
  * filtered walk about 0.0013 ms × ef × graphSize / candidates, so ratio ≈ 4 and, at ef 64, the
  * crossover is near 5,000 candidates (5 %): a 0.5 % filter is scanned, a 10 % one walked. At the
- * default ef 128 it is near 7,000 (7 %).
+ * default ef 96 it is near 6,200 (6 %).
  */
 
 export interface PlannerSettings {
