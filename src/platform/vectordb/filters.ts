@@ -33,36 +33,81 @@ export function valueToken(value: string | number | boolean): string {
   return `b:${String(value)}`;
 }
 
-/** The tokens a compiled IN / NOT_IN filter looks up in an inverted index. */
-export function matchTokens(filter: Extract<CompiledFilter, { kind: 'match' }>): string[] {
-  return [
-    ...[...filter.strings].map((s) => valueToken(s)),
-    ...[...filter.numbers].map((n) => valueToken(n)),
-    ...[...filter.booleans].map((b) => valueToken(b)),
-  ];
+const tokensOf = new WeakMap<CompiledFilter, readonly string[]>();
+
+/** The tokens a compiled IN / NOT_IN filter looks up in an inverted index (built once per compiled filter). */
+export function matchTokens(filter: Extract<CompiledFilter, { kind: 'match' }>): readonly string[] {
+  let tokens = tokensOf.get(filter);
+  if (tokens === undefined) {
+    tokens = [
+      ...[...filter.strings].map((s) => valueToken(s)),
+      ...[...filter.numbers].map((n) => valueToken(n)),
+      ...[...filter.booleans].map((b) => valueToken(b)),
+    ];
+    tokensOf.set(filter, tokens);
+  }
+  return tokens;
+}
+
+/** A client's text in an error message: JSON-quoted, at most 64 characters of it. */
+export function quoteText(text: string): string {
+  return text.length <= 64
+    ? JSON.stringify(text)
+    : `${JSON.stringify(text.slice(0, 64))}… (${text.length} characters)`;
 }
 
 function parseNumber(text: string, field: string): number {
   const value = text.trim() === '' ? Number.NaN : Number(text);
-  if (!Number.isFinite(value)) throw invalidArgument(`${field} must be a number, got "${text}"`, field);
+  if (!Number.isFinite(value))
+    throw invalidArgument(`${field} must be a number, got ${quoteText(text)}`, field);
   return value;
+}
+
+/**
+ * Compiled filters by the filter object they came from. A Filter handed to the port is treated as
+ * immutable: serving passes the same objects to every search of a request (each query, each step of
+ * its candidate window), and a filter of 100,000 values was compiled into its sets once per search.
+ */
+const compiled = new WeakMap<Filter, CompiledFilter>();
+const keys = new WeakMap<Filter, string>();
+
+/** A stable text key of a filter list (same fields, operators and values, same key), computed once per filter object. */
+export function filtersKey(filters: readonly Filter[]): string {
+  let key = '';
+  for (const filter of filters) {
+    let own = keys.get(filter);
+    if (own === undefined) {
+      own = JSON.stringify([filter.field, filter.op, filter.values]);
+      keys.set(filter, own);
+    }
+    key += key === '' ? own : `,${own}`;
+  }
+  return key;
 }
 
 function compileOne(filter: Filter, at: string): CompiledFilter {
   if (typeof filter !== 'object' || filter === null) throw invalidArgument(`${at} must be a filter`, at);
+  const known = compiled.get(filter);
+  if (known) return known;
+  const result = compileNew(filter, at);
+  compiled.set(filter, result);
+  return result;
+}
+
+function compileNew(filter: Filter, at: string): CompiledFilter {
   const { field, op } = filter;
   if (typeof field !== 'string' || field.length === 0) {
     throw invalidArgument(`${at}.field must be a non-empty string`, `${at}.field`);
   }
   if (!FILTER_OPS.includes(op)) {
     throw invalidArgument(
-      `${at}.op must be one of ${FILTER_OPS.join(', ')}, got "${String(op)}"`,
+      `${at}.op must be one of ${FILTER_OPS.join(', ')}, got ${quoteText(String(op))}`,
       `${at}.op`,
     );
   }
   const values = filter.values ?? [];
   const where = `${at}.values`;
-  if (!Array.isArray(values) || values.some((v) => typeof v !== 'string')) {
+  if (!Array.isArray(values) || !values.every((v) => typeof v === 'string')) {
     throw invalidArgument(`${where} must be a list of strings`, where);
   }
   const count = (n: number) => {

@@ -9,6 +9,7 @@ import type { VectorDb } from '../../platform/vectordb/index.js';
 import type { StoredEmbedding, VssStore } from '../store/index.js';
 import { collectionName } from './collection-name.js';
 import type { ServingConfigRepository, ServingModel } from './config-repository.js';
+import { storableId } from './request-validation.js';
 import type { VectorDbGuard } from './vector-db-guard.js';
 
 export interface CandidateLookupDeps {
@@ -50,12 +51,15 @@ export class CandidateLookup {
     context: CallContext,
   ): Promise<Map<string, StoredEmbedding>> {
     const version = this.deps.config.modelReadVersion(model);
+    // An id no store can hold (a NUL: PostgreSQL text refuses it) is not found, without a look-up.
+    const storable = ids.filter(storableId);
+    if (storable.length === 0) return new Map();
     const found = await this.deps.store.embeddings.read(model.embeddingsTable, {
       modelName: model.modelName,
       version,
-      ids,
+      ids: storable,
     });
-    const missing = ids.filter((id) => !found.has(id));
+    const missing = storable.filter((id) => !found.has(id));
     if (missing.length > 0) {
       const collection = collectionName(model.entity, model.modelName, version);
       const points = await this.deps.guard

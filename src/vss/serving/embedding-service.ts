@@ -9,6 +9,7 @@ import type {
   ScoreCandidatesRequest,
   ScoreCandidatesResponse,
 } from '../../gen/vss/v1/vss.js';
+import { invalidArgument } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
 import type { CandidateLookup } from './candidate-lookup.js';
 import type { ServingConfigRepository, ServingModel } from './config-repository.js';
@@ -21,6 +22,34 @@ export interface EmbeddingServiceDeps {
   config: ServingConfigRepository;
   lookup: CandidateLookup;
   metrics: ServingMetrics;
+  /** Largest message the server sends (grpc.maxMessageBytes); a GetEmbeddings answer must fit it. */
+  maxMessageBytes: number;
+}
+
+/**
+ * Bytes of one CandidateEmbedding in a GetEmbeddingsResponse besides its id, at most: the entry's tag
+ * and length (4), the id's tag and length (3), `found` (2), and two Vectors (each a tag, a length, and
+ * inside it the packed field's tag and length: 8) of 4 bytes per value.
+ */
+const ENTRY_OVERHEAD = 4 + 3 + 2 + 2 * 8;
+/** Room kept for the response's own framing. */
+const MESSAGE_SLACK = 1024;
+
+/**
+ * The request limit of GetEmbeddings beyond max_candidate_ids: its answer, every id found, must fit
+ * one message. Each id costs its UTF-8 bytes + 25 + 8 × dimension (two vectors of 4-byte floats).
+ */
+export function checkAnswerFits(ids: readonly string[], dimension: number, maxMessageBytes: number): void {
+  const perEntry = ENTRY_OVERHEAD + 8 * dimension;
+  const budget = maxMessageBytes - MESSAGE_SLACK;
+  let bytes = 0;
+  for (const id of ids) bytes += perEntry + Buffer.byteLength(id, 'utf8');
+  if (bytes <= budget) return;
+  const fits = Math.floor((budget * ids.length) / bytes);
+  throw invalidArgument(
+    `candidate_ids: the answer for ${ids.length} ids at dimension ${dimension} would take up to ${bytes} bytes, above the largest message (${maxMessageBytes} bytes): the request limit max_embeddings_answer_bytes allows about ${fits} ids of this length per call (${8 * dimension + ENTRY_OVERHEAD} bytes per id plus the id)`,
+    'candidate_ids',
+  );
 }
 
 export class EmbeddingService {
@@ -30,6 +59,7 @@ export class EmbeddingService {
     return measuredCall(this.deps.metrics, 'GetEmbeddings', async (labels) => {
       const model = await this.model(request.entity, request.modelName, labels);
       const ids = candidateIdsOf(request.candidateIds);
+      checkAnswerFits(ids, model.config.vectorDimension, this.deps.maxMessageBytes);
       const found = await this.deps.lookup.servedEmbeddings(model, ids, context);
       return {
         embeddings: ids.map((id) => {

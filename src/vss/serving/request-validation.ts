@@ -5,14 +5,15 @@
 import { type Filter as WireFilter, FilterOp as WireFilterOp } from '../../gen/vss/v1/vss.js';
 import { invalidArgument } from '../../platform/errors.js';
 import { compileFilters, type Filter, type FilterOp } from '../../platform/vectordb/index.js';
-import { attributeLabel } from '../store/index.js';
+import { attributeLabel, resourceName, variantName } from '../store/index.js';
+import { quote, SEARCH_LIMITS } from './request-limits.js';
 
 export const DEFAULT_PAGE_SIZE = 10;
-export const MAX_PAGE_SIZE = 1000;
+export const MAX_PAGE_SIZE = SEARCH_LIMITS.pageSize;
 /** Queries per Search call. */
-export const MAX_QUERIES = 256;
+export const MAX_QUERIES = SEARCH_LIMITS.queries;
 /** Ids per GetEmbeddings / ScoreCandidates call. */
-export const MAX_CANDIDATE_IDS = 10_000;
+export const MAX_CANDIDATE_IDS = SEARCH_LIMITS.candidateIds;
 
 const OPS: Record<number, FilterOp> = {
   [WireFilterOp.FILTER_OP_IN]: 'IN',
@@ -27,9 +28,36 @@ const OPS: Record<number, FilterOp> = {
   [WireFilterOp.FILTER_OP_BETWEEN_INCLUSIVE]: 'BETWEEN_INCLUSIVE',
 };
 
-export function requireName(value: string, field: string): string {
+/**
+ * `entity` / `model_name` / `variant`: required, and of the alphabet registration enforces (a name
+ * outside it names nothing, so it never reaches SQL: a NUL there was a raw PostgreSQL error).
+ */
+export function requireName(value: string, field: 'entity' | 'model_name' | 'variant'): string {
   if (value === '') throw invalidArgument(`${field} is required`, field);
+  if (field === 'variant') variantName(value, field);
+  else resourceName(value, field);
   return value;
+}
+
+/**
+ * A candidate id as the request gives it: empty or longer than any stored id can be is
+ * INVALID_ARGUMENT naming `field`. An id that cannot be stored (it holds a NUL, which PostgreSQL text
+ * refuses) is left to {@link storableId}: it is simply not found.
+ */
+export function candidateIdOf(id: string, field: string): string {
+  if (id === '') throw invalidArgument(`${field} must not be empty`, field);
+  if (id.length > SEARCH_LIMITS.candidateIdLength) {
+    throw invalidArgument(
+      `${field}: candidate id of ${id.length} characters exceeds the request limit max_candidate_id_length (${SEARCH_LIMITS.candidateIdLength}): ${quote(id)}`,
+      field,
+    );
+  }
+  return id;
+}
+
+/** Whether an id can exist in the stores at all (no NUL): others are not found without a look-up. */
+export function storableId(id: string): boolean {
+  return !id.includes('\u0000');
 }
 
 /** 0 means the default; 1..1000 otherwise. */
@@ -86,12 +114,12 @@ export function candidateIdsOf(ids: readonly string[]): string[] {
     throw invalidArgument('candidate_ids must name at least one candidate', 'candidate_ids');
   if (ids.length > MAX_CANDIDATE_IDS) {
     throw invalidArgument(
-      `candidate_ids holds ${ids.length} ids, at most ${MAX_CANDIDATE_IDS}`,
+      `candidate_ids: ${ids.length} ids exceed the request limit max_candidate_ids (${MAX_CANDIDATE_IDS})`,
       'candidate_ids',
     );
   }
   ids.forEach((id, i) => {
-    if (id === '') throw invalidArgument(`candidate_ids[${i}] must not be empty`, `candidate_ids[${i}]`);
+    candidateIdOf(id, `candidate_ids[${i}]`);
   });
   return [...ids];
 }

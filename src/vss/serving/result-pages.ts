@@ -11,6 +11,7 @@ import { variantColumn } from '../store/index.js';
 import { candidateWindow, checkWalkDepth } from './candidate-window.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
 import type { PageCursor, PageTokens } from './page-token.js';
+import { stopIfOver } from './request-pacing.js';
 import type { PreparedQuery } from './search-query.js';
 import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 import type { VectorDbGuard } from './vector-db-guard.js';
@@ -107,6 +108,8 @@ export class ResultPages {
     query: PreparedQuery,
     context: CallContext,
   ): Promise<SearchHit[]> {
+    // Each step of a window is a new search: none once the call is over.
+    stopIfOver(context);
     try {
       const [hits = []] = await this.deps.guard.run(() => this.deps.vectorDb.search(request), context.signal);
       return hits;

@@ -1,6 +1,12 @@
 /**
- * The Search handler. In order: resolve model, variant and read version (config repository) →
- * validate the whole request → per query: result cache (memory, then distributed) → the candidate's
+ * Queries of one Search answered at a time: each is a few vector DB calls (a Qdrant round trip, or
+ * the embedded engine's CPU), so more in flight only queue behind each other and hold their memory.
+ */
+const QUERIES_IN_FLIGHT = 8;
+
+/**
+ * The Search handler. In order: check the request's shape and cost against the request limits →
+ * resolve model, variant and read version (config repository) → validate every query → per query: result cache (memory, then distributed) → the candidate's
  * search embedding for a query by id → the page (result-pages.ts) → its attributes, from the same
  * vector DB answer that applied the filters (candidate-attributes.ts) → cache and recall sample.
  */
@@ -14,10 +20,12 @@ import type { ServedVariant, ServingConfigRepository } from './config-repository
 import { measuredCall } from './measured-call.js';
 import type { PageTokens } from './page-token.js';
 import type { RecallSampler } from './recall-sampler.js';
+import { quote, SEARCH_LIMITS, tooDeep, tooManyFilterValues } from './request-limits.js';
+import { pacedMap } from './request-pacing.js';
 import { attributesOf, filtersOf, MAX_QUERIES, pageSizeOf, requireName } from './request-validation.js';
 import { type CachedPage, type ResultCache, resultKey } from './result-cache.js';
 import type { ResultPages } from './result-pages.js';
-import { checkFilterFields, type PreparedQuery, prepareQuery } from './search-query.js';
+import { checkFilterFields, type PreparedQuery, prepareQuery, sharedFilters } from './search-query.js';
 import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 
 export interface SearchServiceDeps {
@@ -45,30 +53,37 @@ export class SearchService {
     requireName(request.entity, 'entity');
     requireName(request.modelName, 'model_name');
     requireName(request.variant, 'variant');
-    const served = await this.deps.config.served({
-      entity: request.entity,
-      modelName: request.modelName,
-      variant: request.variant,
-    });
-    Object.assign(labels, { entity: request.entity, model: request.modelName, variant: request.variant });
     const pageSize = pageSizeOf(request.pageSize);
     const attributes = attributesOf(request.attributes);
     if (request.queries.length === 0)
       throw invalidArgument('queries must hold at least one query', 'queries');
     if (request.queries.length > MAX_QUERIES) {
       throw invalidArgument(
-        `queries holds ${request.queries.length} queries, at most ${MAX_QUERIES}`,
+        `queries: ${request.queries.length} queries exceed the request limit max_queries (${MAX_QUERIES})`,
         'queries',
       );
     }
-    const shared = filtersOf(request.filters, 'filters');
-    await checkFilterFields(this.deps.config, served.model, shared, 'filters');
-    const prepared: PreparedQuery[] = [];
-    for (const [i, query] of request.queries.entries()) {
-      prepared.push(await prepareQuery(this.deps, served, query, i, shared));
+    checkFilterValues(request);
+    // Every first page already ranks page_size candidates per query.
+    if (request.queries.length * pageSize > SEARCH_LIMITS.depth) {
+      throw tooDeep(request.queries.length * pageSize);
     }
-    const results = await Promise.all(
-      prepared.map((query) => this.answer(served, query, pageSize, attributes, labels, context)),
+    const served = await this.deps.config.served({
+      entity: request.entity,
+      modelName: request.modelName,
+      variant: request.variant,
+    });
+    Object.assign(labels, { entity: request.entity, model: request.modelName, variant: request.variant });
+    const shared = sharedFilters(filtersOf(request.filters, 'filters'));
+    await checkFilterFields(this.deps.config, served.model, shared.filters, 'filters');
+    const prepared = await pacedMap(request.queries.length, 1, context, (i) =>
+      prepareQuery(this.deps, served, request.queries[i]!, i, shared),
+    );
+    let depth = 0;
+    for (const query of prepared) depth += (query.cursor?.offset ?? 0) + pageSize;
+    if (depth > SEARCH_LIMITS.depth) throw tooDeep(depth);
+    const results = await pacedMap(prepared.length, QUERIES_IN_FLIGHT, context, (i) =>
+      this.answer(served, prepared[i]!, pageSize, attributes, labels, context),
     );
     return { results };
   }
@@ -105,12 +120,14 @@ export class SearchService {
     const collection = collectionName(model.entity, model.modelName, version);
     let vector = query.vector;
     if (query.candidateId !== undefined) {
-      vector = await this.deps.lookup.searchVector(model, collection, version, query.candidateId, context);
+      if (!query.unstorableId) {
+        vector = await this.deps.lookup.searchVector(model, collection, version, query.candidateId, context);
+      }
       if (!vector) {
         return {
           candidates: [],
           nextPageToken: '',
-          error: `NOT_FOUND: candidate "${query.candidateId}" has no embedding in version ${version} of ${model.entity}/${model.modelName}`,
+          error: `NOT_FOUND: candidate ${quote(query.candidateId)} has no embedding in version ${version} of ${model.entity}/${model.modelName}`,
         };
       }
     }
@@ -141,4 +158,13 @@ export class SearchService {
     }
     return { ...result, error: '' };
   }
+}
+
+/** The request limit max_filter_values, on the decoded request (the byte pre-check counts the same). */
+function checkFilterValues(request: SearchRequest): void {
+  let shared = 0;
+  for (const filter of request.filters) shared += filter.values.length;
+  let total = shared * request.queries.length;
+  for (const query of request.queries) for (const filter of query.filters) total += filter.values.length;
+  if (total > SEARCH_LIMITS.filterValues) throw tooManyFilterValues(total);
 }

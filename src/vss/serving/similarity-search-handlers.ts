@@ -26,6 +26,8 @@ export interface SimilaritySearchDeps {
   tokens: PageTokens;
   metrics: ServingMetrics;
   recall: RecallSampler;
+  /** Largest message the server sends; default 16 MiB (the gRPC server's default). */
+  maxMessageBytes?: number;
 }
 
 export function similaritySearchHandlers(
@@ -33,7 +35,11 @@ export function similaritySearchHandlers(
 ): UnaryHandlers<typeof SimilaritySearchService> {
   const lookup = new CandidateLookup(deps);
   const search = new SearchService({ ...deps, lookup, pages: new ResultPages(deps) });
-  const embeddings = new EmbeddingService({ ...deps, lookup });
+  const embeddings = new EmbeddingService({
+    ...deps,
+    lookup,
+    maxMessageBytes: deps.maxMessageBytes ?? 16 * 1024 * 1024,
+  });
   return {
     search: (request, context: CallContext) => search.search(request, context),
     getEmbeddings: (request, context: CallContext) => embeddings.getEmbeddings(request, context),

@@ -14,10 +14,41 @@ import { openVssStore } from '../store/index.js';
 import { ServingConfigRepository } from './config-repository.js';
 import { PageTokens } from './page-token.js';
 import { RecallSampler } from './recall-sampler.js';
+import { precheckLookup, precheckSearch } from './request-precheck.js';
 import { ResultCache } from './result-cache.js';
 import { ServingMetrics } from './serving-metrics.js';
 import { similaritySearchHandlers } from './similarity-search-handlers.js';
 import { VectorDbGuard, type VectorDbGuardOptions } from './vector-db-guard.js';
+
+/** A request decoder that first runs `check` over the bytes (request-precheck.ts). */
+function checkedDecoder<T>(decode: (bytes: Buffer) => T, check: (bytes: Uint8Array) => void) {
+  return (bytes: Buffer): T => {
+    check(bytes);
+    return decode(bytes);
+  };
+}
+
+/** `vss.v1.SimilaritySearch` as this server serves it: requests pre-checked before they are decoded. */
+const checkedService = {
+  search: {
+    ...SimilaritySearchService.search,
+    requestDeserialize: checkedDecoder(SimilaritySearchService.search.requestDeserialize, precheckSearch),
+  },
+  getEmbeddings: {
+    ...SimilaritySearchService.getEmbeddings,
+    requestDeserialize: checkedDecoder(
+      SimilaritySearchService.getEmbeddings.requestDeserialize,
+      precheckLookup(3),
+    ),
+  },
+  scoreCandidates: {
+    ...SimilaritySearchService.scoreCandidates,
+    requestDeserialize: checkedDecoder(
+      SimilaritySearchService.scoreCandidates.requestDeserialize,
+      precheckLookup(4),
+    ),
+  },
+};
 
 export interface VssServingOptions {
   sql: SqlClient;
@@ -86,7 +117,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     maxInFlightCalls: options.maxInFlightCalls,
   });
   grpc.addUnaryService(
-    SimilaritySearchService,
+    checkedService,
     similaritySearchHandlers({
       store,
       config,
@@ -96,6 +127,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
       tokens: new PageTokens(options.pageTokenSecret),
       metrics: servingMetrics,
       recall,
+      maxMessageBytes: options.maxMessageBytes,
     }),
   );
   let port: number;

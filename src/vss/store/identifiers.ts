@@ -29,10 +29,12 @@ function invalid(field: string, message: string): LatticeError {
   return new LatticeError('INVALID_ARGUMENT', `${field} ${message}`, { field });
 }
 
-/** Shows a refused value safely in a message (bounded, control characters escaped). */
+/** Shows a refused value safely in a message (at most 64 characters of it, control characters escaped). */
 function show(value: unknown): string {
   const text = typeof value === 'string' ? value : String(value);
-  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+  return text.length > 64
+    ? `${JSON.stringify(text.slice(0, 64))}… (${text.length} characters)`
+    : JSON.stringify(text);
 }
 
 function checkIdentifier(value: unknown, field: string, pattern: RegExp, rule: string): SqlIdentifier {

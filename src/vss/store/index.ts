@@ -13,7 +13,14 @@ export type {
   StoredEmbedding,
 } from './embeddings-repository.js';
 export type { EntityTables } from './entity-tables.js';
-export { attributeLabel, type SqlIdentifier, tableName, variantColumn, variantName } from './identifiers.js';
+export {
+  attributeLabel,
+  resourceName,
+  type SqlIdentifier,
+  tableName,
+  variantColumn,
+  variantName,
+} from './identifiers.js';
 export { VSS_MIGRATIONS_TABLE, vssMigrations } from './migrations.js';
 export type { ModelsRepository } from './models-repository.js';
 export type { CreatedOperation, OperationFilter, OperationsRepository } from './operations-repository.js';

@@ -9,7 +9,7 @@
  */
 import { type DirLock, lockDirectory } from '../../dir-lock.js';
 import { LatticeError } from '../../errors.js';
-import { compileFilters } from '../filters.js';
+import { compileFilters, filtersKey } from '../filters.js';
 import {
   closedError,
   collectionConflict,
@@ -346,7 +346,7 @@ export class EmbeddedVectorDb implements VectorDb {
     const collection = this.collection(request.collection);
     const { store, payloads, spec } = collection;
     const shared = compileFilters(request.filters, 'filters');
-    const sharedKey = shared.length > 0 ? JSON.stringify(request.filters) : '';
+    const sharedKey = shared.length > 0 ? filtersKey(request.filters!) : '';
     const queries = request.queries.map((query, i) => ({
       vector: validateVector(query.vector, spec.dimension, `queries[${i}].vector`, spec.name, false),
       filters: compileFilters(query.filters, `queries[${i}].filters`),

@@ -1,0 +1,54 @@
+/**
+ * What one vss.v1 request may cost. Each limit bounds a cost of serving it, at a value whose largest
+ * request takes well under a second of server CPU on a 2-core VM (README, "vss serving: request
+ * limits", has the measurements). Past any of them the call is INVALID_ARGUMENT, its message naming
+ * the limit and the `field` trailer the field; error messages quote at most
+ * {@link QUOTE_CHARS} characters of a name or id from the request.
+ */
+import { invalidArgument } from '../../platform/errors.js';
+
+export const SEARCH_LIMITS = {
+  /** Queries per Search call. */
+  queries: 256,
+  /** Candidates per page. */
+  pageSize: 1000,
+  /**
+   * Filter values a Search evaluates: the request's `filters` count once per query (each query is
+   * filtered by them), plus each query's own. Every value is a look-up in the vector DB's payload
+   * index per search of the query.
+   */
+  filterValues: 100_000,
+  /**
+   * Candidates ranked for a Search: the sum over queries of `offset + page_size`, the depth each
+   * query's candidate window must reach (a page at depth d costs a vector DB search about 4 × d
+   * wide, and its candidates are encoded in the answer).
+   */
+  depth: 12_800,
+  /** Ids per GetEmbeddings / ScoreCandidates call (GetEmbeddings also stops where its answer would not fit a message). */
+  candidateIds: 10_000,
+  /** Characters of a candidate id: the vector DB's limit, so no longer id can exist. */
+  candidateIdLength: 1024,
+} as const;
+
+/** Characters of a client's name or id quoted in an error message. */
+export const QUOTE_CHARS = 64;
+
+/** `text` for an error message: JSON-quoted, at most {@link QUOTE_CHARS} characters of it. */
+export function quote(text: string): string {
+  if (text.length <= QUOTE_CHARS) return JSON.stringify(text);
+  return `${JSON.stringify(text.slice(0, QUOTE_CHARS))}… (${text.length} characters)`;
+}
+
+export function tooManyFilterValues(total: number): Error {
+  return invalidArgument(
+    `filters: ${total} filter values (the request's filters count once per query) exceed the request limit max_filter_values (${SEARCH_LIMITS.filterValues})`,
+    'filters',
+  );
+}
+
+export function tooDeep(total: number): Error {
+  return invalidArgument(
+    `queries: ${total} candidates to rank (offset + page_size summed over queries) exceed the request limit max_search_depth (${SEARCH_LIMITS.depth}); send fewer queries, smaller pages, or split the request`,
+    'queries',
+  );
+}
