@@ -76,3 +76,17 @@ export function assertOpen(mark: TransactionMark): void {
 export function closedError(): LatticeError {
   return new LatticeError('UNAVAILABLE', 'SQL client is closed');
 }
+
+/** A LISTEN channel: a lower-case SQL name, so it can be placed in the statement unquoted. */
+export function listenChannel(channel: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) {
+    throw new LatticeError(
+      'INVALID_ARGUMENT',
+      `channel must be a lower-case SQL name, got ${JSON.stringify(channel.slice(0, 64))}`,
+      {
+        field: 'channel',
+      },
+    );
+  }
+  return channel;
+}

@@ -42,6 +42,12 @@ export interface SqlTransaction extends SqlQueryable {}
 
 export type SqlClientKind = 'pglite' | 'postgres';
 
+/** A subscription made by {@link SqlClient.listen}. */
+export interface SqlListener {
+  /** Stops listening; no callback runs once it has resolved. Idempotent. */
+  close(): Promise<void>;
+}
+
 export interface SqlClient extends SqlQueryable {
   /** Which adapter this is, for diagnostics only: behaviour is the same for both. */
   readonly kind: SqlClientKind;
@@ -53,6 +59,19 @@ export interface SqlClient extends SqlQueryable {
    * single connection they would otherwise wait forever).
    */
   transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T>;
+
+  /**
+   * PostgreSQL's LISTEN: `onNotify(payload)` runs for every `NOTIFY channel` (or `pg_notify`) committed
+   * after the promise resolves, from any client of the database. `channel` is a lower-case SQL name.
+   * Delivery is at most once: while the listening connection is lost (PostgreSQL restarts) the
+   * adapter reconnects with backoff and then calls `onNotify(undefined)`, since notifications of
+   * the gap are gone: a listener should then re-read what it follows. `onError` hears of each loss.
+   */
+  listen(
+    channel: string,
+    onNotify: (payload: string | undefined) => void,
+    onError?: (err: unknown) => void,
+  ): Promise<SqlListener>;
 
   /** Waits for running statements, then releases connections (or the embedded database). Idempotent. */
   close(): Promise<void>;

@@ -6,6 +6,7 @@
  * Collections above 10,000 points get a 10,000-deep search, which is close to, not exactly, brute
  * force. Samples queue up to `maxPending`; beyond that they are dropped, never the request.
  */
+import { invalidArgument } from '../../platform/errors.js';
 import type { Filter, VectorDb } from '../../platform/vectordb/index.js';
 import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 
@@ -41,7 +42,15 @@ export class RecallSampler {
     private readonly metrics: ServingMetrics,
     private readonly options: RecallSamplerOptions = {},
   ) {
-    this.sampleRate = options.sampleRate ?? 0.01;
+    const rate = options.sampleRate ?? 0.01;
+    // NaN compared false with every draw, so an unparseable rate re-ran every query by brute force.
+    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 0 || rate > 1) {
+      throw invalidArgument(
+        `recallSampleRate must be a number from 0 to 1, got ${String(rate).slice(0, 64)}`,
+        'recallSampleRate',
+      );
+    }
+    this.sampleRate = rate;
     this.maxPending = options.maxPending ?? 32;
     this.random = options.random ?? Math.random;
   }

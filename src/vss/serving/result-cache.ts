@@ -4,7 +4,9 @@
  * query, filters, attributes, page size and page cursor; a read-version flip therefore changes every
  * key and no stale page is served. TTLs come from the variant, shortened by a random share of up to
  * `ttlJitter` so entries written together do not expire together. A failing distributed cache is a
- * miss, never an error.
+ * miss, never an error, but each failure is reported (`onError`: counted and logged by serving), and
+ * an entry read back is checked before it is served: one that is not a page this code wrote
+ * (truncated, written by another version, tampered with) is a miss, reported as `invalid`.
  */
 import type { Cache } from '../../platform/cache/index.js';
 import { MemoryCache } from '../../platform/cache/index.js';
@@ -33,12 +35,17 @@ export interface ResultKeyParts {
 
 export type CacheLevel = 'memory' | 'distributed';
 
+/** What went wrong with the distributed level: a failed read or write, or an entry that is not a page. */
+export type CacheFailure = 'get' | 'set' | 'invalid';
+
 export interface ResultCacheOptions {
   /** The distributed level; absent: memory only. */
   distributed?: Cache;
   /** Bytes the in-memory level holds; default 64 MiB. */
   memoryMaxBytes?: number;
   random?: () => number;
+  /** Told of every distributed-cache failure (the call itself goes on as a miss). */
+  onError?: (failure: CacheFailure, err: unknown) => void;
 }
 
 export function resultKey(parts: ResultKeyParts): string {
@@ -58,8 +65,10 @@ export class ResultCache {
   private readonly memory: MemoryCache;
   private readonly distributed: Cache | undefined;
   private readonly random: () => number;
+  private readonly onError: (failure: CacheFailure, err: unknown) => void;
 
   constructor(options: ResultCacheOptions = {}) {
+    this.onError = options.onError ?? (() => {});
     this.memory = new MemoryCache(
       options.memoryMaxBytes === undefined ? {} : { maxBytes: options.memoryMaxBytes },
     );
@@ -81,20 +90,27 @@ export class ResultCache {
   ): Promise<{ page: CachedPage; level: CacheLevel } | undefined> {
     if (settings.memoryTtlSeconds > 0) {
       const value = await this.memory.get(key);
-      if (value) return { page: decode(value), level: 'memory' };
+      const page = value && decode(value);
+      if (page) return { page, level: 'memory' };
     }
     if (this.distributed && settings.distributedTtlSeconds > 0) {
       let value: Uint8Array | undefined;
       try {
         value = await this.distributed.get(key);
-      } catch {
+      } catch (err) {
+        this.onError('get', err);
         return undefined;
       }
       if (value) {
+        const page = decode(value);
+        if (!page) {
+          this.onError('invalid', new Error(`cached entry ${key} is not a result page`));
+          return undefined;
+        }
         if (settings.memoryTtlSeconds > 0) {
           await this.memory.set(key, value, this.ttlMs(settings.memoryTtlSeconds, settings.ttlJitter));
         }
-        return { page: decode(value), level: 'distributed' };
+        return { page, level: 'distributed' };
       }
     }
     return undefined;
@@ -113,8 +129,9 @@ export class ResultCache {
           value,
           this.ttlMs(settings.distributedTtlSeconds, settings.ttlJitter),
         );
-      } catch {
+      } catch (err) {
         // A cache is an optimisation: the page was answered, only not shared.
+        this.onError('set', err);
       }
     }
   }
@@ -129,6 +146,27 @@ export class ResultCache {
   }
 }
 
-function decode(value: Uint8Array): CachedPage {
-  return JSON.parse(new TextDecoder().decode(value)) as CachedPage;
+/** The page in `value`, or undefined when it is not one (see the module comment). */
+function decode(value: Uint8Array): CachedPage | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(value));
+  } catch {
+    return undefined;
+  }
+  return isPage(parsed) ? parsed : undefined;
+}
+
+function isPage(value: unknown): value is CachedPage {
+  if (typeof value !== 'object' || value === null) return false;
+  const { candidates, nextPageToken } = value as Record<string, unknown>;
+  if (typeof nextPageToken !== 'string' || !Array.isArray(candidates)) return false;
+  for (const candidate of candidates as unknown[]) {
+    if (typeof candidate !== 'object' || candidate === null) return false;
+    const { id, score, attributes } = candidate as Record<string, unknown>;
+    if (typeof id !== 'string' || typeof score !== 'number' || !Number.isFinite(score)) return false;
+    if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) return false;
+    for (const text of Object.values(attributes)) if (typeof text !== 'string') return false;
+  }
+  return true;
 }

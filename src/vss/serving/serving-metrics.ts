@@ -45,6 +45,7 @@ export class ServingMetrics {
   private readonly latency: TimingMetric;
   private readonly errors: CounterMetric;
   private readonly cache: CounterMetric;
+  private readonly cacheErrors: CounterMetric;
   private readonly vectorDb: TimingMetric;
   private readonly similarGauge: GaugeMetric;
   private readonly recallGauge: GaugeMetric;
@@ -65,6 +66,11 @@ export class ServingMetrics {
       'level',
       'outcome',
     ]);
+    this.cacheErrors = metrics.counter(
+      'vss_serving_cache_errors_total',
+      'vss distributed result cache failures: get, set, or invalid (an entry that is not a page)',
+      ['failure'],
+    );
     this.vectorDb = metrics.timing('vss_serving_vectordb_seconds', 'vss vector DB search latency', names);
     this.similarGauge = metrics.gauge(
       'vss_avg_similar_candidates',
@@ -86,6 +92,11 @@ export class ServingMetrics {
   error(labels: ServingLabels, code: string): void {
     const series = this.series(labels);
     bound(series.errors, code, () => this.errors.bind({ ...series.labels, code })).inc();
+  }
+
+  /** A distributed result cache failure (see result-cache.ts). */
+  cacheError(failure: string): void {
+    this.cacheErrors.inc({ failure });
   }
 
   cacheLookup(labels: ServingLabels, outcome: 'hit' | 'miss', level: string): void {

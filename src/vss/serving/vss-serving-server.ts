@@ -10,7 +10,7 @@ import { createLogger, type Logger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import type { SqlClient } from '../../platform/sql/index.js';
 import type { VectorDb } from '../../platform/vectordb/index.js';
-import { openVssStore } from '../store/index.js';
+import { openVssStore, VSS_CONFIG_CHANNEL } from '../store/index.js';
 import { ServingConfigRepository } from './config-repository.js';
 import { PageTokens } from './page-token.js';
 import { RecallSampler } from './recall-sampler.js';
@@ -67,8 +67,13 @@ export interface VssServingOptions {
   defaultDeadlineMs?: number;
   /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
   maxInFlightCalls?: number;
-  /** Config repository poll interval, ms (default 1,000; 0: only explicit refresh). */
+  /**
+   * Safety poll of the configuration, ms: changes arrive by LISTEN/NOTIFY from the SQL store, so the
+   * default is 30,000 (1,000 if the store cannot LISTEN); 0: notifications and explicit refresh only.
+   */
   refreshIntervalMs?: number;
+  /** A configuration reload not finished by then fails, is logged and retried; default 10,000 ms. */
+  refreshTimeoutMs?: number;
   /** HMAC key of page tokens; replicas behind one address must share it. Default: random per process. */
   pageTokenSecret?: string;
   /** Share of first-page queries re-run exactly for `avg_recall`; default 0.01. */
@@ -94,7 +99,10 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
   const store = await openVssStore(options.sql);
   const config = new ServingConfigRepository(store, {
     refreshIntervalMs: options.refreshIntervalMs,
-    onRefreshError: (err) => logger.warn({ err }, 'vss serving: config refresh failed; keeping the last one'),
+    refreshTimeoutMs: options.refreshTimeoutMs,
+    changes: (onChange, onError) => options.sql.listen(VSS_CONFIG_CHANNEL, onChange, onError),
+    onRefreshError: (err) =>
+      logger.warn({ err }, 'vss serving: configuration reload failed; keeping the last one, retrying'),
   });
   await config.start();
   const servingMetrics = new ServingMetrics(metrics);
@@ -102,7 +110,26 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     sampleRate: options.recallSampleRate,
     onError: (err) => logger.debug({ err }, 'vss serving: recall sample failed'),
   });
-  const cache = new ResultCache({ distributed: options.cache, memoryMaxBytes: options.memoryCacheBytes });
+  // Every distributed-cache failure is counted; logged at most once per 10 s (a Redis outage fails
+  // every look-up, and one line per call would flood the log).
+  let lastCacheLog = Number.NEGATIVE_INFINITY;
+  let unlogged = 0;
+  const cache = new ResultCache({
+    distributed: options.cache,
+    memoryMaxBytes: options.memoryCacheBytes,
+    onError: (failure, err) => {
+      servingMetrics.cacheError(failure);
+      unlogged++;
+      const now = Date.now();
+      if (now - lastCacheLog < 10_000) return;
+      logger.warn(
+        { err, failure, failures: unlogged },
+        'vss serving: distributed result cache failed; answering without it',
+      );
+      lastCacheLog = now;
+      unlogged = 0;
+    },
+  });
   const grpc = new GrpcServer({
     name: 'vss-serving',
     host: options.host,
@@ -134,7 +161,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
   try {
     port = await grpc.start();
   } catch (err) {
-    config.stop();
+    await config.stop();
     await cache.close();
     throw err;
   }
@@ -146,7 +173,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     recall,
     stop: () => {
       stopping ??= grpc.stop().then(async () => {
-        config.stop();
+        await config.stop();
         await recall.whenIdle();
         await cache.close();
       });

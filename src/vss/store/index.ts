@@ -21,7 +21,7 @@ export {
   variantColumn,
   variantName,
 } from './identifiers.js';
-export { VSS_MIGRATIONS_TABLE, vssMigrations } from './migrations.js';
+export { VSS_CONFIG_CHANNEL, VSS_MIGRATIONS_TABLE, vssMigrations } from './migrations.js';
 export type { ModelsRepository } from './models-repository.js';
 export type { CreatedOperation, OperationFilter, OperationsRepository } from './operations-repository.js';
 export type { ReadVersionFlip } from './read-version.js';

@@ -178,8 +178,34 @@ CREATE INDEX vss_operations_unfinished ON vss_operations (created_at) WHERE stat
 CREATE INDEX vss_operations_model ON vss_operations (entity, model_name, created_at);
 `;
 
+/** The channel every change of the serving configuration (stores, models, variants, versions) is notified on. */
+export const VSS_CONFIG_CHANNEL = 'vss_config';
+
+/**
+ * Serving replicas LISTEN on vss_config instead of each polling every second: any committed change to
+ * what they cache notifies it once per statement (the payload names the table).
+ */
+const configNotifications = `
+CREATE FUNCTION vss_notify_config() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('${VSS_CONFIG_CHANNEL}', TG_TABLE_NAME);
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER vss_stores_notify AFTER INSERT OR UPDATE OR DELETE ON vss_stores
+  FOR EACH STATEMENT EXECUTE FUNCTION vss_notify_config();
+CREATE TRIGGER vss_models_notify AFTER INSERT OR UPDATE OR DELETE ON vss_models
+  FOR EACH STATEMENT EXECUTE FUNCTION vss_notify_config();
+CREATE TRIGGER vss_variants_notify AFTER INSERT OR UPDATE OR DELETE ON vss_variants
+  FOR EACH STATEMENT EXECUTE FUNCTION vss_notify_config();
+CREATE TRIGGER vss_versions_notify AFTER INSERT OR UPDATE OR DELETE ON vss_versions
+  FOR EACH STATEMENT EXECUTE FUNCTION vss_notify_config();
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
   { version: 3, name: 'operations', up: operations },
+  { version: 4, name: 'configuration change notifications', up: configNotifications },
 ];

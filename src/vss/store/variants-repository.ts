@@ -145,6 +145,14 @@ export class VariantsRepository {
     return variant;
   }
 
+  /** Every variant of every model (the serving configuration reads them in one statement). */
+  async listAll(): Promise<Variant[]> {
+    const { rows } = await this.db.query<VariantRow>(
+      `SELECT ${columns} FROM vss_variants ORDER BY entity, model_name, variant`,
+    );
+    return rows.map(toVariant);
+  }
+
   /** The model's variants, by name. */
   async list(model: ModelKey): Promise<Variant[]> {
     const { rows } = await this.db.query<VariantRow>(

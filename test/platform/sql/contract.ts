@@ -560,6 +560,57 @@ export function sqlClientContract(target: SqlContractTarget): void {
       });
     });
 
+    describe('listen', () => {
+      const waitFor = async (condition: () => boolean, what: string) => {
+        const deadline = Date.now() + 10_000;
+        while (!condition()) {
+          assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      };
+
+      test('a NOTIFY committed on the channel reaches the listener with its payload; closed, none does', async () => {
+        const channel = table('chan');
+        const got: (string | undefined)[] = [];
+        const listener = await sql.listen(channel, (payload) => got.push(payload));
+        const t = table('notified');
+        await sql.query(`CREATE TABLE ${t} (id int)`);
+        await sql.query('SELECT pg_notify($1, $2)', [channel, 'first']);
+        await sql.transaction(async (tx) => {
+          await tx.query(`INSERT INTO ${t} VALUES (1)`);
+          await tx.query('SELECT pg_notify($1, $2)', [channel, 'in a transaction']);
+        });
+        // Another channel is not heard; a rolled-back NOTIFY is never sent.
+        await sql.query('SELECT pg_notify($1, $2)', [table('other'), 'elsewhere']);
+        await sql
+          .transaction(async (tx) => {
+            await tx.query('SELECT pg_notify($1, $2)', [channel, 'rolled back']);
+            throw new Error('roll back');
+          })
+          .catch(() => {});
+        await sql.query('SELECT pg_notify($1, $2)', [channel, 'last']);
+        await waitFor(() => got.includes('last'), 'the last notification');
+        assert.deepEqual(got, ['first', 'in a transaction', 'last']);
+        await listener.close();
+        await listener.close();
+        await sql.query('SELECT pg_notify($1, $2)', [channel, 'after close']);
+        // A fresh listener on the same channel hears the next one, the closed one does not.
+        const again: (string | undefined)[] = [];
+        const second = await sql.listen(channel, (payload) => again.push(payload));
+        await sql.query('SELECT pg_notify($1, $2)', [channel, 'second listener']);
+        await waitFor(() => again.includes('second listener'), 'the second listener');
+        await second.close();
+        assert.deepEqual(got, ['first', 'in a transaction', 'last']);
+      });
+
+      test('a channel that is not a lower-case SQL name is INVALID_ARGUMENT', async () => {
+        await rejectsWith(
+          sql.listen('Bad-Channel; DROP', () => {}),
+          'INVALID_ARGUMENT',
+        );
+      });
+    });
+
     test('close is idempotent and later calls fail with UNAVAILABLE', async () => {
       await sql.close();
       await sql.close();

@@ -7,7 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FilterOp } from '../../../src/gen/vss/v1/vss.js';
+import { Metrics } from '../../../src/platform/metrics/index.js';
 import { exactSearch } from '../../../src/platform/vectordb/fixtures.js';
+import type { VectorDb } from '../../../src/platform/vectordb/index.js';
+import { RecallSampler, ServingMetrics } from '../../../src/vss/serving/index.js';
 import { DIMENSION, ENTITY, MODEL, openWorld, payloadOf, type World } from './harness.js';
 
 describe('vss serving: avg_recall', () => {
@@ -73,5 +76,19 @@ describe('vss serving: avg_recall', () => {
     await world.server.recall.whenIdle();
     const expected = expectedRecall(world.fixture.vector(12), served, (row) => organic(row) && row !== 12);
     assert.ok(Math.abs(lastSample(before) - expected) < 1e-9, `expected ${expected}`);
+  });
+});
+
+describe('vss serving: the recall sample rate (issue 13, item 10)', () => {
+  test('a rate that is not a number from 0 to 1 is refused (NaN sampled every query)', () => {
+    const metrics = new ServingMetrics(new Metrics());
+    const db = {} as VectorDb;
+    for (const sampleRate of [Number.NaN, -0.1, 1.5, Number.POSITIVE_INFINITY]) {
+      assert.throws(() => new RecallSampler(db, metrics, { sampleRate }), {
+        code: 'INVALID_ARGUMENT',
+        field: 'recallSampleRate',
+      });
+    }
+    for (const sampleRate of [0, 0.01, 1]) new RecallSampler(db, metrics, { sampleRate });
   });
 });

@@ -22,11 +22,12 @@ import { LatticeError } from '../../errors.js';
 import {
   assertOpen,
   closedError,
+  listenChannel,
   type TransactionMark,
   TransactionScope,
   toDriverParams,
 } from '../adapter-support.js';
-import type { SqlClient, SqlResult, SqlTransaction, SqlValue } from '../sql-client.js';
+import type { SqlClient, SqlListener, SqlResult, SqlTransaction, SqlValue } from '../sql-client.js';
 import { toSqlError } from '../sql-errors.js';
 
 export interface PgliteSqlClientOptions {
@@ -187,6 +188,29 @@ export class PgliteSqlClient implements SqlClient {
         throw toSqlError(err, this.#label);
       }
     });
+  }
+
+  /** PGlite delivers the notifications of its own single connection: every writer is this process. */
+  async listen(channel: string, onNotify: (payload: string | undefined) => void): Promise<SqlListener> {
+    const name = listenChannel(channel);
+    if (this.#closing !== undefined) throw closedError();
+    let open = true;
+    let unlisten: () => Promise<void>;
+    try {
+      unlisten = await this.#db.listen(name, (payload) => {
+        if (open) onNotify(payload);
+      });
+    } catch (err) {
+      throw toSqlError(err, this.#label);
+    }
+    let closing: Promise<void> | undefined;
+    return {
+      close: () => {
+        open = false;
+        closing ??= this.#closing === undefined ? unlisten().catch(() => {}) : Promise.resolve();
+        return closing;
+      },
+    };
   }
 
   close(): Promise<void> {

@@ -9,12 +9,13 @@ import { withTimeout } from '../../timeout.js';
 import {
   assertOpen,
   closedError,
+  listenChannel,
   parseInt8,
   type TransactionMark,
   TransactionScope,
   toDriverParams,
 } from '../adapter-support.js';
-import type { SqlClient, SqlResult, SqlTransaction, SqlValue } from '../sql-client.js';
+import type { SqlClient, SqlListener, SqlResult, SqlTransaction, SqlValue } from '../sql-client.js';
 import { toSqlError } from '../sql-errors.js';
 
 export interface PostgresSqlClientOptions {
@@ -113,11 +114,97 @@ export class PostgresSqlClient implements SqlClient {
   readonly #pool: pg.Pool;
   readonly #label: string;
   readonly #scope = new TransactionScope();
+  readonly #listeners = new Set<SqlListener>();
   #closing: Promise<void> | undefined;
 
   private constructor(pool: pg.Pool, label: string) {
     this.#pool = pool;
     this.#label = label;
+  }
+
+  /**
+   * A connection of its own per listener (outside the pool, so LISTEN takes none of its capacity),
+   * with the pool's settings. When it breaks, the listener reconnects (1 s, doubling to 30 s) and
+   * then tells its callback with `undefined`.
+   */
+  async listen(
+    channel: string,
+    onNotify: (payload: string | undefined) => void,
+    onError?: (err: unknown) => void,
+  ): Promise<SqlListener> {
+    const name = listenChannel(channel);
+    if (this.#closing !== undefined) throw closedError();
+    let open = true;
+    let connection: pg.Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    let backoffMs = 1000;
+    const attach = async (): Promise<void> => {
+      const client = new pg.Client(this.#pool.options);
+      const lost = (err: unknown) => {
+        client.off('notification', deliver);
+        client.off('error', lost);
+        client.on('error', () => {});
+        void client.end().catch(() => {});
+        if (connection === client) connection = undefined;
+        if (!open) return;
+        onError?.(toSqlError(err, this.#label));
+        schedule();
+      };
+      const deliver = (message: pg.Notification) => {
+        if (open && message.channel === name) onNotify(message.payload);
+      };
+      client.on('notification', deliver);
+      client.on('error', lost);
+      client.on('end', () => {
+        if (connection === client) lost(new Error('LISTEN connection ended'));
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${name}`);
+      } catch (err) {
+        lost(err);
+        throw err;
+      }
+      connection = client;
+    };
+    const schedule = () => {
+      retry = setTimeout(() => {
+        retry = undefined;
+        if (!open) return;
+        attach().then(
+          () => {
+            backoffMs = 1000;
+            if (open) onNotify(undefined);
+          },
+          () => {
+            backoffMs = Math.min(backoffMs * 2, 30_000);
+          },
+        );
+      }, backoffMs);
+      retry.unref();
+    };
+    try {
+      await attach();
+    } catch (err) {
+      open = false;
+      if (retry) clearTimeout(retry);
+      throw toSqlError(err, this.#label);
+    }
+    const listener: SqlListener = {
+      close: async () => {
+        if (!open) return;
+        open = false;
+        this.#listeners.delete(listener);
+        if (retry) clearTimeout(retry);
+        const client = connection;
+        connection = undefined;
+        if (!client) return;
+        client.on('error', () => {});
+        await client.end().catch(() => {});
+      },
+    };
+    this.#listeners.add(listener);
+    return listener;
   }
 
   /**
@@ -215,8 +302,11 @@ export class PostgresSqlClient implements SqlClient {
   }
 
   close(): Promise<void> {
-    // pool.end() waits for checked-out connections to be released, so running work finishes first.
-    this.#closing ??= this.#pool.end().catch(() => {});
+    // pool.end() waits for checked-out connections to be released, so running work finishes first;
+    // listeners hold theirs until closed.
+    this.#closing ??= Promise.allSettled([...this.#listeners].map((l) => l.close())).then(() =>
+      this.#pool.end().catch(() => {}),
+    );
     return this.#closing;
   }
 }
