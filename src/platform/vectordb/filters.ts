@@ -4,6 +4,7 @@
  * wherever it is applied. Semantics are documented on {@link FilterOp}.
  */
 import { invalidArgument } from '../errors.js';
+import { quote } from '../quote.js';
 import { FILTER_OPS, type Filter, type FilterOp, type Payload, type PayloadValue } from './vector-db.js';
 
 export type CompiledFilter =
@@ -49,17 +50,9 @@ export function matchTokens(filter: Extract<CompiledFilter, { kind: 'match' }>):
   return tokens;
 }
 
-/** A client's text in an error message: JSON-quoted, at most 64 characters of it. */
-export function quoteText(text: string): string {
-  return text.length <= 64
-    ? JSON.stringify(text)
-    : `${JSON.stringify(text.slice(0, 64))}… (${text.length} characters)`;
-}
-
 function parseNumber(text: string, field: string): number {
   const value = text.trim() === '' ? Number.NaN : Number(text);
-  if (!Number.isFinite(value))
-    throw invalidArgument(`${field} must be a number, got ${quoteText(text)}`, field);
+  if (!Number.isFinite(value)) throw invalidArgument(`${field} must be a number, got ${quote(text)}`, field);
   return value;
 }
 
@@ -101,7 +94,7 @@ function compileNew(filter: Filter, at: string): CompiledFilter {
   }
   if (!FILTER_OPS.includes(op)) {
     throw invalidArgument(
-      `${at}.op must be one of ${FILTER_OPS.join(', ')}, got ${quoteText(String(op))}`,
+      `${at}.op must be one of ${FILTER_OPS.join(', ')}, got ${quote(String(op))}`,
       `${at}.op`,
     );
   }

@@ -3,9 +3,11 @@
  * request takes well under a second of server CPU on a 2-core VM (README, "vss serving: request
  * limits", has the measurements). Past any of them the call is INVALID_ARGUMENT, its message naming
  * the limit and the `field` trailer the field; error messages quote at most
- * {@link QUOTE_CHARS} characters of a name or id from the request.
+ * 64 characters (src/platform/quote.ts) of a name or id from the request.
  */
 import { invalidArgument } from '../../platform/errors.js';
+
+export { quote } from '../../platform/quote.js';
 
 export const SEARCH_LIMITS = {
   /** Queries per Search call. */
@@ -29,15 +31,6 @@ export const SEARCH_LIMITS = {
   /** Characters of a candidate id: the vector DB's limit, so no longer id can exist. */
   candidateIdLength: 1024,
 } as const;
-
-/** Characters of a client's name or id quoted in an error message. */
-export const QUOTE_CHARS = 64;
-
-/** `text` for an error message: JSON-quoted, at most {@link QUOTE_CHARS} characters of it. */
-export function quote(text: string): string {
-  if (text.length <= QUOTE_CHARS) return JSON.stringify(text);
-  return `${JSON.stringify(text.slice(0, QUOTE_CHARS))}… (${text.length} characters)`;
-}
 
 export function tooManyFilterValues(total: number): Error {
   return invalidArgument(

@@ -5,6 +5,7 @@
  * proves it was), then double-quoted. Values always travel as parameters.
  */
 import { LatticeError } from '../../platform/errors.js';
+import { quote } from '../../platform/quote.js';
 
 /** A lower-case name checked by this module; the only kind of name `quoteIdentifier` accepts. */
 export type SqlIdentifier = string & { readonly __sqlIdentifier: unique symbol };
@@ -31,10 +32,7 @@ function invalid(field: string, message: string): LatticeError {
 
 /** Shows a refused value safely in a message (at most 64 characters of it, control characters escaped). */
 function show(value: unknown): string {
-  const text = typeof value === 'string' ? value : String(value);
-  return text.length > 64
-    ? `${JSON.stringify(text.slice(0, 64))}… (${text.length} characters)`
-    : JSON.stringify(text);
+  return quote(typeof value === 'string' ? value : String(value));
 }
 
 function checkIdentifier(value: unknown, field: string, pattern: RegExp, rule: string): SqlIdentifier {
