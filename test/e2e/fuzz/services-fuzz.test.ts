@@ -13,7 +13,7 @@ import type { Client } from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
 import { GetEmbeddingsRequest, ScoreCandidatesRequest, SearchRequest } from '../../../src/gen/vss/v1/vss.js';
 import { callRaw, type FuzzRpc, fuzzRpc, judge, rawClient } from './fuzz-runner.js';
-import { KNOWN_ISSUES, VSS_LONG_ID_FIELD, VSS_NUL_REACHES_SQL } from './known-issues.js';
+import { KNOWN_ISSUES } from './known-issues.js';
 import { type FuzzService, type FuzzServices, startFuzzServices } from './services.js';
 
 const REQUESTS = 250;
@@ -99,9 +99,9 @@ describe('both services under fuzzed requests (issue 13)', () => {
     assert.equal(wrong, undefined);
   };
 
-  describe('bugs found by the fuzz', () => {
+  describe('bugs the fuzz found, fixed (regression tests)', () => {
     const vss = () => services.vss;
-    test('GetEmbeddings for entity "catalog\\0": NOT_FOUND', { todo: VSS_NUL_REACHES_SQL }, async () => {
+    test('GetEmbeddings for entity "catalog\\0": NOT_FOUND', async () => {
       const bytes = GetEmbeddingsRequest.encode({
         entity: 'catalog\u0000',
         modelName: 'clip',
@@ -115,7 +115,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
         /^entity$/,
       );
     });
-    test('Search for model "\\0": NOT_FOUND', { todo: VSS_NUL_REACHES_SQL }, async () => {
+    test('Search for model "\\0": NOT_FOUND', async () => {
       const bytes = SearchRequest.encode({
         entity: 'catalog',
         modelName: '\u0000',
@@ -127,9 +127,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
       }).finish();
       await expectAnswer(vss, 'Search', bytes, [status.NOT_FOUND, status.INVALID_ARGUMENT], /^model_name$/);
     });
-    test('Search by candidate id "p1\\0": OK, its result says not found', {
-      todo: VSS_NUL_REACHES_SQL,
-    }, async () => {
+    test('Search by candidate id "p1\\0": OK, its result says not found', async () => {
       const bytes = SearchRequest.encode({
         entity: 'catalog',
         modelName: 'clip',
@@ -141,9 +139,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
       }).finish();
       await expectAnswer(vss, 'Search', bytes, [status.OK]);
     });
-    test('ScoreCandidates with candidate id "\\0": OK, not found', {
-      todo: VSS_NUL_REACHES_SQL,
-    }, async () => {
+    test('ScoreCandidates with candidate id "\\0": OK, not found', async () => {
       const bytes = ScoreCandidatesRequest.encode({
         entity: 'catalog',
         modelName: 'clip',
@@ -158,9 +154,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
         /^candidate_ids\[1\]$/,
       );
     });
-    test('GetEmbeddings with a 2,000-character id: the error names candidate_ids[1]', {
-      todo: VSS_LONG_ID_FIELD,
-    }, async () => {
+    test('GetEmbeddings with a 2,000-character id: the error names candidate_ids[1]', async () => {
       const bytes = GetEmbeddingsRequest.encode({
         entity: 'catalog',
         modelName: 'clip',
@@ -174,9 +168,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
         /^candidate_ids\[1\]$/,
       );
     });
-    test('Search by a 2,000-character candidate id: the error names queries[0].candidate_id', {
-      todo: VSS_LONG_ID_FIELD,
-    }, async () => {
+    test('Search by a 2,000-character candidate id: the error names queries[0].candidate_id', async () => {
       const bytes = SearchRequest.encode({
         entity: 'catalog',
         modelName: 'clip',
