@@ -7,62 +7,8 @@
  * is UTF-8 (the decoder would replace a bad sequence silently), naming the field. Bytes that are not
  * well-formed protobuf are left to the decoder, which says what is wrong.
  */
-import { isUtf8 } from 'node:buffer';
-import { invalidArgument } from '../../platform/errors.js';
+import { checkUtf8 as checkText, eachField, LEN } from '../../platform/protobuf/field-scan.js';
 import { overLimit, REQUEST_LIMITS } from '../engine/request-limits.js';
-
-const LEN = 2;
-
-/** The reader's position; eachField saves and restores it around nested reads. */
-let at = 0;
-
-/** A varint at `at` (advancing it); -1 when it runs past `end` or over 10 bytes. */
-function varint(buf: Uint8Array, end: number): number {
-  let value = 0;
-  let scale = 1;
-  for (let i = 0; i < 10 && at < end; i++) {
-    const byte = buf[at++]!;
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) return value;
-    scale *= 128;
-  }
-  return -1;
-}
-
-type Visit = (field: number, wireType: number, from: number, to: number) => void;
-
-/** Calls `visit` for every field of `buf[start, end)` (for LEN fields, `from`/`to` bound the payload); stops quietly at malformed bytes. */
-function eachField(buf: Uint8Array, start: number, end: number, visit: Visit): void {
-  at = start;
-  while (at < end) {
-    const key = varint(buf, end);
-    if (key < 0) return;
-    const wireType = key % 8;
-    let from = at;
-    let to: number;
-    if (wireType === 0) {
-      if (varint(buf, end) < 0) return;
-      to = at;
-    } else if (wireType === 1) to = at + 8;
-    else if (wireType === 5) to = at + 4;
-    else if (wireType === LEN) {
-      const length = varint(buf, end);
-      if (length < 0) return;
-      from = at;
-      to = at + length;
-    } else return;
-    if (to > end) return;
-    visit(Math.floor(key / 8), wireType, from, to);
-    at = to;
-  }
-}
-
-function checkText(buf: Uint8Array, from: number, to: number, field: () => string): void {
-  if (!isUtf8(buf.subarray(from, to))) {
-    const name = field();
-    throw invalidArgument(`${name} is not valid UTF-8`, name);
-  }
-}
 
 /** Checks the UTF-8 of the string field `nameField` of a nested message (FeatureSchema.name, ContextFeature.name). */
 function checkNestedText(buf: Uint8Array, from: number, to: number, nameField: number, field: () => string) {
