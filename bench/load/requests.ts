@@ -1,7 +1,7 @@
 /**
  * The largest request each RPC accepts, from the limits the code exports: the orchestrator's
  * REQUEST_LIMITS (engine/request-limits.ts: targets, pairs or slates, slate indices, per-row values)
- * and vss serving's MAX_QUERIES (256) × MAX_PAGE_SIZE (1,000) and MAX_CANDIDATE_IDS (10,000). Each is
+ * and vss serving's MAX_QUERIES (256) × the page size reaching max_search_depth, and MAX_CANDIDATE_IDS (10,000). Each is
  * also under the 16 MiB gRPC message limit (grpc.maxMessageBytes), which is checked here. Counts
  * can be lowered with LOAD_SCALE (0..1) for a quick run.
  */
@@ -16,7 +16,8 @@ import {
 } from '../../src/gen/vss/v1/vss.js';
 import { REQUEST_LIMITS } from '../../src/orchestrator/engine/request-limits.js';
 import type { VectorFixture } from '../../src/platform/vectordb/fixtures.js';
-import { MAX_CANDIDATE_IDS, MAX_PAGE_SIZE, MAX_QUERIES } from '../../src/vss/serving/request-validation.js';
+import { SEARCH_LIMITS } from '../../src/vss/serving/request-limits.js';
+import { MAX_CANDIDATE_IDS, MAX_QUERIES } from '../../src/vss/serving/request-validation.js';
 import { LEGACY_ID } from '../../test/e2e/fuzz/orchestrator-rpcs.js';
 import { DUO_ID } from '../../test/support/orchestrator-process.js';
 
@@ -133,7 +134,8 @@ export function heavyRequests(options: {
     {
       service: 'vss',
       path: '/vss.v1.SimilaritySearch/Search',
-      shape: `${n(MAX_QUERIES)} queries × page_size ${MAX_PAGE_SIZE}, a filter, 2 attributes`,
+      // The deepest Search accepted: max_queries queries whose pages together reach max_search_depth.
+      shape: `${n(MAX_QUERIES)} queries × page_size ${searchPageSize(n(MAX_QUERIES))}, a filter, 2 attributes`,
       bytes: SearchRequest.encode({
         entity: 'catalog',
         modelName: 'clip',
@@ -143,7 +145,7 @@ export function heavyRequests(options: {
           pageToken: '',
           filters: [{ field: 'price', op: FilterOp.FILTER_OP_LT, values: ['40'] }],
         })),
-        pageSize: MAX_PAGE_SIZE,
+        pageSize: searchPageSize(n(MAX_QUERIES)),
         attributes: ['brand', 'price'],
         filters: [],
       }).finish(),
@@ -177,4 +179,9 @@ export function heavyRequests(options: {
       );
   }
   return requests;
+}
+
+/** The page size at which `queries` queries reach max_search_depth (and no more than a page may hold). */
+function searchPageSize(queries: number): number {
+  return Math.min(SEARCH_LIMITS.pageSize, Math.floor(SEARCH_LIMITS.depth / queries));
 }
