@@ -20,6 +20,7 @@ import {
   MODEL,
   payloadOf,
   readyVariant,
+  registerCatalog,
   writeVersion,
 } from '../vss/serving/harness.js';
 import { eventually } from './servers.js';
@@ -56,35 +57,7 @@ export async function seedVssDataDir(options: VssWorldOptions = {}): Promise<See
   try {
     const store = await openVssStore(sql);
     // The same store, model and variants as the harness's openWorld, on disk instead of in memory.
-    await store.stores.create({
-      storeId: 1,
-      entity: ENTITY,
-      dbConfId: 'main',
-      embeddingsTable: 'emb',
-      aggregatorTable: 'agg',
-    });
-    await store.models.create({
-      entity: ENTITY,
-      modelName: MODEL,
-      ingestionColumnMapping: { idColumn: 'id', embeddingColumn: 'emb', toBeIndexedColumn: 'flag' },
-      embeddingStoreEnabled: true,
-      embeddingStoreTtlSeconds: 0,
-      mqId: 1,
-      modelConfig: { distanceFunction: distance, vectorDimension: dimension },
-      storeId: 1,
-      trainingDataPath: 'file:///tmp/none',
-    });
-    for (const variant of ['organic', 'ad']) {
-      await store.variants.create({
-        entity: ENTITY,
-        modelName: MODEL,
-        variant,
-        vssFilter: {},
-        vectorDbType: 'EMBEDDED',
-        vectorDbConfig: {},
-        jobFrequency: 'FREQ_1D',
-      });
-    }
+    await registerCatalog(store, distance, dimension);
     await writeVersion(store, db, fixture, 1, distance);
     await readyVariant(store, 'organic', 1);
     await readyVariant(store, 'ad', 1);

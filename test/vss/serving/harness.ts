@@ -115,35 +115,7 @@ export async function openWorld(
   const distance = options.distance ?? 'COSINE';
   const sql = await createSqlClient({ kind: 'pglite' });
   const store = await openVssStore(sql);
-  await store.stores.create({
-    storeId: 1,
-    entity: ENTITY,
-    dbConfId: 'main',
-    embeddingsTable: 'emb',
-    aggregatorTable: 'agg',
-  });
-  await store.models.create({
-    entity: ENTITY,
-    modelName: MODEL,
-    ingestionColumnMapping: { idColumn: 'id', embeddingColumn: 'emb', toBeIndexedColumn: 'flag' },
-    embeddingStoreEnabled: true,
-    embeddingStoreTtlSeconds: 0,
-    mqId: 1,
-    modelConfig: { distanceFunction: distance, vectorDimension: options.fixture?.dimension ?? DIMENSION },
-    storeId: 1,
-    trainingDataPath: 'file:///tmp/none',
-  });
-  for (const variant of ['organic', 'ad']) {
-    await store.variants.create({
-      entity: ENTITY,
-      modelName: MODEL,
-      variant,
-      vssFilter: {},
-      vectorDbType: 'EMBEDDED',
-      vectorDbConfig: {},
-      jobFrequency: 'FREQ_1D',
-    });
-  }
+  await registerCatalog(store, distance, options.fixture?.dimension ?? DIMENSION);
   const fixture = clusteredFixture({
     count: COUNT,
     dimension: DIMENSION,
@@ -272,4 +244,41 @@ export async function expectStatus(
     return e;
   }
   throw new Error(`expected status ${code}, but the call succeeded`);
+}
+
+/** The store, model and its two variants (organic, ad) every vss serving test world starts from. */
+export async function registerCatalog(
+  store: VssStore,
+  distance: DistanceFunction,
+  dimension: number,
+): Promise<void> {
+  await store.stores.create({
+    storeId: 1,
+    entity: ENTITY,
+    dbConfId: 'main',
+    embeddingsTable: 'emb',
+    aggregatorTable: 'agg',
+  });
+  await store.models.create({
+    entity: ENTITY,
+    modelName: MODEL,
+    ingestionColumnMapping: { idColumn: 'id', embeddingColumn: 'emb', toBeIndexedColumn: 'flag' },
+    embeddingStoreEnabled: true,
+    embeddingStoreTtlSeconds: 0,
+    mqId: 1,
+    modelConfig: { distanceFunction: distance, vectorDimension: dimension },
+    storeId: 1,
+    trainingDataPath: 'file:///tmp/none',
+  });
+  for (const variant of ['organic', 'ad']) {
+    await store.variants.create({
+      entity: ENTITY,
+      modelName: MODEL,
+      variant,
+      vssFilter: {},
+      vectorDbType: 'EMBEDDED',
+      vectorDbConfig: {},
+      jobFrequency: 'FREQ_1D',
+    });
+  }
 }
