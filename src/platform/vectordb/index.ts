@@ -14,7 +14,7 @@ export {
   type StorageStats,
 } from './embedded/embedded-vector-db.js';
 export type { PlannerSettings, QueryPlan } from './embedded/query-planner.js';
-export { type CompiledFilter, compileFilters, matchesAll, matchesFilter } from './filters.js';
+export { type CompiledFilter, compileFilters, isFilterOp, matchesAll, matchesFilter } from './filters.js';
 export { QdrantVectorDb, type QdrantVectorDbOptions } from './qdrant/qdrant-vector-db.js';
 export { LIMITS } from './validation.js';
 export * from './vector-db.js';

@@ -1,8 +1,7 @@
 /**
- * vss serving: the `vss.v1.SimilaritySearch` gRPC component and the naming rule of collections.
+ * vss serving: the `vss.v1.SimilaritySearch` gRPC component.
  */
 export { MAX_WALK_DEPTH, WINDOW_STEPS } from './candidate-window.js';
-export { collectionName } from './collection-name.js';
 export {
   type ConfigRepositoryOptions,
   type ServedVariant,

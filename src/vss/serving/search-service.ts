@@ -15,7 +15,7 @@ import { invalidArgument } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
 import { candidatesOf } from './candidate-attributes.js';
 import type { CandidateLookup } from './candidate-lookup.js';
-import { collectionName } from './collection-name.js';
+import { collectionName } from '../model/collection-name.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
 import { measuredCall } from './measured-call.js';
 import type { PageTokens } from './page-token.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FilterOp, type Filter as WireFilter } from '../../../src/gen/vss/v1/vss.js';
-import { collectionName } from '../../../src/vss/serving/index.js';
+import { collectionName } from '../../../src/vss/model/index.js';
 import { ENTITY, MODEL, openWorld, type World } from './harness.js';
 
 const vec = (v: Float32Array) => ({ values: Array.from(v) });

@@ -22,12 +22,8 @@ import {
   type PlannerSettings,
   type VectorDb,
 } from '../../../src/platform/vectordb/index.js';
-import {
-  collectionName,
-  startVssServing,
-  type VssServing,
-  type VssServingOptions,
-} from '../../../src/vss/serving/index.js';
+import { collectionName } from '../../../src/vss/model/index.js';
+import { startVssServing, type VssServing, type VssServingOptions } from '../../../src/vss/serving/index.js';
 import { type DistanceFunction, openVssStore, type VssStore } from '../../../src/vss/store/index.js';
 
 export const ENTITY = 'catalog';

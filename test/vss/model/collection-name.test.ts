@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { EmbeddedVectorDb } from '../../../src/platform/vectordb/index.js';
-import { collectionName } from '../../../src/vss/serving/index.js';
+import { collectionName } from '../../../src/vss/model/index.js';
 
 /** What both vector databases accept (the port's validation; Qdrant allows a superset). */
 const VALID = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
