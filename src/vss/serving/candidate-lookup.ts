@@ -6,8 +6,8 @@
 import { isLatticeError } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
 import type { VectorDb } from '../../platform/vectordb/index.js';
-import type { StoredEmbedding, VssStore } from '../store/index.js';
 import { collectionName } from '../model/collection-name.js';
+import type { StoredEmbedding, VssStore } from '../store/index.js';
 import type { ServingConfigRepository, ServingModel } from './config-repository.js';
 import { storableId } from './request-validation.js';
 import type { VectorDbGuard } from './vector-db-guard.js';
