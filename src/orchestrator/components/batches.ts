@@ -1,4 +1,4 @@
-import { nextTurn, sliceOver, stopIfOver } from '../dag/index.js';
+import { nextTurn, sliceOver, stopIfOver } from '../../platform/scheduling/index.js';
 
 /**
  * Batches of one component that one request keeps in flight at once (a bulkhead per request and

@@ -1,8 +1,9 @@
 import { type CompiledExpression, compileExpression } from '../../compute/index.js';
 import { invalidArgument, LatticeError } from '../../platform/errors.js';
+import { CHECK_EVERY, nextTurn, sliceOver } from '../../platform/scheduling/index.js';
 import type { RemoteCompute } from '../clients/index.js';
 import type { ComputeComponentConfig } from '../config/index.js';
-import { CHECK_EVERY, type DagComponent, nextTurn, sliceOver } from '../dag/index.js';
+import type { DagComponent } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { columnNumbers } from '../matrix/column-numbers.js';
 import type { ByteColumn, ComponentMatrix } from '../matrix/component-matrix.js';

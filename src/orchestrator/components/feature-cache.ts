@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cache, CacheEntry } from '../../platform/cache/index.js';
 import type { BoundCounter, CounterMetric, Metrics } from '../../platform/metrics/index.js';
-import { CHECK_EVERY, inChunks, nextTurn, sliceOver } from '../dag/index.js';
+import { CHECK_EVERY, inChunks, nextTurn, sliceOver } from '../../platform/scheduling/index.js';
 
 /**
  * The feature cache of one FeatureComponent: an entity's feature values stored under

@@ -1,7 +1,8 @@
 import { describeError, LatticeError } from '../../platform/errors.js';
+import { CHECK_EVERY, inChunks, nextTurn, sliceOver } from '../../platform/scheduling/index.js';
 import type { FeatureFetcher, FeatureQuery, FeatureRows } from '../clients/index.js';
 import type { FeatureComponentConfig } from '../config/index.js';
-import { CHECK_EVERY, type DagComponent, inChunks, nextTurn, sliceOver } from '../dag/index.js';
+import type { DagComponent } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { ByteColumn, ColumnSpec, ComponentMatrix } from '../matrix/component-matrix.js';
 import { MAX_BATCHES_IN_FLIGHT, runBatches } from './batches.js';

@@ -1,9 +1,10 @@
 import { copyElementRuns } from '../../datatypes/copy-runs.js';
 import { DataType, dataTypeInfo, parseDataType } from '../../datatypes/data-type.js';
 import { describeError, LatticeError } from '../../platform/errors.js';
+import { CHECK_EVERY, nextTurn, sliceOver } from '../../platform/scheduling/index.js';
 import type { ModelInferer, Tensor } from '../clients/index.js';
 import type { ModelServingComponentConfig } from '../config/index.js';
-import { CHECK_EVERY, type DagComponent, nextTurn, sliceOver } from '../dag/index.js';
+import type { DagComponent } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { columnElements } from '../matrix/column-elements.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';

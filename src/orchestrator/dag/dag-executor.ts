@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { deadlineExceeded, describeError, LatticeError, unavailable } from '../../platform/errors.js';
-import { startedSliceOver } from './time-slice.js';
+import { startedSliceOver } from '../../platform/scheduling/index.js';
 import type { Topology } from './topology.js';
 
 /** A node of the DAG as the executor sees it: a name, whether it may fail, and work to run. */

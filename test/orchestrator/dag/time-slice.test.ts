@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  type DagComponent,
-  DagExecutor,
-  inChunks,
-  sliceOver,
-  stopIfOver,
-  Topology,
-} from '../../../src/orchestrator/dag/index.js';
+import { type DagComponent, DagExecutor, Topology } from '../../../src/orchestrator/dag/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
+import { inChunks, sliceOver, stopIfOver } from '../../../src/platform/scheduling/index.js';
 
 /** Holds the event loop (a long synchronous loop that checks its time slice) until `done` says so. */
 function spin(done: () => boolean): void {

@@ -1,4 +1,4 @@
-import { deadlineExceeded, LatticeError } from '../../platform/errors.js';
+import { deadlineExceeded, LatticeError } from '../errors.js';
 
 /**
  * Cooperative scheduling for the long loops of a request (keys of 100,000 rows, result writing,
