@@ -1,10 +1,14 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { LatticeError } from './errors.js';
 
 export interface DirLock {
   release(): void;
 }
+
+/** Lock files this process holds: a lock naming our pid that is not among them was left by a predecessor. */
+const held = new Set<string>();
 
 function alive(pid: number): boolean {
   try {
@@ -15,9 +19,21 @@ function alive(pid: number): boolean {
   }
 }
 
-function readOwner(path: string): { pid?: unknown; host?: unknown } {
+/** When process `pid` started (clock ticks since boot, Linux), to tell it from a later process given the same pid. */
+function startTime(pid: number): number | undefined {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; host?: unknown };
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces and parentheses); starttime is field 22.
+    const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    return Number.isFinite(start) ? start : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function readOwner(path: string): { pid?: unknown; host?: unknown; start?: unknown } {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; host?: unknown; start?: unknown };
   } catch {
     return {}; // missing, or cut short by a crash while being written: stale
   }
@@ -25,12 +41,14 @@ function readOwner(path: string): { pid?: unknown; host?: unknown } {
 
 /**
  * Takes an exclusive lock on a directory that one process must own (an embedded database, a queue
- * journal), as a sibling file `<dir>.lock` holding the owner's pid and host. A lock left by a process
- * that died is taken over; one held by a live process is FAILED_PRECONDITION naming that pid.
- * Synchronous, so both synchronous and asynchronous openers can use it.
+ * journal), as a sibling file `<dir>.lock` created with O_EXCL, holding the owner's pid, host and
+ * start time. A lock left by a process that died is taken over, including one whose pid now belongs
+ * to another process (a different start time) or to this one (a restarted container's pid 1); one
+ * held by a live process, or already by this one, is FAILED_PRECONDITION naming that pid, followed by
+ * `hint` when given. Synchronous, so both synchronous and asynchronous openers can use it.
  */
-export function lockDirectory(dir: string, what: string): DirLock {
-  const path = `${dir}.lock`;
+export function lockDirectory(dir: string, what: string, hint?: string): DirLock {
+  const path = `${resolve(dir)}.lock`;
   for (let attempt = 0; attempt < 2; attempt++) {
     let fd: number;
     try {
@@ -40,11 +58,12 @@ export function lockDirectory(dir: string, what: string): DirLock {
       const owner = readOwner(path);
       const pid = typeof owner.pid === 'number' ? owner.pid : undefined;
       const sameHost = owner.host === undefined || owner.host === hostname();
-      if (pid !== undefined && (!sameHost || alive(pid))) {
-        const who = pid === process.pid ? ' (this process)' : sameHost ? '' : ` on ${String(owner.host)}`;
+      if (pid !== undefined && (!sameHost || held.has(path) || ownedBy(pid, owner.start))) {
+        const who =
+          pid === process.pid ? ' (this process: open it once)' : sameHost ? '' : ` on ${String(owner.host)}`;
         throw new LatticeError(
           'FAILED_PRECONDITION',
-          `${what} ${dir} is in use by process ${pid}${who} (lock file ${path})`,
+          `${what} ${dir} is in use by process ${pid}${who} (lock file ${path})${hint ? `; ${hint}` : ''}`,
         );
       }
       try {
@@ -54,16 +73,26 @@ export function lockDirectory(dir: string, what: string): DirLock {
       }
       continue;
     }
-    writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname() }));
+    writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), start: startTime(process.pid) }));
     closeSync(fd);
+    held.add(path);
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
+        held.delete(path);
         if (readOwner(path).pid === process.pid) unlinkSync(path);
       },
     };
   }
   throw new LatticeError('FAILED_PRECONDITION', `${what} ${dir}: could not take the lock ${path}`);
+}
+
+/** Whether the live process `pid` is the one that wrote the lock (not a stranger reusing its pid). */
+function ownedBy(pid: number, start: unknown): boolean {
+  if (pid === process.pid) return false; // not in `held`: a predecessor that had our pid
+  if (!alive(pid)) return false;
+  const now = typeof start === 'number' ? startTime(pid) : undefined;
+  return now === undefined || now === start;
 }

@@ -1,11 +1,15 @@
 /**
  * The embedded `VectorDb`: in-process HNSW collections (hnswlib-node) with payload indexes, a query
- * planner, a background indexer and snapshots on disk. The default for `npm start`; one process owns
- * its directory (a lock file says which).
+ * planner, a background indexer, a write-ahead log and snapshots on disk. The default for
+ * `npm start`; one process owns its directory (a lock file says which).
  *
- * Durability: writes live in memory until the next snapshot (periodic, on `snapshot()`, and on
- * `close()`); a crash loses what came after the last one. Queue consumers re-deliver unacknowledged
- * events, so the loss is bounded by what was acknowledged since that snapshot.
+ * Durability, with `dir`: every create, upsert, delete and setPayload is applied in memory and
+ * appended to the collection's write-ahead log, and its call resolves once an fdatasync covers it
+ * (concurrent calls share one), so an acknowledged write survives a crash or SIGKILL. Reads may see
+ * a write a moment before it is acknowledged. Indexing is not part of the acknowledgement: the graph
+ * catches up in the background, and a reopened collection re-indexes what its snapshot had pending.
+ * Snapshots (periodic, early when a log grows large, on `snapshot()` and on `close()`) bound the
+ * replay and truncate the log. Files: collection-files.ts.
  */
 import { type DirLock, lockDirectory } from '../../dir-lock.js';
 import { LatticeError } from '../../errors.js';
@@ -16,6 +20,7 @@ import {
   collectionNotFound,
   sameSpec,
   selectPayload,
+  type ValidatedSpec,
   validateCollectionName,
   validateCollectionSpec,
   validateIds,
@@ -36,14 +41,22 @@ import type {
   VectorDb,
 } from '../vector-db.js';
 import { Collection, type SearchStats } from './collection.js';
+import { CollectionFiles, type StorageOptions } from './collection-files.js';
 import { explainQuery, type PreparedQuery, type QueryExplanation, runQuery } from './collection-search.js';
 import { scoreOf } from './exact-scan.js';
 import { PLANNER_DEFAULTS, type PlannerSettings } from './query-planner.js';
-import { loadSnapshots, removeSnapshots, writeSnapshot } from './snapshot.js';
+import type { WriteAheadLog } from './write-ahead-log.js';
 
 export interface EmbeddedVectorDbOptions {
-  /** Snapshot directory; without it collections live in memory only. */
+  /** Data directory (snapshots and write-ahead logs); without it collections live in memory only. */
   dir?: string;
+  /**
+   * With `dir`: acknowledge writes only once they are in the fsynced write-ahead log (default true).
+   * false keeps snapshots only, and a crash loses the writes made since the last one.
+   */
+  wal?: boolean;
+  /** Snapshot a collection early once its write-ahead log holds this many bytes. Default 128 MiB. */
+  walSnapshotBytes?: number;
   /** Snapshot changed collections this often (ms); 0 turns it off. Default 60,000 (with `dir`). */
   snapshotIntervalMs?: number;
   /** A snapshot first rebuilds the graph when more than this share of its nodes are deleted points. */
@@ -70,10 +83,16 @@ export interface StorageStats {
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** What a second process that finds the directory locked should do instead. */
+const ONE_OWNER_HINT =
+  'the embedded vector database lives inside one process: run the vss components together in one process (`lattice vss`), or use a vector database server (Qdrant: LATTICE_VSS_VECTOR_DB=qdrant)';
+
 export class EmbeddedVectorDb implements VectorDb {
   private readonly collections = new Map<string, Collection>();
-  private readonly seqs = new Map<string, number>();
-  private readonly snapshotting = new Map<string, Promise<void>>();
+  /** With `dir`: each collection's snapshots and log. */
+  private readonly files = new Map<string, CollectionFiles>();
+  /** Per collection name, the tail of its disk work (create, snapshots, drop), which runs one at a time. */
+  private readonly diskWork = new Map<string, Promise<void>>();
   private readonly planner: PlannerSettings;
   private readonly indexSliceMs: number;
   private readonly searchSliceMs: number;
@@ -89,21 +108,18 @@ export class EmbeddedVectorDb implements VectorDb {
     this.compactionThreshold = options.compactionThreshold ?? 0.1;
   }
 
-  /** Opens the database, loading every collection snapshotted in `dir`. */
+  /**
+   * Opens the database, loading every collection in `dir` (its newest snapshot, then its log). A
+   * directory another live process has open is FAILED_PRECONDITION naming that process.
+   */
   static async open(options: EmbeddedVectorDbOptions = {}): Promise<EmbeddedVectorDb> {
     const db = new EmbeddedVectorDb(options);
     if (options.dir) {
-      db.lock = lockDirectory(options.dir, 'vector database directory');
+      db.lock = lockDirectory(options.dir, 'vector database directory', ONE_OWNER_HINT);
       try {
-        for (const loaded of await loadSnapshots(options.dir)) {
-          const collection = new Collection(loaded.spec, {
-            store: loaded.store,
-            graph: loaded.graph,
-            indexSliceMs: db.indexSliceMs,
-          });
-          collection.savedVersion = collection.version;
-          db.collections.set(loaded.spec.name, collection);
-          db.seqs.set(loaded.spec.name, loaded.seq);
+        for (const { collection, files } of await CollectionFiles.recoverAll(db.storage())) {
+          db.collections.set(collection.name, collection);
+          db.files.set(collection.name, files);
           collection.indexer.kick();
         }
       } catch (err) {
@@ -122,13 +138,20 @@ export class EmbeddedVectorDb implements VectorDb {
   async createCollection(spec: CollectionSpec): Promise<void> {
     this.assertOpen();
     const validated = validateCollectionSpec(spec);
-    const existing = this.collections.get(validated.name);
-    if (existing) {
-      if (sameSpec(existing.spec, validated)) return;
-      throw collectionConflict(validated.name, existing.spec, validated);
+    const { name } = validated;
+    const create = () => new Collection(validated, { indexSliceMs: this.indexSliceMs });
+    if (!this.options.dir) {
+      if (!this.existing(validated)) this.collections.set(name, create());
+      return;
     }
-    await this.snapshotting.get(validated.name)?.catch(() => {});
-    this.collections.set(validated.name, new Collection(validated, { indexSliceMs: this.indexSliceMs }));
+    if (this.existing(validated)) return;
+    // Resolves once the creation is durable; a concurrent create of the same name waits for it.
+    await this.onDisk(name, async () => {
+      if (this.existing(validated)) return;
+      const files = await CollectionFiles.create(validated, this.storage());
+      this.collections.set(name, create());
+      this.files.set(name, files);
+    });
   }
 
   async dropCollection(name: string): Promise<boolean> {
@@ -139,10 +162,9 @@ export class EmbeddedVectorDb implements VectorDb {
       this.collections.delete(name);
       collection.indexer.stop();
     }
-    if (!this.options.dir) return collection !== undefined;
-    await this.snapshotting.get(name)?.catch(() => {});
-    this.seqs.delete(name);
-    await removeSnapshots(this.options.dir, name);
+    const files = this.files.get(name);
+    this.files.delete(name);
+    if (files) await this.onDisk(name, () => files.drop());
     return collection !== undefined;
   }
 
@@ -165,19 +187,34 @@ export class EmbeddedVectorDb implements VectorDb {
     };
   }
 
+  // Writes: validate, log (which refuses before anything changes when the log has failed), apply in
+  // memory in the same synchronous step (so log order is apply order), then wait for the log.
+
   async upsert(name: string, points: readonly PointInput[]): Promise<void> {
     const collection = this.collection(name);
-    collection.upsert(validatePoints(points, collection.spec.dimension, name));
+    const validated = validatePoints(points, collection.spec.dimension, name);
+    const durable = this.wal(name)?.appendUpsert(validated, collection.spec.dimension);
+    collection.upsert(validated);
+    await durable;
   }
 
   async delete(name: string, ids: readonly string[]): Promise<number> {
     const collection = this.collection(name);
-    return collection.delete(validateIds(ids));
+    const validated = validateIds(ids);
+    const durable = this.wal(name)?.appendDelete(validated);
+    const deleted = collection.delete(validated);
+    await durable;
+    return deleted;
   }
 
   async setPayload(name: string, ids: readonly string[], payload: Payload): Promise<number> {
     const collection = this.collection(name);
-    return collection.setPayload(validateIds(ids), validatePayload(payload, 'payload'));
+    const validatedIds = validateIds(ids);
+    const validated = validatePayload(payload, 'payload');
+    const durable = this.wal(name)?.appendSetPayload(validatedIds, validated);
+    const updated = collection.setPayload(validatedIds, validated);
+    await durable;
+    return updated;
   }
 
   async getPoints(
@@ -294,46 +331,85 @@ export class EmbeddedVectorDb implements VectorDb {
     try {
       if (this.options.dir) {
         const changed = [...this.collections.values()].filter((c) => c.version !== c.savedVersion);
-        // No compaction here: a graph rebuild can take minutes; the next snapshot does it.
-        await Promise.all(changed.map((c) => this.snapshotCollection(c, false)));
-        await Promise.all([...this.snapshotting.values()].map((p) => p.catch(() => {})));
+        // No compaction here: a graph rebuild can take minutes; the next snapshot does it. A failed
+        // snapshot fails the close, but with the log on nothing acknowledged is lost.
+        const saved = await Promise.allSettled(changed.map((c) => this.snapshotCollection(c, false)));
+        await Promise.all(this.diskWork.values());
+        const failed = saved.find((result) => result.status === 'rejected');
+        if (failed) throw failed.reason;
       }
     } finally {
       for (const collection of this.collections.values()) collection.indexer.stop();
+      await Promise.all([...this.files.values()].map((files) => files.close()));
       this.collections.clear();
+      this.files.clear();
       this.lock?.release();
     }
   }
 
+  private storage(): StorageOptions {
+    return {
+      root: this.options.dir!,
+      wal: this.options.wal ?? true,
+      walSnapshotBytes: this.options.walSnapshotBytes ?? 128 * 1024 * 1024,
+      indexSliceMs: this.indexSliceMs,
+      onWalFull: (name) => {
+        const collection = this.collections.get(name);
+        if (collection && !this.closed) this.snapshotInBackground(collection);
+      },
+    };
+  }
+
+  private wal(name: string): WriteAheadLog | undefined {
+    return this.files.get(name)?.wal;
+  }
+
+  /** The collection `spec` names, when it exists with that spec; ALREADY_EXISTS when with another. */
+  private existing(spec: ValidatedSpec): boolean {
+    const existing = this.collections.get(spec.name);
+    if (!existing) return false;
+    if (sameSpec(existing.spec, spec)) return true;
+    throw collectionConflict(spec.name, existing.spec, spec);
+  }
+
   private snapshotChanged(): void {
     for (const collection of this.collections.values()) {
-      if (collection.version === collection.savedVersion) continue;
-      this.snapshotCollection(collection, true).catch((err: unknown) => {
-        if (this.options.onSnapshotError) this.options.onSnapshotError(err, collection.name);
-        else process.emitWarning(`snapshot of vector collection "${collection.name}" failed: ${String(err)}`);
-      });
+      if (collection.version !== collection.savedVersion) this.snapshotInBackground(collection);
     }
   }
 
-  /** Snapshots are serialised per collection; a drop waits for the one in flight. */
+  private snapshotInBackground(collection: Collection): void {
+    this.snapshotCollection(collection, true).catch((err: unknown) => {
+      if (this.options.onSnapshotError) this.options.onSnapshotError(err, collection.name);
+      else process.emitWarning(`snapshot of vector collection "${collection.name}" failed: ${String(err)}`);
+    });
+  }
+
+  /** Snapshots run one at a time per collection, in line with its creation and drop. */
   private snapshotCollection(collection: Collection, allowCompaction: boolean): Promise<void> {
-    const dir = this.options.dir!;
-    const previous = this.snapshotting.get(collection.name) ?? Promise.resolve();
-    const next = previous
-      .catch(() => {})
-      .then(async () => {
-        if (this.collections.get(collection.name) !== collection) return; // dropped meanwhile
-        const { graph, indexer } = collection;
-        const nodes = graph.size + graph.deletedCount;
-        if (allowCompaction && !indexer.isPaused && graph.deletedCount > this.compactionThreshold * nodes) {
-          await indexer.compact();
-          if (this.collections.get(collection.name) !== collection) return;
-        }
-        const seq = (this.seqs.get(collection.name) ?? 0) + 1;
-        this.seqs.set(collection.name, seq);
-        await writeSnapshot(dir, collection, seq);
-      });
-    this.snapshotting.set(collection.name, next);
+    return this.onDisk(collection.name, async () => {
+      if (this.collections.get(collection.name) !== collection) return; // dropped meanwhile
+      const { graph, indexer } = collection;
+      const nodes = graph.size + graph.deletedCount;
+      if (allowCompaction && !indexer.isPaused && graph.deletedCount > this.compactionThreshold * nodes) {
+        await indexer.compact();
+        if (this.collections.get(collection.name) !== collection) return;
+      }
+      await this.files.get(collection.name)!.snapshot(collection);
+    });
+  }
+
+  /** Runs `work` after the disk work already queued for collection `name`. */
+  private onDisk<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const next = (this.diskWork.get(name) ?? Promise.resolve()).then(work);
+    const tail = next.then(
+      () => {},
+      () => {},
+    );
+    this.diskWork.set(name, tail);
+    void tail.then(() => {
+      if (this.diskWork.get(name) === tail) this.diskWork.delete(name);
+    });
     return next;
   }
 

@@ -16,13 +16,14 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LatticeError } from '../../errors.js';
 import { type ValidatedSpec, validateCollectionSpec } from '../validation.js';
 import type { Payload } from '../vector-db.js';
 import { Bitset } from './bitset.js';
 import type { Collection } from './collection.js';
+import { syncDirectory, writeDurably } from './fs-sync.js';
 import { HnswGraph } from './hnsw-graph.js';
 import { INDEXED, PENDING, PointStore } from './point-store.js';
 
@@ -57,25 +58,6 @@ export interface LoadedCollection {
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-async function writeDurably(path: string, bytes: Uint8Array | string): Promise<void> {
-  const handle = await open(path, 'w');
-  try {
-    await handle.writeFile(bytes);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function syncDirectory(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 async function snapshotSeqs(collectionDir: string): Promise<{ complete: number[]; other: string[] }> {
   let names: string[];
   try {
@@ -94,9 +76,15 @@ async function snapshotSeqs(collectionDir: string): Promise<{ complete: number[]
 
 /**
  * Writes a snapshot of `collection` and removes older ones. The state is captured synchronously (a
- * consistent point in time); files are then written without blocking the event loop.
+ * consistent point in time); `onCapture` runs in that same synchronous step (the write-ahead log
+ * switches segments there), and files are then written without blocking the event loop.
  */
-export async function writeSnapshot(dir: string, collection: Collection, seq: number): Promise<void> {
+export async function writeSnapshot(
+  dir: string,
+  collection: Collection,
+  seq: number,
+  onCapture?: () => void,
+): Promise<void> {
   const collectionDir = join(dir, collection.name);
   const temp = join(collectionDir, `tmp-${seq}`);
   await rm(temp, { recursive: true, force: true });
@@ -119,6 +107,7 @@ export async function writeSnapshot(dir: string, collection: Collection, seq: nu
   }
   const points = Buffer.from(lines.length === 0 ? '' : `${lines.join('\n')}\n`);
   const version = collection.version;
+  onCapture?.();
 
   await writeDurably(join(temp, 'vectors.f32'), vectors);
   await writeDurably(join(temp, 'rows.u8'), rows);
@@ -234,29 +223,24 @@ function loadOne(snapshotDir: string, seq: number): LoadedCollection {
   return { spec, store, graph, seq };
 }
 
-/** Loads the newest complete snapshot of every collection under `dir`, cleaning up leftovers. */
-export async function loadSnapshots(dir: string): Promise<LoadedCollection[]> {
-  await mkdir(dir, { recursive: true });
-  const loaded: LoadedCollection[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (!entry.isDirectory()) continue;
-    const collectionDir = join(dir, entry.name);
-    const { complete, other } = await snapshotSeqs(collectionDir);
-    for (const name of other)
-      if (name.startsWith('tmp-')) await rm(join(collectionDir, name), { recursive: true, force: true });
-    const newest = complete.at(-1);
-    if (newest === undefined) continue;
-    const collection = loadOne(join(collectionDir, String(newest)), newest);
-    if (collection.spec.name !== entry.name) {
-      throw corrupt(collectionDir, `it holds collection "${collection.spec.name}"`);
-    }
-    for (const old of complete.slice(0, -1))
-      await rm(join(collectionDir, String(old)), { recursive: true, force: true });
-    loaded.push(collection);
+/**
+ * Loads the newest complete snapshot in `collectionDir` (the directory of collection `name`),
+ * removing older and half-written ones; undefined when there is none.
+ */
+export async function loadNewestSnapshot(
+  collectionDir: string,
+  name: string,
+): Promise<LoadedCollection | undefined> {
+  const { complete, other } = await snapshotSeqs(collectionDir);
+  for (const entry of other)
+    if (entry.startsWith('tmp-')) await rm(join(collectionDir, entry), { recursive: true, force: true });
+  const newest = complete.at(-1);
+  if (newest === undefined) return undefined;
+  const collection = loadOne(join(collectionDir, String(newest)), newest);
+  if (collection.spec.name !== name) {
+    throw corrupt(collectionDir, `it holds collection "${collection.spec.name}"`);
   }
-  return loaded;
-}
-
-export async function removeSnapshots(dir: string, name: string): Promise<void> {
-  await rm(join(dir, name), { recursive: true, force: true });
+  for (const old of complete.slice(0, -1))
+    await rm(join(collectionDir, String(old)), { recursive: true, force: true });
+  return collection;
 }
