@@ -44,6 +44,11 @@ const RSS_LIMIT = 1.5e9;
 const SCALE = env('LOAD_SCALE', 1);
 const VSS_POINTS = env('LOAD_VSS_POINTS', 10_000);
 const VSS_DIMENSION = env('LOAD_VSS_DIMENSION', 32);
+/** Comma-separated RPC names (`Search,GetEmbeddings`) to run only those phases; all when unset. */
+const ONLY = process.env.LOAD_ONLY?.split(',').filter(Boolean);
+/** A directory to write both servers' CPU profiles to (`--cpu-prof`), to see what holds their event loops. */
+const PROFILE_DIR = process.env.LOAD_CPU_PROF;
+const nodeArgs = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
 
 const mb = (bytes: number) => round(bytes / 1e6, 0);
 
@@ -51,7 +56,7 @@ const mb = (bytes: number) => round(bytes / 1e6, 0);
 
 const downstreamChild: ChildProcess = spawn(
   process.execPath,
-  ['--import', 'tsx', fileURLToPath(new URL('./downstream.ts', import.meta.url))],
+  [...nodeArgs, '--import', 'tsx', fileURLToPath(new URL('./downstream.ts', import.meta.url))],
   { stdio: ['pipe', 'pipe', 'inherit'] },
 );
 const downstream = await new Promise<LoadDownstream>((resolve, reject) => {
@@ -61,11 +66,17 @@ const downstream = await new Promise<LoadDownstream>((resolve, reject) => {
 console.log(`seeding vss: ${VSS_POINTS} points of dimension ${VSS_DIMENSION} …`);
 const world = await seedVssDataDir({ count: VSS_POINTS, dimension: VSS_DIMENSION, clusters: 16 });
 const [orchestrator, vss] = await Promise.all([
-  startOrchestratorProcess({ configDir: downstream.configDir, featureStoreTarget: downstream.featureStore }),
-  startVssProcess({ dataDir: world.dataDir }),
+  startOrchestratorProcess({
+    configDir: downstream.configDir,
+    featureStoreTarget: downstream.featureStore,
+    nodeArgs,
+  }),
+  startVssProcess({ dataDir: world.dataDir, nodeArgs }),
 ]);
 const pids = { orchestrator: orchestrator.child.pid!, vss: vss.child.pid! };
-const heavy = heavyRequests({ scale: SCALE, catalogs: downstream.catalogs, fixture: world.fixture });
+const heavy = heavyRequests({ scale: SCALE, catalogs: downstream.catalogs, fixture: world.fixture }).filter(
+  (r) => ONLY === undefined || ONLY.includes(r.path.split('/').pop()!),
+);
 const clients = { orchestrator: rawClient(orchestrator.address), vss: rawClient(vss.address) };
 const orchestratorClient = new OrchestratorClient(orchestrator.address);
 const vssClient = new VssClient(vss.address);

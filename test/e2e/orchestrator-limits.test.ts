@@ -8,11 +8,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { credentials, type ServiceError, status } from '@grpc/grpc-js';
 import { CATALOG_RANKER_ID } from '../../examples/catalog-ranker.js';
-import { PredictClient, type PredictRequest } from '../../src/gen/orchestrator/v1/predict.js';
+import { PredictClient, PredictRequest } from '../../src/gen/orchestrator/v1/predict.js';
 import { DataType as WireType } from '../../src/gen/orchestrator/v1/types.js';
+import { SLICED_FROM_BYTES } from '../../src/orchestrator/api/request-decoding.js';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import { expectedCatalogScore } from '../support/orchestrator-process.js';
 import { type Stack, startStack } from '../support/stack.js';
+import { callRaw, rawClient } from './fuzz/fuzz-runner.js';
 
 describe('request limits on the whole stack (issue 13)', () => {
   let stack: Stack;
@@ -112,6 +114,47 @@ describe('request limits on the whole stack (issue 13)', () => {
           /max_matrix_bytes/.test(err.details) &&
           err.metadata.get('field')[0] === 'targets',
       );
+    } finally {
+      raw.close();
+    }
+    await stillServes();
+  });
+
+  test('a large request is decoded in slices: scored as a small one, and its malformed bytes are INVALID_ARGUMENT', async () => {
+    const ids = Array.from({ length: 12_000 }, (_, i) => catalogs()[i % catalogs().length]!);
+    const request = PredictRequest.fromPartial({
+      modelConfigId: CATALOG_RANKER_ID,
+      contextFeatures: [{ name: 'user_id', dataType: WireType.DATA_TYPE_STRING, value: Buffer.from('u1') }],
+      targets: ids.map((id) => ({ id })),
+    });
+    const bytes = Buffer.from(PredictRequest.encode(request).finish());
+    assert.ok(bytes.length >= SLICED_FROM_BYTES, `${bytes.length} bytes take the sliced path`);
+    const { targets } = await client.pointWise({
+      modelConfigId: CATALOG_RANKER_ID,
+      context: { user_id: 'u1' },
+      targets: ids.map((id) => ({ id })),
+      deadlineMs: 20_000,
+    });
+    assert.equal(targets.length, ids.length);
+    for (const i of [0, 1234, 11_999]) {
+      const want = expectedCatalogScore(stack, 'u1', ids[i]!);
+      assert.ok(Math.abs((targets[i]!.values.final_score as number) - want.final) < 1e-5, ids[i]);
+    }
+    const raw = rawClient(stack.address);
+    try {
+      const path = '/orchestrator.v1.Predict/InferPointWise';
+      const truncated = await callRaw(raw, path, bytes.subarray(0, bytes.length - 2), 10_000);
+      assert.equal(truncated.error?.code, status.INVALID_ARGUMENT, truncated.error?.details);
+      assert.match(truncated.error!.details, /do not decode/);
+      // Invalid UTF-8 in the 5,000th target's id: named as the small path names it.
+      const bad = PredictRequest.fromPartial({ ...request, targets: ids.map((id) => ({ id })) });
+      bad.targets[5000]!.id = 'x';
+      const badBytes = Buffer.from(PredictRequest.encode(bad).finish());
+      const at = badBytes.indexOf(Buffer.from([0x0a, 0x01, 0x78])); // field 1 (id), length 1, 'x'
+      badBytes[at + 2] = 0xff;
+      const invalid = await callRaw(raw, path, badBytes, 10_000);
+      assert.equal(invalid.error?.code, status.INVALID_ARGUMENT);
+      assert.match(invalid.error!.details, /targets\[5000\]\.id is not valid UTF-8/);
     } finally {
       raw.close();
     }

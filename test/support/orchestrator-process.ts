@@ -38,6 +38,8 @@ export interface OrchestratorProcessOptions {
   startTimeoutMs?: number;
   /** Scheduling niceness of the child (0–19), so a load-generating test leaves CPU to tests running beside it. */
   nice?: number;
+  /** Node options before the script (`--cpu-prof`, for profiling a run). */
+  nodeArgs?: readonly string[];
 }
 
 /** Starts `node bin/lattice.js orchestrator --port 0` and waits until it printed where it listens. */
@@ -60,11 +62,15 @@ export async function startOrchestratorProcess(
     LATTICE_LOG_LEVEL: 'warn',
     ...options.env,
   };
-  const child = spawn(process.execPath, ['bin/lattice.js', 'orchestrator', '--port', '0'], {
-    cwd: process.cwd(),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), 'bin/lattice.js', 'orchestrator', '--port', '0'],
+    {
+      cwd: process.cwd(),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   if (options.nice !== undefined && child.pid !== undefined) setPriority(child.pid, options.nice);
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {

@@ -95,6 +95,8 @@ export async function startVssProcess(options: {
   dataDir: string;
   env?: Record<string, string>;
   nice?: number;
+  /** Node options before the script (`--cpu-prof`, for profiling a run). */
+  nodeArgs?: readonly string[];
   startTimeoutMs?: number;
 }): Promise<VssProcess> {
   const inherited = Object.entries(process.env).filter(
@@ -110,11 +112,15 @@ export async function startVssProcess(options: {
     LATTICE_VSS_PAGE_TOKEN_SECRET: 'fuzz-and-load-page-token-secret',
     ...options.env,
   };
-  const child = spawn(process.execPath, ['bin/lattice.js', 'vss', 'serving', '--port', '0'], {
-    cwd: process.cwd(),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), 'bin/lattice.js', 'vss', 'serving', '--port', '0'],
+    {
+      cwd: process.cwd(),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   if (options.nice !== undefined && child.pid !== undefined) setPriority(child.pid, options.nice);
   let output = '';
   const collect = (chunk: string) => {

@@ -10,7 +10,7 @@ import { PredictResponse, PredictService, type Score } from '../../gen/orchestra
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
 import { copyCell, fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
 import { featureSchemaSize, plainSchemas, writeFeatureSchema } from '../matrix/feature-schema-wire.js';
-import { precheckLegacy, precheckPredict } from './request-precheck.js';
+import { legacyDecoding, predictDecoding } from './request-decoding.js';
 
 const TAG = {
   trackingId: 0x0a, // 1, length-delimited
@@ -138,50 +138,33 @@ export function encodePredictAnswer(answer: PredictAnswer): Buffer {
   return out;
 }
 
-/** A request decoder that first runs `check` over the bytes (request-precheck.ts). */
-export function checkedDecoder<T>(decode: (bytes: Buffer) => T, check: (bytes: Uint8Array) => void) {
-  return (bytes: Buffer): T => {
-    check(bytes);
-    return decode(bytes);
-  };
-}
-
 /**
  * `orchestrator.v1.Predict` as this server serves it: requests are counted against the request
- * limits before they are decoded (precheckPredict); handlers answer with a {@link PredictAnswer},
+ * limits before they are decoded, large requests in time slices (request-decoding.ts); handlers answer with a {@link PredictAnswer},
  * which {@link encodePredictAnswer} writes as the PredictResponse every client reads.
  */
 export const PredictServiceAnswers = {
   inferPointWise: {
     ...PredictService.inferPointWise,
-    requestDeserialize: checkedDecoder(PredictService.inferPointWise.requestDeserialize, (b) =>
-      precheckPredict(b, 'point'),
-    ),
+    ...predictDecoding('point'),
     responseSerialize: encodePredictAnswer,
   },
   inferPairWise: {
     ...PredictService.inferPairWise,
-    requestDeserialize: checkedDecoder(PredictService.inferPairWise.requestDeserialize, (b) =>
-      precheckPredict(b, 'pair'),
-    ),
+    ...predictDecoding('pair'),
     responseSerialize: encodePredictAnswer,
   },
   inferSlateWise: {
     ...PredictService.inferSlateWise,
-    requestDeserialize: checkedDecoder(PredictService.inferSlateWise.requestDeserialize, (b) =>
-      precheckPredict(b, 'slate'),
-    ),
+    ...predictDecoding('slate'),
     responseSerialize: encodePredictAnswer,
   },
 };
 
-/** The legacy `orchestrator.v1.Orchestrator` as this server serves it: requests counted before they are decoded (precheckLegacy). */
+/** The legacy `orchestrator.v1.Orchestrator` as this server serves it: requests counted before they are decoded (request-decoding.ts). */
 export const LegacyService = {
   retrieveModelScore: {
     ...OrchestratorService.retrieveModelScore,
-    requestDeserialize: checkedDecoder(
-      OrchestratorService.retrieveModelScore.requestDeserialize,
-      precheckLegacy,
-    ),
+    ...legacyDecoding,
   },
 };

@@ -7,7 +7,7 @@
  * is UTF-8 (the decoder would replace a bad sequence silently), naming the field. Bytes that are not
  * well-formed protobuf are left to the decoder, which says what is wrong.
  */
-import { checkUtf8 as checkText, eachField, LEN } from '../../platform/protobuf/field-scan.js';
+import { checkUtf8 as checkText, eachField, LEN, type Visit } from '../../platform/protobuf/field-scan.js';
 import { overLimit, REQUEST_LIMITS } from '../engine/request-limits.js';
 
 /** Checks the UTF-8 of the string field `nameField` of a nested message (FeatureSchema.name, ContextFeature.name). */
@@ -29,6 +29,11 @@ function checkModelIdBytes(buf: Uint8Array, from: number, to: number): void {
  * count: a point-wise request ignores pairs and slates, as FeatureInit does.
  */
 export function precheckPredict(buf: Uint8Array, pattern: 'point' | 'pair' | 'slate'): void {
+  eachField(buf, 0, buf.length, predictPrecheck(buf, pattern));
+}
+
+/** The pre-check of a PredictRequest as a visitor of its top-level fields, for a walk in slices (sliced-decode.ts). */
+export function predictPrecheck(buf: Uint8Array, pattern: 'point' | 'pair' | 'slate'): Visit {
   let targets = 0;
   let groups = 0;
   let values = 0;
@@ -46,7 +51,7 @@ export function precheckPredict(buf: Uint8Array, pattern: 'point' | 'pair' | 'sl
     if (++values > REQUEST_LIMITS.values)
       throw overLimit('values', values, field, 'feature values in the request');
   };
-  eachField(buf, 0, buf.length, (field, type, from, to) => {
+  return (field, type, from, to) => {
     if (type !== LEN) return;
     switch (field) {
       case 1:
@@ -98,11 +103,16 @@ export function precheckPredict(buf: Uint8Array, pattern: 'point' | 'pair' | 'sl
         });
       }
     }
-  });
+  };
 }
 
 /** OrchestratorRequestProto: field numbers of proto/orchestrator/v1/orchestrator.proto. */
 export function precheckLegacy(buf: Uint8Array): void {
+  eachField(buf, 0, buf.length, legacyPrecheck(buf));
+}
+
+/** The pre-check of an OrchestratorRequestProto as a visitor of its top-level fields (sliced-decode.ts). */
+export function legacyPrecheck(buf: Uint8Array): Visit {
   let entities = 0;
   let names = 0;
   let values = 0;
@@ -111,7 +121,7 @@ export function precheckLegacy(buf: Uint8Array): void {
     if (values > REQUEST_LIMITS.values)
       throw overLimit('values', values, 'entities', 'ids and feature values in the request');
   };
-  eachField(buf, 0, buf.length, (field, type, from, to) => {
+  return (field, type, from, to) => {
     if (type !== LEN) return;
     if (field === 2) return checkModelIdBytes(buf, from, to);
     if (field === 3) return checkText(buf, from, to, () => 'tracking_id');
@@ -145,5 +155,5 @@ export function precheckLegacy(buf: Uint8Array): void {
         });
       }
     });
-  });
+  };
 }

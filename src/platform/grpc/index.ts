@@ -10,3 +10,4 @@ export {
   type UnaryHandlers,
   unary,
 } from './unary.js';
+export { DeferredRequest, type SlicedDecoding } from './undecodable-request.js';

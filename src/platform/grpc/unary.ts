@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { handleUnaryCall, Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import { LatticeError } from '../errors.js';
 import { toServiceError } from './status.js';
-import { UndecodableRequest } from './undecodable-request.js';
+import { DeferredRequest, UndecodableRequest } from './undecodable-request.js';
 
 /** What a handler knows about its call besides the request. */
 export interface CallContext {
@@ -122,10 +122,16 @@ export function unary<Req, Res>(
     const context: CallContext = { signal: controller.signal, deadline, metadata: call.metadata, method };
     inFlight.active++;
     let result: Promise<Res>;
-    try {
-      result = handler(call.request, context);
-    } catch (err) {
-      result = Promise.reject(err);
+    const request = call.request as unknown;
+    if (request instanceof DeferredRequest) {
+      // A large request is decoded in slices first, under the call's signal and deadline.
+      result = request.decode(context.signal, deadline).then((decoded) => handler(decoded as Req, context));
+    } else {
+      try {
+        result = handler(call.request, context);
+      } catch (err) {
+        result = Promise.reject(err);
+      }
     }
     result.then(
       (response) => {
