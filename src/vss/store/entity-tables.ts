@@ -1,9 +1,9 @@
 /**
  * The per-entity tables a store names: the embeddings table (one `to_be_indexed_<variant>` flag
- * column per variant) and the aggregator table (one text column per attribute label). Both grow
- * while the service runs, so every change is idempotent and safe when several replicas make it at
- * once: it runs in a transaction holding an advisory lock on the table's name, looks at the columns
- * the table has, and only then alters it.
+ * column per variant) and the aggregator table (one text column per attribute label, plus the
+ * bookkeeping column {@link APPLIED_AT_COLUMN}). Both grow while the service runs, so every change is
+ * idempotent and safe when several replicas make it at once: it runs in a transaction holding an
+ * advisory lock on the table's name, looks at the columns the table has, and only then alters it.
  */
 import { createHash } from 'node:crypto';
 import { LatticeError } from '../../platform/errors.js';
@@ -16,6 +16,32 @@ import {
   variantColumn,
 } from './identifiers.js';
 import { atomically } from './sql-support.js';
+
+/**
+ * Columns the store keeps for itself start with this prefix (as its own tables do): attribute labels
+ * may not, so a bookkeeping column never collides with an attribute, and `columns()` leaves them out.
+ */
+const BOOKKEEPING_PREFIX = 'vss_';
+
+/**
+ * The aggregator's record of ordering: JSONB `{label: timestamp}` of the real-time update each
+ * attribute was last written from, so an older event arriving late never overwrites a newer value.
+ * Added on the first timed write (tables created before real-time ordering existed lack it).
+ */
+export const APPLIED_AT_COLUMN = `${BOOKKEEPING_PREFIX}applied_at` as SqlIdentifier;
+
+/** An aggregator attribute label: an SQL name, not `id`, not in the bookkeeping prefix. */
+export function attributeColumn(value: unknown, field = 'label'): SqlIdentifier {
+  const label = attributeLabel(value, field);
+  if (label.startsWith(BOOKKEEPING_PREFIX)) {
+    throw new LatticeError(
+      'INVALID_ARGUMENT',
+      `${field} must not start with "${BOOKKEEPING_PREFIX}" (reserved for the store's own columns), got "${label}"`,
+      { field },
+    );
+  }
+  return label;
+}
 
 /**
  * Columns known to exist, per table. Columns are only ever added, so a column once seen stays true;
@@ -124,27 +150,34 @@ export class EntityTables {
   /** Adds one text column per label that the aggregator table does not have yet. Idempotent. */
   async addAttributeColumns(aggregatorTable: string, labels: readonly string[]): Promise<void> {
     const table = tableName(aggregatorTable, 'aggregator_table');
-    const columns = labels.map((label, i) => attributeLabel(label, `labels[${i}]`));
+    const columns = labels.map((label, i) => attributeColumn(label, `labels[${i}]`));
     await this.addColumns(table, columns, 'text');
   }
 
+  /** Adds the aggregator's {@link APPLIED_AT_COLUMN} if the table lacks it. Idempotent. */
+  async addAppliedAtColumn(aggregatorTable: string): Promise<void> {
+    const table = tableName(aggregatorTable, 'aggregator_table');
+    await this.addColumns(table, [APPLIED_AT_COLUMN], 'jsonb');
+  }
+
   /**
-   * The table's columns; served from the cache when it knows every column in `expected`, read from
-   * the catalog otherwise. NOT_FOUND when the table does not exist.
+   * The table's columns (bookkeeping columns left out); served from the cache when it knows every
+   * column in `expected`, read from the catalog otherwise. NOT_FOUND when the table does not exist.
    */
   async columns(table: SqlIdentifier, expected: readonly string[] = []): Promise<ReadonlySet<string>> {
     const known = this.cache.get(table);
-    if (known !== undefined && expected.every((column) => known.has(column))) return known;
+    if (known !== undefined && expected.every((column) => known.has(column)))
+      return withoutBookkeeping(known);
     const columns = await readColumns(this.db, table);
     if (columns === undefined) throw missingTable(table);
     this.cache.remember(table, columns);
-    return columns;
+    return withoutBookkeeping(columns);
   }
 
   private async addColumns(
     table: SqlIdentifier,
     columns: readonly SqlIdentifier[],
-    type: 'boolean' | 'text',
+    type: 'boolean' | 'text' | 'jsonb',
   ) {
     const missing = [...new Set(columns)].filter((column) => !this.cache.has(table, column)).sort();
     if (missing.length === 0) return;
@@ -163,6 +196,16 @@ export class EntityTables {
     });
     this.cache.remember(table, present);
   }
+}
+
+/** Serving offers a table's columns as filter fields: the store's own columns are not attributes. */
+function withoutBookkeeping(columns: ReadonlySet<string>): ReadonlySet<string> {
+  for (const column of columns) {
+    if (column.startsWith(BOOKKEEPING_PREFIX)) {
+      return new Set([...columns].filter((name) => !name.startsWith(BOOKKEEPING_PREFIX)));
+    }
+  }
+  return columns;
 }
 
 /** An existing table is adopted only if it has the columns the repositories use. */

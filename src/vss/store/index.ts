@@ -3,7 +3,13 @@
  * per-entity embedding and aggregator tables, over the SqlClient port. `openVssStore(sql)` migrates
  * and returns the repositories; `store.transaction(fn)` binds them all to one transaction.
  */
-export type { AggregatorRepository, Attributes, AttributeUpdate } from './aggregator-repository.js';
+export type {
+  AggregatorRepository,
+  AppliedRow,
+  Attributes,
+  AttributeUpdate,
+  TimedAttributeUpdate,
+} from './aggregator-repository.js';
 export type {
   EmbeddingBatch,
   EmbeddingIds,
@@ -12,7 +18,7 @@ export type {
   EmbeddingsRepository,
   StoredEmbedding,
 } from './embeddings-repository.js';
-export type { EntityTables } from './entity-tables.js';
+export { APPLIED_AT_COLUMN, attributeColumn, type EntityTables } from './entity-tables.js';
 export {
   attributeLabel,
   resourceName,
