@@ -8,6 +8,8 @@ import { z } from 'zod';
 const port = z.number().int().min(0).max(65535);
 const logLevel = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
 const url = z.string().min(1);
+/** A queue topic or group name (letters, digits, "_" and "-"; see the Queue port). */
+const queueName = z.string().regex(/^[A-Za-z0-9_-]{1,120}$/, 'must be 1-120 letters, digits, "_" or "-"');
 
 export const settingsSchema = z
   .object({
@@ -175,6 +177,34 @@ export const settingsSchema = z
         pageTokenSecret: z.string().min(16, 'must be at least 16 characters').optional(),
         /** Share of served queries re-run exactly to measure `avg_recall` (0 turns it off). */
         recallSampleRate: z.number().min(0).max(1).default(0.01),
+        /** The consumers of the vss queue topics (src/vss/consumers/consumer-runner.ts). */
+        consumers: z
+          .object({
+            /** Topic of embedding events and EOF markers. */
+            embeddingsTopic: queueName.default('vss-embeddings'),
+            /** Topic of real-time attribute events. */
+            realtimeTopic: queueName.default('vss-realtime'),
+            /** Durable consumer group of the vss consumers on both topics. */
+            group: queueName.default('vss-consumers'),
+            /** Partitions of each vss topic when it is created (fixed afterwards). */
+            partitions: z.number().int().min(1).max(1024).default(8),
+            /** Most events applied in one batch. */
+            batchSize: z.number().int().min(1).max(5000).default(256),
+            /** Longest wait for a batch to fill after its first event arrived, ms. */
+            lingerMs: z.number().int().min(0).max(60_000).default(20),
+            /** Attempts at a batch whose apply fails (the first included) before dead-lettering. */
+            retryAttempts: z.number().int().min(1).max(100).default(8),
+            /** Backoff after the first failed attempt, ms; doubles per attempt, with jitter. */
+            retryBaseMs: z.number().int().min(1).default(500),
+            /** Cap on the backoff between attempts, ms. */
+            retryMaxMs: z.number().int().min(1).default(30_000),
+          })
+          .strict()
+          .refine((c) => c.retryMaxMs >= c.retryBaseMs, {
+            path: ['retryMaxMs'],
+            message: 'must be at least retryBaseMs',
+          })
+          .prefault({}),
         /** The vector database: embedded (files under `<dataDir>/vectordb`) or a Qdrant server. */
         vectorDb: z
           .object({
