@@ -36,8 +36,8 @@ export interface RealtimeProcessorOptions {
   logger?: Logger;
 }
 
-/** What one batch did, for metrics and tests. */
-export interface RealtimeBatchReport {
+/** What the processor has written since it started, for metrics and tests. */
+export interface RealtimeTotals {
   /** Aggregator (id, label) values written. */
   attributesApplied: number;
   /** Points whose payload was changed, summed over collections. */
@@ -47,7 +47,7 @@ export interface RealtimeBatchReport {
 export class RealtimeProcessor implements EventBatchHandler<RealtimeEvent> {
   readonly kind = 'realtime';
   /** Totals since start (the runner's metrics read them). */
-  readonly totals: RealtimeBatchReport = { attributesApplied: 0, pointsUpdated: 0 };
+  readonly totals: RealtimeTotals = { attributesApplied: 0, pointsUpdated: 0 };
 
   constructor(private readonly options: RealtimeProcessorOptions) {}
 
@@ -66,7 +66,7 @@ export class RealtimeProcessor implements EventBatchHandler<RealtimeEvent> {
     for (const [entity, indexes] of byEntity) {
       const targets = await loadEntityTargets(this.options.store, entity, this.options.logger);
       if (targets === undefined) {
-        const reason = `entity_label: entity ${JSON.stringify(entity)} has no store (register one with /register-store)`;
+        const reason = `unknown entity ${JSON.stringify(entity)}: it has no store (register one with /register-store)`;
         for (const i of indexes) outcomes[i] = reason;
         continue;
       }

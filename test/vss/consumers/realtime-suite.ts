@@ -356,7 +356,7 @@ export function realtimeSuite(target: RealtimeSuiteTarget): void {
           realtimeEvent(world.entity, 1, [['p14', 'brand', 'kept']]),
         );
         assert.equal(outcomes[1], undefined);
-        assert.match(outcomes[0] ?? '', /entity_label: entity "no_such_entity" has no store/);
+        assert.match(outcomes[0] ?? '', /unknown entity "no_such_entity": it has no store/);
         assert.equal((await world.payloads(1, ['p14'])).get('p14')?.brand, 'kept');
       } finally {
         await world.close();
