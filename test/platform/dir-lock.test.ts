@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { lockDirectory } from '../../src/platform/dir-lock.js';
@@ -37,6 +37,32 @@ describe('lockDirectory', () => {
     lockDirectory(dir, 'test dir').release();
     writeFileSync(`${dir}.lock`, '{"pi');
     lockDirectory(dir, 'test dir').release();
+  });
+
+  test('a lock whose pid now belongs to another live process (another start time) is taken over', {
+    skip: process.platform !== 'linux' && 'start times are read from /proc',
+  }, async () => {
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      const dir = join(root, 'c');
+      // Written without a start time (as before start times were recorded): a live pid holds it.
+      writeFileSync(`${dir}.lock`, JSON.stringify({ pid: other.pid, host: hostname() }));
+      assert.throws(() => lockDirectory(dir, 'test dir'), new RegExp(`in use by process ${other.pid}`));
+      writeFileSync(`${dir}.lock`, JSON.stringify({ pid: other.pid, host: hostname(), start: 1 }));
+      lockDirectory(dir, 'test dir').release();
+    } finally {
+      other.kill();
+    }
+  });
+
+  test('the refusal carries the caller’s hint', () => {
+    const dir = join(root, 'd');
+    const lock = lockDirectory(dir, 'test dir');
+    try {
+      assert.throws(() => lockDirectory(dir, 'test dir', 'use a server instead'), /; use a server instead$/);
+    } finally {
+      lock.release();
+    }
   });
 
   test('PGlite refuses a data directory another client has open', async () => {
