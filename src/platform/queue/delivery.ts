@@ -14,6 +14,7 @@ import {
   type PublishOptions,
   type PublishResult,
   type QueueMessage,
+  type TermDetails,
   type TopicConfig,
 } from './queue.js';
 import type { CheckedSubscribe } from './validation.js';
@@ -95,10 +96,10 @@ export class Delivery implements QueueMessage {
     await this.#transport.nak(Math.max(0, Math.floor(delayMs)));
   }
 
-  async term(reason = 'terminated by the handler'): Promise<void> {
+  async term(reason = 'terminated by the handler', details: TermDetails = {}): Promise<void> {
     if (this.#settled) return;
     this.#settled = true;
-    await this.deadLetter(reason);
+    await this.deadLetter(reason, details.field);
   }
 
   async inProgress(): Promise<void> {
@@ -109,7 +110,7 @@ export class Delivery implements QueueMessage {
    * Publishes the message to the dead-letter topic, then settles it. When the dead-letter publish
    * fails the message is nak'd with backoff instead, so it is retried rather than lost.
    */
-  async deadLetter(reason: string): Promise<void> {
+  async deadLetter(reason: string, field?: string): Promise<void> {
     this.#settled = true;
     const { config, group, logger } = this.#context;
     const lastError = oneLine(reason);
@@ -132,6 +133,9 @@ export class Delivery implements QueueMessage {
       [DeadLetterHeaders.deadLetteredAt]: new Date().toISOString(),
     };
     if (this.messageId !== undefined) headers[DeadLetterHeaders.originMessageId] = this.messageId;
+    if (field !== undefined) headers[DeadLetterHeaders.lastErrorField] = oneLine(field);
+    // A message dead-lettered before (and replayed since) must not keep its earlier error's field.
+    else delete headers[DeadLetterHeaders.lastErrorField];
     try {
       await this.#context.publish(config.deadLetterTopic, this.payload, {
         ...(this.key === undefined ? {} : { key: this.key }),

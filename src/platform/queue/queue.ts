@@ -97,6 +97,29 @@ export interface TopicStats {
   readonly bytes: number;
 }
 
+/**
+ * Where a consumer group stands on one partition: what it has yet to receive and what it holds
+ * unsettled. `pending + unsettled` is the group's lag on the partition.
+ */
+export interface PartitionLag {
+  readonly partition: number;
+  /** Retained messages not yet delivered to the group. */
+  readonly pending: number;
+  /** Messages delivered to the group and not yet settled (in a handler, or waiting to be redelivered). */
+  readonly unsettled: number;
+  /**
+   * Every message of the partition up to this sequence was delivered to the group at least once; 0
+   * before the first delivery. (JetStream may report a later sequence of another partition that its
+   * consumer skipped past.)
+   */
+  readonly delivered: number;
+  /**
+   * Every message of the partition up to this sequence is settled (or gone), so a sequence at or
+   * below it is never delivered again; 0 before the first settle.
+   */
+  readonly ackFloor: number;
+}
+
 /** Why retention discarded a message that a group had not settled (or no group had seen). */
 export type DiscardReason = 'age' | 'bytes';
 
@@ -106,6 +129,12 @@ export interface PublishOptions {
    * follows the `messageId` (a retried publish lands where the first did), else round-robin.
    */
   key?: string;
+  /**
+   * Publishes to this partition (0 to partitions - 1; INVALID_ARGUMENT outside), whatever the key:
+   * for markers that must reach every partition, such as vss's EOF markers. The key is still stored
+   * with the message. Same-key order holds only if every publisher of the key picks the same partition.
+   */
+  partition?: number;
   /** De-duplication id (see the guarantees above). Up to 256 characters. */
   messageId?: string;
   /** Application headers; names starting with `Nats-` are reserved. Values are single-line text. */
@@ -139,10 +168,19 @@ export interface QueueMessage {
   ack(): Promise<void>;
   /** Not now: deliver again after `delayMs` (default 0). Counts as a delivery attempt. */
   nak(delayMs?: number): Promise<void>;
-  /** Never: publish it to the dead-letter topic now, with `reason` as its last error, and settle it. */
-  term(reason?: string): Promise<void>;
+  /**
+   * Never: publish it to the dead-letter topic now, with `reason` as its last error (and `field`, the
+   * offending field of the payload, when given), and settle it.
+   */
+  term(reason?: string, details?: TermDetails): Promise<void>;
   /** Still working: restart the `ackWaitMs` clock so a slow handler does not get a redelivery. */
   inProgress(): Promise<void>;
+}
+
+/** What a handler can tell about a message it rejects for good, besides the reason. */
+export interface TermDetails {
+  /** The field of the payload at fault, e.g. `index_space.embedding`; a single line. */
+  field?: string;
 }
 
 export type MessageHandler = (message: QueueMessage) => void | Promise<void>;
@@ -203,13 +241,20 @@ export interface Queue {
   /** How many messages and bytes the topic holds now; TopicNotFoundError when it does not exist. */
   topicStats(topic: string): Promise<TopicStats>;
 
+  /**
+   * The consumer group's position on each partition of the topic, in partition order. A group that
+   * never subscribed has everything the topic retains pending. TopicNotFoundError when the topic
+   * does not exist.
+   */
+  groupLag(topic: string, group: string): Promise<PartitionLag[]>;
+
   /** Deletes the topic with its messages and groups (not its dead-letter topic). False if absent. */
   deleteTopic(topic: string): Promise<boolean>;
 
   /**
    * Stores one message. Resolves once it is durable (on the server, or in the journal); the
    * message is then delivered at least once to every group. Fails with TopicNotFoundError,
-   * MessageTooLargeError, INVALID_ARGUMENT for a bad key/id/header, or UNAVAILABLE /
+   * MessageTooLargeError, INVALID_ARGUMENT for a bad key/id/header/partition, or UNAVAILABLE /
    * DEADLINE_EXCEEDED when the server does not answer in time.
    */
   publish(topic: string, payload: Uint8Array, options?: PublishOptions): Promise<PublishResult>;
@@ -241,5 +286,7 @@ export const DeadLetterHeaders = {
   originMessageId: 'Lattice-Origin-Message-Id',
   attempts: 'Lattice-Attempts',
   lastError: 'Lattice-Last-Error',
+  /** The payload field the last error names, when the handler gave one (`term(reason, { field })`). */
+  lastErrorField: 'Lattice-Last-Error-Field',
   deadLetteredAt: 'Lattice-Dead-Lettered-At',
 } as const;

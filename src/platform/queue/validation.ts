@@ -19,6 +19,7 @@ const NAME = /^[A-Za-z0-9_-]+$/;
 const MAX_TOPIC_LENGTH = 200;
 const MAX_GROUP_LENGTH = 120;
 const MAX_MESSAGE_ID_LENGTH = 256;
+const MAX_DELIVER = 1000;
 const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
 
 /** Header carrying the message key on the wire and in the journal. */
@@ -53,7 +54,7 @@ const positiveInt = z.number().int().positive();
 const topicOptionsSchema = z
   .object({
     partitions: positiveInt.max(1024).optional(),
-    maxDeliver: positiveInt.max(1000).optional(),
+    maxDeliver: positiveInt.max(MAX_DELIVER).optional(),
     ackWaitMs: positiveInt.min(10).optional(),
     deadLetterTopic: z.union([z.string(), z.literal(false)]).optional(),
     dedupWindowMs: positiveInt.optional(),
@@ -110,10 +111,15 @@ export function resolveTopicConfig(topic: string, options: TopicOptions, ceiling
   };
 }
 
-/** The settings of a topic's dead-letter topic: one partition, no dead letter of its own. */
+/**
+ * The settings of a topic's dead-letter topic: one partition, no dead letter of its own, and the
+ * most deliveries allowed: with nowhere further to go, a message past them would be dropped, and its
+ * readers (an operator's replay looking for one id) legitimately see a message many times.
+ */
 export function deadLetterTopicOptions(config: TopicConfig): TopicOptions {
   return {
     partitions: 1,
+    maxDeliver: MAX_DELIVER,
     deadLetterTopic: false,
     dedupWindowMs: config.dedupWindowMs,
     retentionMs: config.retentionMs,
@@ -124,6 +130,7 @@ export function deadLetterTopicOptions(config: TopicConfig): TopicOptions {
 const publishOptionsSchema = z
   .object({
     key: z.string().min(1).max(1024).optional(),
+    partition: z.number().int().nonnegative().optional(),
     messageId: z.string().min(1).max(MAX_MESSAGE_ID_LENGTH).optional(),
     headers: z.record(z.string(), z.string()).optional(),
   })
@@ -131,6 +138,8 @@ const publishOptionsSchema = z
 
 export interface CheckedPublish {
   key: string | undefined;
+  /** The partition asked for; checked against the topic by {@link checkPartitionOf}. */
+  partition: number | undefined;
   messageId: string | undefined;
   /** Application headers (without the key and id headers). */
   headers: Record<string, string>;
@@ -139,7 +148,7 @@ export interface CheckedPublish {
 export function checkPublishOptions(options: PublishOptions | undefined): CheckedPublish {
   const parsed = publishOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) throw fromZod(parsed.error, 'publish options');
-  const { key, messageId } = parsed.data;
+  const { key, messageId, partition } = parsed.data;
   const headers = parsed.data.headers ?? {};
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name))
@@ -153,11 +162,23 @@ export function checkPublishOptions(options: PublishOptions | undefined): Checke
     throw invalidArgument('messageId must be a single line', 'messageId');
   }
   if (key !== undefined && /[\r\n]/.test(key)) throw invalidArgument('key must be a single line', 'key');
-  return { key, messageId, headers };
+  return { key, partition, messageId, headers };
+}
+
+/** INVALID_ARGUMENT when a publish asks for a partition the topic does not have. */
+export function checkPartitionOf(config: TopicConfig, partition: number | undefined): void {
+  if (partition !== undefined && partition >= config.partitions) {
+    throw invalidArgument(
+      `partition ${partition} does not exist on topic "${config.topic}" (partitions 0-${config.partitions - 1})`,
+      'partition',
+    );
+  }
 }
 
 /** The headers as stored with the message: application headers plus key and id. */
-export function storedHeaders(message: CheckedPublish): Record<string, string> {
+export function storedHeaders(
+  message: Pick<CheckedPublish, 'key' | 'messageId' | 'headers'>,
+): Record<string, string> {
   const all: Record<string, string> = { ...message.headers };
   if (message.key !== undefined) all[KEY_HEADER] = message.key;
   if (message.messageId !== undefined) all[MESSAGE_ID_HEADER] = message.messageId;

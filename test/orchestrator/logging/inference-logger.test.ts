@@ -82,6 +82,7 @@ function queueWith(inner: Queue, publish: Queue['publish']): Queue {
     ensureTopic: (topic, options) => inner.ensureTopic(topic, options),
     describeTopic: (topic) => inner.describeTopic(topic),
     topicStats: (topic) => inner.topicStats(topic),
+    groupLag: (topic, group) => inner.groupLag(topic, group),
     deleteTopic: (topic) => inner.deleteTopic(topic),
     publish,
     subscribe: (topic, group, handler, options) => inner.subscribe(topic, group, handler, options),

@@ -467,6 +467,119 @@ export function queueContract(adapter: QueueAdapterUnderTest): void {
       );
     });
 
+    it('publishes to an explicit partition whatever the key, and refuses one the topic lacks', async () => {
+      const topic = await topicWith({ partitions: 4 });
+      for (let partition = 0; partition < 4; partition++) {
+        const result = await queue.publish(topic, text(`eof-${partition}`), { partition });
+        assert.equal(result.partition, partition);
+      }
+      const keyed = await queue.publish(topic, text('keyed'), { key: 'alpha', partition: 3 });
+      assert.equal(keyed.partition, 3, 'the partition wins over the key');
+      for (const partition of [4, 99]) {
+        await assert.rejects(queue.publish(topic, text('x'), { partition }), (err) => {
+          assert.ok(isLatticeError(err, 'INVALID_ARGUMENT'), String(err));
+          assert.equal(err.field, 'partition');
+          assert.match(err.message, /partitions 0-3/);
+          return true;
+        });
+      }
+      for (const partition of [-1, 1.5, Number.NaN]) {
+        await assert.rejects(
+          queue.publish(topic, text('x'), { partition }),
+          (err) => isLatticeError(err, 'INVALID_ARGUMENT') && err.field === 'partition',
+        );
+      }
+      const { seen } = await record(topic, 'g');
+      await eventually(() => seen.length === 5, 5000, 'every message');
+      for (let partition = 0; partition < 4; partition++) {
+        assert.equal(seen.find((m) => read(m) === `eof-${partition}`)?.partition, partition);
+      }
+      const keyedSeen = seen.find((m) => read(m) === 'keyed');
+      assert.equal(keyedSeen?.partition, 3);
+      assert.equal(keyedSeen?.key, 'alpha');
+    });
+
+    it("reports a group's lag per partition: pending, unsettled, delivered and the ack floor", async () => {
+      const topic = await topicWith({ partitions: 2 });
+      const sequences: number[] = [];
+      for (let i = 0; i < 5; i++)
+        sequences.push((await queue.publish(topic, text(`m${i}`), { partition: 0 })).sequence);
+      await queue.publish(topic, text('other'), { partition: 1 });
+      assert.deepEqual(await queue.groupLag(topic, 'fresh'), [
+        { partition: 0, pending: 5, unsettled: 0, delivered: 0, ackFloor: 0 },
+        { partition: 1, pending: 1, unsettled: 0, delivered: 0, ackFloor: 0 },
+      ]);
+      const { seen } = await record(topic, 'g', () => {}, {
+        autoAck: false,
+        inFlightPerPartition: 3,
+        partitions: [0],
+      });
+      await eventually(() => seen.length === 3, 5000, 'three deliveries');
+      const lagOf = async () => (await queue.groupLag(topic, 'g'))[0]!;
+      await eventually(async () => (await lagOf()).unsettled === 3, 5000, 'three unsettled');
+      const { ackFloor, ...position } = await lagOf();
+      assert.deepEqual(position, { partition: 0, pending: 2, unsettled: 3, delivered: sequences[2] });
+      assert.ok(ackFloor < sequences[0]!, `ack floor ${ackFloor} below the first message`);
+      // Settling out of order: the floor moves only past a contiguous settled prefix.
+      await seen[1]!.ack();
+      await eventually(async () => (await lagOf()).unsettled === 3, 5000, 'the fourth delivered');
+      assert.ok((await lagOf()).ackFloor < sequences[0]!, 'the floor waits for the first');
+      await seen[0]!.ack();
+      await eventually(
+        async () => (await lagOf()).ackFloor >= sequences[1]!,
+        5000,
+        'the floor past the second',
+      );
+      await eventually(() => seen.length === 5, 5000, 'all five delivered');
+      for (const message of seen.slice(2)) await message.ack();
+      await eventually(
+        async () => {
+          const lag = await lagOf();
+          return lag.pending === 0 && lag.unsettled === 0 && lag.ackFloor >= sequences[4]!;
+        },
+        5000,
+        'nothing left',
+      );
+      assert.ok((await lagOf()).delivered >= sequences[4]!, 'delivered covers the last message');
+      assert.equal((await queue.groupLag(topic, 'g'))[1]!.pending, 1, 'partition 1 has no member yet');
+      await assert.rejects(queue.groupLag(uniqueName('missing'), 'g'), TopicNotFoundError);
+      await assert.rejects(queue.groupLag(topic, 'bad group'), (err) =>
+        isLatticeError(err, 'INVALID_ARGUMENT'),
+      );
+    });
+
+    it("hands a partition's messages out in order, up to inFlightPerPartition unsettled at once", async () => {
+      const topic = await topicWith({ partitions: 1 });
+      for (let i = 0; i < 10; i++) await queue.publish(topic, text(`m${i}`), { key: `k${i % 3}` });
+      const { seen } = await record(topic, 'g', () => {}, { autoAck: false, inFlightPerPartition: 4 });
+      await eventually(() => seen.length === 4, 5000, 'a window of four');
+      assert.deepEqual(
+        seen.map((m) => read(m)),
+        ['m0', 'm1', 'm2', 'm3'],
+      );
+      await Promise.all(seen.slice(0, 4).map((m) => m.ack()));
+      await eventually(() => seen.length === 8, 5000, 'the next window');
+      await Promise.all(seen.slice(4).map((m) => m.ack()));
+      await eventually(() => seen.length === 10, 5000, 'the rest');
+      assert.deepEqual(
+        seen.map((m) => read(m)),
+        Array.from({ length: 10 }, (_, i) => `m${i}`),
+      );
+    });
+
+    it('dead-letters with the field a handler names in term()', async () => {
+      const topic = await topicWith();
+      await record(topic, 'g', (message) =>
+        message.term('embedding has 3 values, the model wants 4', { field: 'index_space.embedding' }),
+      );
+      const dead = await record(`${topic}-dlq`, 'operators');
+      await queue.publish(topic, text('{}'));
+      await eventually(() => dead.seen.length === 1, 5000, 'the dead letter');
+      const headers = dead.seen[0]!.headers;
+      assert.equal(headers[DeadLetterHeaders.lastError], 'embedding has 3 values, the model wants 4');
+      assert.equal(headers[DeadLetterHeaders.lastErrorField], 'index_space.embedding');
+    });
+
     if (adapter.openUnreachable) {
       const openUnreachable = adapter.openUnreachable;
       it('fails with UNAVAILABLE within a timeout when the server is unreachable', async () => {

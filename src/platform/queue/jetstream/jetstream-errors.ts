@@ -20,6 +20,10 @@ export function isStreamNotFound(err: unknown): boolean {
   return err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound;
 }
 
+export function isConsumerNotFound(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound;
+}
+
 /** No stream listens on the subject (nats.js reports this as "JetStream not enabled"). */
 export function isNoResponders(err: unknown): boolean {
   if (err instanceof NoRespondersError) return true;

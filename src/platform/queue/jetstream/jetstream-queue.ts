@@ -4,6 +4,7 @@
  * instead of a hang; the connection itself reconnects on its own.
  */
 import {
+  type ConsumerInfo,
   type JetStreamClient,
   type JetStreamManager,
   jetstream,
@@ -21,6 +22,7 @@ import { PartitionPicker } from '../partition.js';
 import type {
   Consumer,
   MessageHandler,
+  PartitionLag,
   PublishOptions,
   PublishResult,
   Queue,
@@ -33,6 +35,7 @@ import {
   checkGroupName,
   checkJetStreamOptions,
   checkMessageSize,
+  checkPartitionOf,
   checkPublishOptions,
   checkSubscribeOptions,
   checkTopicName,
@@ -42,8 +45,14 @@ import {
   storedHeaders,
 } from '../validation.js';
 import { JetStreamConsumer } from './jetstream-consumer.js';
-import { isNoResponders, isStreamNotFound, toQueueError } from './jetstream-errors.js';
-import { consumerConfig, partitionSubject, streamConfig, topicConfigFromStream } from './jetstream-topics.js';
+import { isConsumerNotFound, isNoResponders, isStreamNotFound, toQueueError } from './jetstream-errors.js';
+import {
+  consumerConfig,
+  durableName,
+  partitionSubject,
+  streamConfig,
+  topicConfigFromStream,
+} from './jetstream-topics.js';
 
 const TOPIC_CACHE_MS = 30_000;
 
@@ -183,6 +192,41 @@ export class JetStreamQueue implements Queue {
     return { messages: info.state.messages, bytes: info.state.bytes };
   }
 
+  /**
+   * From each partition's durable consumer: `num_pending` (not yet delivered), `num_ack_pending`
+   * (unsettled), the delivered and ack-floor stream sequences. A partition without a consumer (the
+   * group never subscribed to it) has every message of its subject pending.
+   */
+  async groupLag(topic: string, group: string): Promise<PartitionLag[]> {
+    this.#checkOpen('groupLag');
+    checkTopicName(topic);
+    checkGroupName(group);
+    const config = await this.describeTopic(topic);
+    let perSubject: Promise<Record<string, number>> | undefined;
+    const subjectCounts = () => {
+      perSubject ??= this.#call(`reading queue topic "${topic}"`, () =>
+        this.#jsm.streams.info(topic, { subjects_filter: `${topic}.*` }),
+      ).then((info) => info.state.subjects ?? {});
+      return perSubject;
+    };
+    return Promise.all(
+      Array.from({ length: config.partitions }, async (_, partition): Promise<PartitionLag> => {
+        const info = await this.#consumerInfo(topic, durableName(group, partition));
+        if (info === undefined) {
+          const pending = (await subjectCounts())[partitionSubject(topic, partition)] ?? 0;
+          return { partition, pending, unsettled: 0, delivered: 0, ackFloor: 0 };
+        }
+        return {
+          partition,
+          pending: info.num_pending,
+          unsettled: info.num_ack_pending,
+          delivered: info.delivered.stream_seq,
+          ackFloor: info.ack_floor.stream_seq,
+        };
+      }),
+    );
+  }
+
   async deleteTopic(topic: string): Promise<boolean> {
     this.#checkOpen('deleteTopic');
     checkTopicName(topic);
@@ -201,8 +245,10 @@ export class JetStreamQueue implements Queue {
     checkTopicName(topic);
     const message = checkPublishOptions(options);
     const config = await this.describeTopic(topic);
+    checkPartitionOf(config, message.partition);
     checkMessageSize(config, payload, storedHeaders(message));
-    const partition = this.#picker.pick(topic, config.partitions, message.key, message.messageId);
+    const partition =
+      message.partition ?? this.#picker.pick(topic, config.partitions, message.key, message.messageId);
     const headers = natsHeaders();
     for (const [name, value] of Object.entries(message.headers)) headers.set(name, value);
     if (message.key !== undefined) headers.set(KEY_HEADER, message.key);
@@ -309,6 +355,19 @@ export class JetStreamQueue implements Queue {
       return await this.#call(`reading queue topic "${topic}"`, () => this.#jsm.streams.info(topic));
     } catch (err) {
       if (isStreamNotFound(err) || isStreamNotFound((err as Error).cause)) return undefined;
+      throw err;
+    }
+  }
+
+  async #consumerInfo(topic: string, durable: string): Promise<ConsumerInfo | undefined> {
+    try {
+      return await this.#call(`reading consumer group "${durable}" of queue topic "${topic}"`, () =>
+        this.#jsm.consumers.info(topic, durable),
+      );
+    } catch (err) {
+      const cause = (err as Error).cause;
+      if (isConsumerNotFound(err) || isConsumerNotFound(cause)) return undefined;
+      if (isStreamNotFound(err) || isStreamNotFound(cause)) throw new TopicNotFoundError(topic);
       throw err;
     }
   }

@@ -48,6 +48,11 @@ export class PartitionLog {
     return this.#messages[this.#indexAfter(sequence)];
   }
 
+  /** How many messages have a sequence above `sequence`. */
+  countAfter(sequence: number): number {
+    return this.#messages.length - this.#indexAfter(sequence);
+  }
+
   find(sequence: number): StoredMessage | undefined {
     const message = this.#messages[this.#indexAfter(sequence - 1)];
     return message?.sequence === sequence ? message : undefined;

@@ -25,6 +25,7 @@ import type {
   Consumer,
   DiscardReason,
   MessageHandler,
+  PartitionLag,
   PublishOptions,
   PublishResult,
   Queue,
@@ -37,6 +38,7 @@ import {
   checkGroupName,
   checkMemoryOptions,
   checkMessageSize,
+  checkPartitionOf,
   checkPublishOptions,
   checkSubscribeOptions,
   checkTopicName,
@@ -162,6 +164,23 @@ export class MemoryQueue implements Queue {
     return { messages: state.messages, bytes: state.bytes };
   }
 
+  async groupLag(topic: string, group: string): Promise<PartitionLag[]> {
+    this.#checkOpen('groupLag');
+    const state = this.#topic(topic);
+    checkGroupName(group);
+    const partitions = state.groups.get(group);
+    return state.logs.map(
+      (log, partition) =>
+        partitions?.[partition]?.lag() ?? {
+          partition,
+          pending: log.size,
+          unsettled: 0,
+          delivered: 0,
+          ackFloor: 0,
+        },
+    );
+  }
+
   async deleteTopic(topic: string): Promise<boolean> {
     this.#checkOpen('deleteTopic');
     checkTopicName(topic);
@@ -180,6 +199,7 @@ export class MemoryQueue implements Queue {
     this.#checkOpen('publish');
     const state = this.#topic(topic);
     const message = checkPublishOptions(options);
+    checkPartitionOf(state.config, message.partition);
     checkMessageSize(state.config, payload, storedHeaders(message));
     const now = Date.now();
     if (message.messageId !== undefined) {
@@ -189,7 +209,8 @@ export class MemoryQueue implements Queue {
         return { partition: original.partition, sequence: original.sequence, duplicate: true };
       }
     }
-    const partition = this.#picker.pick(topic, state.config.partitions, message.key, message.messageId);
+    const partition =
+      message.partition ?? this.#picker.pick(topic, state.config.partitions, message.key, message.messageId);
     const sequence = state.nextSequence;
     const stored = {
       sequence,

@@ -5,7 +5,7 @@
  * and journal replays, memory-consumer.ts runs the handlers.
  */
 
-import type { DiscardReason, TopicConfig } from '../queue.js';
+import type { DiscardReason, PartitionLag, TopicConfig } from '../queue.js';
 import type { JournalRecord } from './journal.js';
 import { PartitionLog, type StoredMessage } from './memory-log.js';
 
@@ -84,6 +84,17 @@ export class GroupPartition {
       this.#pumping = false;
     }
     this.#arm();
+  }
+
+  /** Where the group stands on this partition (see `Queue.groupLag`). */
+  lag(): PartitionLag {
+    return {
+      partition: this.partition,
+      pending: this.#log.countAfter(Math.max(this.cursor, this.floor)),
+      unsettled: this.outstanding.size,
+      delivered: this.cursor,
+      ackFloor: this.floor,
+    };
   }
 
   /** Acknowledges `sequence` (from any delivery of it). `journal: false` while replaying. */
