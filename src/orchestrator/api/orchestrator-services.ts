@@ -3,8 +3,16 @@ import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
 import { checkModelConfigId } from '../engine/request-limits.js';
-import type { LegacyService, PredictServiceAnswers } from './predict-response-codec.js';
+import { encodeLegacyResponseInSlices, type LegacyService } from './legacy-response-codec.js';
+import {
+  answerRows,
+  encodePredictAnswerInSlices,
+  type PredictServiceAnswers,
+} from './predict-response-codec.js';
 import { legacyResponse, predictAnswer } from './responses.js';
+
+/** Answers of more rows than this are encoded in time slices by the handler rather than at once by grpc-js. */
+const SLICED_ANSWER_ROWS = 4096;
 
 /** Called after every successful execution (the inference logger hooks in here); must not throw or block. */
 export type ExecutionObserver = (context: ExecutionContext) => void;
@@ -31,7 +39,10 @@ export function predictHandlers(
         },
       );
       observe?.(context);
-      return predictAnswer(context, request.returnTargetScores);
+      const answer = predictAnswer(context, request.returnTargetScores);
+      return answerRows(answer) > SLICED_ANSWER_ROWS
+        ? encodePredictAnswerInSlices(answer, call.signal, call.deadline)
+        : answer;
     };
   return { inferPointWise: infer('point'), inferPairWise: infer('pair'), inferSlateWise: infer('slate') };
 }
@@ -54,7 +65,10 @@ export function legacyHandlers(
         },
       );
       observe?.(context);
-      return legacyResponse(context);
+      const response = await legacyResponse(context, call);
+      return response.componentData.length > SLICED_ANSWER_ROWS
+        ? encodeLegacyResponseInSlices(response, call.signal, call.deadline)
+        : response;
     },
   };
 }

@@ -5,12 +5,12 @@
  * for byte what `PredictResponse.encode` writes for the same answer (the tests compare them),
  * including proto3's omission of default scalars. Every response of the service goes through it.
  */
-import { OrchestratorService } from '../../gen/orchestrator/v1/orchestrator.js';
 import { PredictResponse, PredictService, type Score } from '../../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
 import { copyCell, fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
+import { nextTurn, sliceOver, stopIfOver } from '../../platform/scheduling/index.js';
 import { featureSchemaSize, plainSchemas, writeFeatureSchema } from '../matrix/feature-schema-wire.js';
-import { legacyDecoding, predictDecoding } from './request-decoding.js';
+import { predictDecoding } from './request-decoding.js';
 
 const TAG = {
   trackingId: 0x0a, // 1, length-delimited
@@ -71,7 +71,38 @@ export function toPredictResponse(answer: PredictAnswer): PredictResponse {
   };
 }
 
+/** Rows written between two looks at the clock (a pause of {@link writeAnswer}). */
+const ROWS_PER_PAUSE = 4096;
+
+/** Rows of the answer's three tables. */
+export const answerRows = (answer: PredictAnswer): number =>
+  answer.target.rows + answer.pair.rows + answer.slate.rows;
+
+/** The answer's PredictResponse bytes, in one go (small answers; grpc-js's serializer). */
 export function encodePredictAnswer(answer: PredictAnswer): Buffer {
+  const steps = writeAnswer(answer);
+  for (let step = steps.next(); ; step = steps.next()) if (step.done) return step.value;
+}
+
+/**
+ * The same bytes, written in time slices under the call's signal and deadline: 100,000 rows take
+ * tens of milliseconds. The handler hands grpc-js the finished buffer.
+ */
+export async function encodePredictAnswerInSlices(
+  answer: PredictAnswer,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<Buffer> {
+  const steps = writeAnswer(answer);
+  for (let step = steps.next(); ; step = steps.next()) {
+    if (step.done) return step.value;
+    if (sliceOver()) await nextTurn(signal, deadline);
+    else stopIfOver(signal, deadline);
+  }
+}
+
+/** The encoder, pausing (a `yield`) every {@link ROWS_PER_PAUSE} rows of each pass. */
+function* writeAnswer(answer: PredictAnswer): Generator<void, Buffer> {
   const tables = [answer.target, answer.pair, answer.slate];
   if (!tables.every((table) => plainSchemas(table.schema)))
     return Buffer.from(PredictResponse.encode(toPredictResponse(answer)).finish());
@@ -89,6 +120,7 @@ export function encodePredictAnswer(answer: PredictAnswer): Buffer {
     let fixed = 0;
     for (const column of table.columns) if (column.width !== undefined) fixed += fieldSize(column.width);
     for (let row = 0; row < table.rows; row++) {
+      if (row % ROWS_PER_PAUSE === ROWS_PER_PAUSE - 1) yield;
       let size = fixed;
       for (const column of table.columns)
         if (column.width === undefined) size += fieldSize(column.value(row).length);
@@ -115,6 +147,7 @@ export function encodePredictAnswer(answer: PredictAnswer): Buffer {
       at = writeFeatureSchema(out, at, schema);
     }
     for (let row = 0; row < table.rows; row++) {
+      if (row % ROWS_PER_PAUSE === ROWS_PER_PAUSE - 1) yield;
       out[at++] = scoreTags[l]!;
       at = writeVarint(out, at, rowSizes[l]![row]!);
       for (const column of table.columns) {
@@ -138,6 +171,10 @@ export function encodePredictAnswer(answer: PredictAnswer): Buffer {
   return out;
 }
 
+/** A handler answers with a PredictAnswer, or with its bytes already written in slices. */
+const serializeAnswer = (answer: PredictAnswer | Buffer): Buffer =>
+  Buffer.isBuffer(answer) ? answer : encodePredictAnswer(answer);
+
 /**
  * `orchestrator.v1.Predict` as this server serves it: requests are counted against the request
  * limits before they are decoded, large requests in time slices (request-decoding.ts); handlers answer with a {@link PredictAnswer},
@@ -147,24 +184,16 @@ export const PredictServiceAnswers = {
   inferPointWise: {
     ...PredictService.inferPointWise,
     ...predictDecoding('point'),
-    responseSerialize: encodePredictAnswer,
+    responseSerialize: serializeAnswer,
   },
   inferPairWise: {
     ...PredictService.inferPairWise,
     ...predictDecoding('pair'),
-    responseSerialize: encodePredictAnswer,
+    responseSerialize: serializeAnswer,
   },
   inferSlateWise: {
     ...PredictService.inferSlateWise,
     ...predictDecoding('slate'),
-    responseSerialize: encodePredictAnswer,
-  },
-};
-
-/** The legacy `orchestrator.v1.Orchestrator` as this server serves it: requests counted before they are decoded (request-decoding.ts). */
-export const LegacyService = {
-  retrieveModelScore: {
-    ...OrchestratorService.retrieveModelScore,
-    ...legacyDecoding,
+    responseSerialize: serializeAnswer,
   },
 };

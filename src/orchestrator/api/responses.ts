@@ -1,6 +1,7 @@
 import { formatValue } from '../../datatypes/value-text.js';
 import type { ComponentData, OrchestratorResponseProto } from '../../gen/orchestrator/v1/orchestrator.js';
 import { type FeatureSchema, DataType as WireType } from '../../gen/orchestrator/v1/types.js';
+import { inChunks } from '../../platform/scheduling/index.js';
 import { quote } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
@@ -81,7 +82,10 @@ export function predictAnswer(context: ExecutionContext, returnTargetScores: boo
  * model's response columns), then one row per id with every value rendered as text. Rows scored
  * with defaulted inputs are summarised in `error`.
  */
-export function legacyResponse(context: ExecutionContext): OrchestratorResponseProto {
+export async function legacyResponse(
+  context: ExecutionContext,
+  call: { signal: AbortSignal; deadline: number },
+): Promise<OrchestratorResponseProto> {
   const { matrix, snapshot } = context;
   const idColumn = snapshot.model.config.target_id_column;
   const names = [idColumn, ...snapshot.model.config.response.columns.filter((n) => n !== idColumn)];
@@ -101,11 +105,14 @@ export function legacyResponse(context: ExecutionContext): OrchestratorResponseP
   });
   const componentData: ComponentData[] = [{ data: names }];
   const failed: string[] = [];
-  for (let row = 0; row < matrix.rowCount; row++) {
-    componentData.push({ data: renderers.map((render) => render(row)) });
-    const error = matrix.rowError(row);
-    if (error) failed.push(`${quote(matrix.stringColumn(idColumn)[row]!)}: ${error}`);
-  }
+  // A row per id (up to 100,000), each value formatted as text: in time slices.
+  await inChunks(matrix.rowCount, call.signal, call.deadline, (from, to) => {
+    for (let row = from; row < to; row++) {
+      componentData.push({ data: renderers.map((render) => render(row)) });
+      const error = matrix.rowError(row);
+      if (error) failed.push(`${quote(matrix.stringColumn(idColumn)[row]!)}: ${error}`);
+    }
+  });
   const message =
     failed.length === 0
       ? ''

@@ -5,6 +5,7 @@ import type { OrchestratorRequestProto } from '../../gen/orchestrator/v1/orchest
 import type { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
 import { invalidArgument } from '../../platform/errors.js';
+import { inChunks } from '../../platform/scheduling/index.js';
 import { type ModelSnapshot, quote } from '../config/index.js';
 import {
   type ColumnSpec,
@@ -73,43 +74,52 @@ const isText = (spec: ColumnSpec) =>
  * Checks every row's value count, every value's length and every string's encoding against
  * `columns`, before anything is allocated; returns the bytes the variable-width values take.
  */
-function checkRows(
+async function checkRows(
   columns: readonly ColumnSpec[],
   widths: readonly (number | undefined)[],
   rows: readonly { featureValues: readonly Uint8Array[] }[],
   field: string,
-): number {
+  slices: Slices,
+): Promise<number> {
   let variableBytes = 0;
   const text = columns.map(isText);
-  rows.forEach((row, r) => {
-    if (row.featureValues.length !== columns.length) {
-      throw invalidArgument(
-        `${field}[${r}].feature_values has ${row.featureValues.length} values but the schema has ${columns.length}`,
-        `${field}[${r}].feature_values`,
-      );
+  await inChunks(rows.length, slices.signal, slices.deadline, (from, to) => {
+    for (let r = from; r < to; r++) {
+      const row = rows[r]!;
+      if (row.featureValues.length !== columns.length) {
+        throw invalidArgument(
+          `${field}[${r}].feature_values has ${row.featureValues.length} values but the schema has ${columns.length}`,
+          `${field}[${r}].feature_values`,
+        );
+      }
+      row.featureValues.forEach((value, c) => {
+        const spec = columns[c]!;
+        const width = widths[c];
+        // A fixed-width value of its column's width is well-formed: no field name is built for it.
+        if (width === undefined || value.length !== width) {
+          checkValueLength(spec.dataType, spec.vectorDim, value, `${field}[${r}].feature_values[${c}]`);
+        }
+        if (text[c]) checkUtf8(spec, value, `${field}[${r}].feature_values[${c}]`);
+        if (width === undefined) variableBytes += value.length;
+      });
     }
-    row.featureValues.forEach((value, c) => {
-      const spec = columns[c]!;
-      const at = `${field}[${r}].feature_values[${c}]`;
-      checkValueLength(spec.dataType, spec.vectorDim, value, at);
-      if (text[c]) checkUtf8(spec, value, at);
-      if (widths[c] === undefined) variableBytes += value.length;
-    });
   });
   return variableBytes;
 }
 
 /** Writes per-row values (aligned with `columns`, already checked by {@link checkRows}) into the matrix. */
-function fillRows(
+async function fillRows(
   matrix: ComponentMatrix,
   columns: readonly ColumnSpec[],
   rows: readonly { featureValues: readonly Uint8Array[] }[],
-): void {
+  slices: Slices,
+): Promise<void> {
   const targets = columns.map((c) => matrix.byteColumn(c.name));
-  rows.forEach((row, r) => {
-    row.featureValues.forEach((value, c) => {
-      targets[c]!.set(r, value);
-    });
+  await inChunks(rows.length, slices.signal, slices.deadline, (from, to) => {
+    for (let r = from; r < to; r++) {
+      const values = rows[r]!.featureValues;
+      for (let c = 0; c < values.length; c++) targets[c]!.set(r, values[c]!);
+    }
   });
 }
 
@@ -149,11 +159,12 @@ function checkSchemaEntries(schemas: readonly [string, number][]): void {
  * requests the SlateData (one row per pair or slate with its target indices and its own inputs).
  * Every limit is checked on counts first, then every value, all before anything is allocated.
  */
-function initPredict(
+async function initPredict(
   snapshot: ModelSnapshot<ExecutionContext>,
   request: PredictRequest,
   pattern: 'point' | 'pair' | 'slate',
-): RequestMatrices {
+  slices: Slices,
+): Promise<RequestMatrices> {
   const rows = request.targets.length;
   if (rows === 0) throw invalidArgument('targets: at least one target is required', 'targets');
   checkLimit('targets', rows, 'targets', 'entries');
@@ -197,7 +208,7 @@ function initPredict(
   // Every value is checked before the matrix is allocated: a schema entry's vector_dim alone must
   // never size an allocation.
   const targetWidths = targetColumns.map((_, c) => layout.widths[snapshot.layout.columns.length + c]);
-  let variableBytes = checkRows(targetColumns, targetWidths, request.targets, 'targets');
+  let variableBytes = await checkRows(targetColumns, targetWidths, request.targets, 'targets', slices);
   request.contextFeatures.forEach((feature, i) => {
     const spec = contextColumns[i]!;
     const at = `context_features[${i}].value`;
@@ -211,25 +222,29 @@ function initPredict(
   let slate: SlateData | undefined;
   if (grouped) {
     let indexCount = 0;
-    const indices: Int32Array[] =
-      pattern === 'pair'
-        ? request.pairs.map((pair, i) => {
-            checkIndex(pair.firstTargetIndex, rows, `pairs[${i}].first_target_index`);
-            checkIndex(pair.secondTargetIndex, rows, `pairs[${i}].second_target_index`);
-            return Int32Array.of(pair.firstTargetIndex, pair.secondTargetIndex);
-          })
-        : request.slates.map((group, i) => {
-            const at = `slates[${i}].slate_target_indices`;
-            const size = group.slateTargetIndices.length;
-            if (size === 0) throw invalidArgument(`${at} must not be empty`, at);
-            checkLimit('slateSize', size, at, 'entries');
-            indexCount += size;
-            checkLimit('slateIndices', indexCount, 'slates', 'target indices in all slates');
-            group.slateTargetIndices.forEach((index, k) => {
-              checkIndex(index, rows, `${at}[${k}]`);
-            });
-            return Int32Array.from(group.slateTargetIndices);
-          });
+    const indices: Int32Array[] = new Array(groups.length);
+    await inChunks(groups.length, slices.signal, slices.deadline, (from, to) => {
+      for (let i = from; i < to; i++) {
+        if (pattern === 'pair') {
+          const pair = request.pairs[i]!;
+          checkIndex(pair.firstTargetIndex, rows, `pairs[${i}].first_target_index`);
+          checkIndex(pair.secondTargetIndex, rows, `pairs[${i}].second_target_index`);
+          indices[i] = Int32Array.of(pair.firstTargetIndex, pair.secondTargetIndex);
+          continue;
+        }
+        const group = request.slates[i]!;
+        const at = `slates[${i}].slate_target_indices`;
+        const size = group.slateTargetIndices.length;
+        if (size === 0) throw invalidArgument(`${at} must not be empty`, at);
+        checkLimit('slateSize', size, at, 'entries');
+        indexCount += size;
+        checkLimit('slateIndices', indexCount, 'slates', 'target indices in all slates');
+        group.slateTargetIndices.forEach((index, k) => {
+          checkIndex(index, rows, `${at}[${k}]`);
+        });
+        indices[i] = Int32Array.from(group.slateTargetIndices);
+      }
+    });
     const groupColumns = schemaColumns(
       groupSchema,
       groupSchemaField,
@@ -241,7 +256,7 @@ function initPredict(
     const groupWidths = groupColumns.map(
       (_, c) => slateLayout.widths[snapshot.slateLayout.columns.length + c],
     );
-    const groupBytes = checkRows(groupColumns, groupWidths, groups, groupField);
+    const groupBytes = await checkRows(groupColumns, groupWidths, groups, groupField, slices);
     checkMatrixSize(
       groupField,
       cells(layout, rows) + groupCells,
@@ -249,15 +264,15 @@ function initPredict(
       variableBytes + groupBytes,
     );
     slate = new SlateData(slateLayout, indices);
-    fillRows(slate, groupColumns, groups);
+    await fillRows(slate, groupColumns, groups, slices);
   }
 
   const matrix = new ComponentMatrix(layout, rows);
   const ids = matrix.stringColumn(snapshot.model.config.target_id_column);
-  request.targets.forEach((target, r) => {
-    ids[r] = target.id;
+  await inChunks(rows, slices.signal, slices.deadline, (from, to) => {
+    for (let r = from; r < to; r++) ids[r] = request.targets[r]!.id;
   });
-  fillRows(matrix, targetColumns, request.targets);
+  await fillRows(matrix, targetColumns, request.targets, slices);
   request.contextFeatures.forEach((feature, i) => {
     matrix.byteColumn(contextColumns[i]!.name).broadcast(feature.value);
   });
@@ -270,10 +285,11 @@ function initPredict(
  * single id is broadcast to every row; every entity and every inline feature becomes a string column.
  * A name may not be one the model produces (its scores would be overwritten in the answer).
  */
-function initLegacy(
+async function initLegacy(
   snapshot: ModelSnapshot<ExecutionContext>,
   request: OrchestratorRequestProto,
-): RequestMatrices {
+  slices: Slices,
+): Promise<RequestMatrices> {
   const { entities } = request;
   if (entities.length === 0) throw invalidArgument('entities: at least one entity is required', 'entities');
   // Counts first, in loops (a spread of a request array into Math.max overflows the stack).
@@ -343,17 +359,14 @@ function initLegacy(
   checkMatrixSize('entities', cells(layout, rows), layout.arenaBytes(rows), textBytes);
 
   const matrix = new ComponentMatrix(layout, rows);
-  columnNames.forEach((name, i) => {
-    const column = matrix.stringColumn(name);
-    const list = columnValues[i]!;
-    if (list.length === 1) column.fill(list[0]!);
-    else for (let r = 0; r < rows; r++) column[r] = list[r]!;
-  });
-  if (columnNames[idSource] !== idColumn) {
-    const ids = matrix.stringColumn(idColumn);
-    const list = columnValues[idSource]!;
-    for (let r = 0; r < rows; r++) ids[r] = list[r]!;
-  }
+  const copy = (column: string[], list: readonly string[]) =>
+    inChunks(rows, slices.signal, slices.deadline, (from, to) => {
+      if (list.length === 1) column.fill(list[0]!, from, to);
+      else for (let r = from; r < to; r++) column[r] = list[r]!;
+    });
+  for (let i = 0; i < columnNames.length; i++)
+    await copy(matrix.stringColumn(columnNames[i]!), columnValues[i]!);
+  if (columnNames[idSource] !== idColumn) await copy(matrix.stringColumn(idColumn), columnValues[idSource]!);
   requireRequestFeatures(snapshot, matrix, undefined);
   return { matrix, slate: undefined };
 }
@@ -362,14 +375,24 @@ export type InferenceRequest =
   | { pattern: 'point' | 'pair' | 'slate'; request: PredictRequest }
   | { pattern: 'legacy'; request: OrchestratorRequestProto };
 
-/** Builds the request's matrices (sized once) from its ids and features: the work of FeatureInit. */
+/** The call's signal and deadline: FeatureInit's row loops give the event loop back between slices and stop with the call. */
+export interface Slices {
+  signal: AbortSignal;
+  deadline: number;
+}
+
+/**
+ * Builds the request's matrices (sized once) from its ids and features: the work of FeatureInit.
+ * Its row loops run in time slices (100,000 targets take tens of milliseconds).
+ */
 export function initRequestMatrices(
   snapshot: ModelSnapshot<ExecutionContext>,
   input: InferenceRequest,
-): RequestMatrices {
+  slices: Slices,
+): Promise<RequestMatrices> {
   return input.pattern === 'legacy'
-    ? initLegacy(snapshot, input.request)
-    : initPredict(snapshot, input.request, input.pattern);
+    ? initLegacy(snapshot, input.request, slices)
+    : initPredict(snapshot, input.request, input.pattern, slices);
 }
 
 export type { InferencePattern };

@@ -52,7 +52,10 @@ export class InferenceEngine {
     trackingId: string,
     options: ExecuteOptions = {},
   ): Promise<InferenceResult> {
-    const { matrix, slate } = initRequestMatrices(snapshot, input);
+    const { matrix, slate } = await initRequestMatrices(snapshot, input, {
+      signal: options.signal ?? new AbortController().signal,
+      deadline: options.deadline ?? Number.POSITIVE_INFINITY,
+    });
     const release = this.matrixBudget.acquire(
       matrix.layout.arenaBytes(matrix.rowCount) + (slate ? slate.layout.arenaBytes(slate.rowCount) : 0),
     );

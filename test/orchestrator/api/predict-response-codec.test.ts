@@ -1,11 +1,14 @@
-/** The hand-written PredictResponse encoder must write exactly what the generated encoder writes. */
+/** The hand-written answer encoders (in one go and in time slices) must write exactly what the generated encoders write. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { OrchestratorResponseProto } from '../../../src/gen/orchestrator/v1/orchestrator.js';
 import { PredictResponse } from '../../../src/gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../../src/gen/orchestrator/v1/types.js';
+import { encodeLegacyResponseInSlices } from '../../../src/orchestrator/api/legacy-response-codec.js';
 import {
   type AnswerColumn,
   encodePredictAnswer,
+  encodePredictAnswerInSlices,
   NO_SCORES,
   type PredictAnswer,
   type ScoreTable,
@@ -75,4 +78,45 @@ test('negative schema numbers (never produced by the service) fall back to the g
   const ours = encodePredictAnswer(answer);
   assert.ok(ours.equals(Buffer.from(PredictResponse.encode(toPredictResponse(answer)).finish())));
   assert.deepEqual(PredictResponse.decode(ours), toPredictResponse(answer));
+});
+
+test('encodePredictAnswerInSlices writes the same bytes for answers past one slice (10,000 rows)', async () => {
+  const rows = 10_000;
+  const widths = [4, 8];
+  const columns: AnswerColumn[] = widths.map((width) => ({ width, data: bytes(rows * width) }));
+  const errors = Array.from({ length: rows }, (_, r) => (r % 7 === 0 ? 'features: defaulted' : ''));
+  const table: ScoreTable = {
+    schema: columns.map((_, i) => ({ name: `c${i}`, dataType: 7, vectorDim: 0 })),
+    columns,
+    rows,
+    rowError: (row) => errors[row]!,
+  };
+  const answer: PredictAnswer = { trackingId: 't', target: table, pair: table, slate: NO_SCORES };
+  const sliced = await encodePredictAnswerInSlices(
+    answer,
+    new AbortController().signal,
+    Number.POSITIVE_INFINITY,
+  );
+  assert.ok(sliced.equals(encodePredictAnswer(answer)));
+  assert.ok(sliced.equals(Buffer.from(PredictResponse.encode(toPredictResponse(answer)).finish())));
+});
+
+test('the legacy answer encoded in slices equals the generated encoder, byte for byte', async () => {
+  for (const rows of [0, 1, 5000]) {
+    const response = {
+      componentData: Array.from({ length: rows }, (_, r) => ({
+        data: [`id${r}`, pick(texts), String(random())],
+      })),
+      error: { message: rows === 0 ? '' : pick(texts) },
+    };
+    const sliced = await encodeLegacyResponseInSlices(
+      response,
+      new AbortController().signal,
+      Number.POSITIVE_INFINITY,
+    );
+    assert.ok(
+      sliced.equals(Buffer.from(OrchestratorResponseProto.encode(response).finish())),
+      `${rows} rows`,
+    );
+  }
 });
