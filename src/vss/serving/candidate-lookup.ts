@@ -44,7 +44,11 @@ export class CandidateLookup {
     return point?.vector;
   }
 
-  /** Embeddings of the model's newest served version: the store first, then the vector DB point. */
+  /**
+   * Embeddings of the model's newest served version, from the embedding store. Only a model whose
+   * embedding store is off falls back to the vector DB point: with the store on, an expired row (or
+   * one the sweep deleted) is not found, rather than served again from the point it left behind.
+   */
   async servedEmbeddings(
     model: ServingModel,
     ids: readonly string[],
@@ -59,7 +63,7 @@ export class CandidateLookup {
       version,
       ids: storable,
     });
-    const missing = storable.filter((id) => !found.has(id));
+    const missing = model.embeddingStoreEnabled ? [] : storable.filter((id) => !found.has(id));
     if (missing.length > 0) {
       const collection = collectionName(model.entity, model.modelName, version);
       const points = await this.deps.guard

@@ -29,6 +29,11 @@ export interface ServingModel {
   entity: string;
   modelName: string;
   config: ModelConfig;
+  /**
+   * The model's embedding store is the source of its embeddings by id (rows with a TTL expire
+   * there); when it is off, embeddings are looked up in the vector DB.
+   */
+  embeddingStoreEnabled: boolean;
   embeddingsTable: string;
   aggregatorTable: string;
   /** By variant name. */
@@ -341,6 +346,7 @@ export class ServingConfigRepository {
         entity: model.entity,
         modelName: model.modelName,
         config: model.modelConfig,
+        embeddingStoreEnabled: model.embeddingStoreEnabled,
         embeddingsTable: store.embeddingsTable,
         aggregatorTable: store.aggregatorTable,
         variants: new Map((byModel.get(key) ?? []).map((v) => [v.variant, v])),
@@ -377,6 +383,7 @@ export class ServingConfigRepository {
       entity: model.entity,
       modelName: model.modelName,
       config: model.modelConfig,
+      embeddingStoreEnabled: model.embeddingStoreEnabled,
       embeddingsTable: store.embeddingsTable,
       aggregatorTable: store.aggregatorTable,
       variants: new Map(variants.map((v) => [v.variant, v])),

@@ -231,6 +231,37 @@ export class EmbeddingsRepository {
     return found;
   }
 
+  /**
+   * The index flags (`variants_index_map`, as stored) of `variants` on the live rows among `ids`,
+   * without their vectors: id → variant → flag, unset flags absent; ids with no live row are absent.
+   */
+  async indexFlags(
+    table: string,
+    request: EmbeddingIds & { variants: readonly string[] },
+  ): Promise<Map<string, Record<string, boolean>>> {
+    const name = tableName(table, 'embeddings_table');
+    const ids = idList(request.ids);
+    const columns = new Map(request.variants.map((v, i) => [v, variantColumn(v, `variants[${i}]`)]));
+    const found = new Map<string, Record<string, boolean>>();
+    if (ids.length === 0) return found;
+    await this.#requireFlagColumns(name, columns);
+    const select = ['id', ...[...columns.values()].map(quoteIdentifier)].join(', ');
+    const { rows } = await this.db.query<Record<string, unknown>>(
+      `SELECT ${select} FROM ${quoteIdentifier(name)}
+        WHERE model_name = $1 AND version = $2 AND id = ANY($3::text[]) AND ${live}`,
+      [request.modelName, request.version, ids],
+    );
+    for (const row of rows) {
+      const flags: Record<string, boolean> = {};
+      for (const [variant, column] of columns) {
+        const value = row[column];
+        if (typeof value === 'boolean') flags[variant] = value;
+      }
+      found.set(row.id as string, flags);
+    }
+    return found;
+  }
+
   /** A page of live rows in id order (to fill another vector database from the store). */
   async scan(table: string, request: EmbeddingScan): Promise<StoredEmbedding[]> {
     const name = tableName(table, 'embeddings_table');

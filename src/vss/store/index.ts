@@ -27,6 +27,17 @@ export {
   variantColumn,
   variantName,
 } from './identifiers.js';
+export {
+  INGESTION_STATUSES,
+  type IngestedEvent,
+  type IngestionCounts,
+  type IngestionJobKey,
+  type IngestionQuery,
+  type IngestionRecord,
+  IngestionRepository,
+  type IngestionStatus,
+  type MarkerOutcome,
+} from './ingestion-repository.js';
 export { VSS_CONFIG_CHANNEL, VSS_MIGRATIONS_TABLE, vssMigrations } from './migrations.js';
 export type { ModelsRepository } from './models-repository.js';
 export type { CreatedOperation, OperationFilter, OperationsRepository } from './operations-repository.js';

@@ -203,9 +203,71 @@ CREATE TRIGGER vss_versions_notify AFTER INSERT OR UPDATE OR DELETE ON vss_versi
   FOR EACH STATEMENT EXECUTE FUNCTION vss_notify_config();
 `;
 
+/**
+ * Ingestion bookkeeping of the consumers (ingestion-repository.ts). `vss_ingestion_events` is the
+ * ledger that makes the counts exact under redelivery: one row per distinct embedding event of a
+ * version (keyed by a hash of its bytes, so a redelivered event finds its row again), claimed by the
+ * job whose completion counts it. `vss_ingestion_markers` holds each partition's EOF marker once;
+ * `vss_ingestion_jobs` completes when every partition has one, with the counts, exactly once.
+ */
+const ingestion = `
+CREATE TABLE vss_ingestion_jobs (
+  entity text NOT NULL,
+  model_name text NOT NULL,
+  version integer NOT NULL CONSTRAINT version CHECK (version > 0),
+  job_id text NOT NULL CONSTRAINT job_id CHECK (job_id <> '' AND length(job_id) <= 256),
+  partitions integer NOT NULL CONSTRAINT partitions CHECK (partitions > 0),
+  status text NOT NULL DEFAULT 'INGESTING' CONSTRAINT status CHECK (status IN ('INGESTING', 'COMPLETE')),
+  events bigint CONSTRAINT events CHECK (events >= 0),
+  rejected bigint CONSTRAINT rejected CHECK (rejected >= 0 AND rejected <= events),
+  points_written bigint CONSTRAINT points_written CHECK (points_written >= 0),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  completed_at timestamptz,
+  -- the counts are known exactly when the job is complete, and only then
+  CONSTRAINT completed CHECK (
+    (status = 'COMPLETE') = (completed_at IS NOT NULL)
+    AND (status = 'COMPLETE') = (events IS NOT NULL AND rejected IS NOT NULL AND points_written IS NOT NULL)
+  ),
+  CONSTRAINT vss_ingestion_jobs_pkey PRIMARY KEY (entity, model_name, version, job_id),
+  CONSTRAINT vss_ingestion_jobs_model_fkey FOREIGN KEY (entity, model_name)
+    REFERENCES vss_models (entity, model_name)
+);
+
+CREATE INDEX vss_ingestion_jobs_version ON vss_ingestion_jobs (entity, model_name, version, created_at);
+
+CREATE TABLE vss_ingestion_markers (
+  entity text NOT NULL,
+  model_name text NOT NULL,
+  version integer NOT NULL,
+  job_id text NOT NULL,
+  partition integer NOT NULL CONSTRAINT partition CHECK (partition >= 0),
+  received_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT vss_ingestion_markers_pkey PRIMARY KEY (entity, model_name, version, job_id, partition),
+  CONSTRAINT vss_ingestion_markers_job_fkey FOREIGN KEY (entity, model_name, version, job_id)
+    REFERENCES vss_ingestion_jobs (entity, model_name, version, job_id) ON DELETE CASCADE
+);
+
+-- No foreign key to the models: an event for an unknown model is rejected, and counted too.
+CREATE TABLE vss_ingestion_events (
+  entity text NOT NULL,
+  model_name text NOT NULL,
+  version integer NOT NULL,
+  event_key text NOT NULL CONSTRAINT event_key CHECK (event_key ~ '^[0-9a-f]{32}$'),
+  -- the event's own job_id, else the job whose completion claimed it (NULL until then)
+  job_id text CONSTRAINT job_id CHECK (job_id <> '' AND length(job_id) <= 256),
+  rejected boolean NOT NULL,
+  points integer NOT NULL CONSTRAINT points CHECK (points >= 0),
+  recorded_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT vss_ingestion_events_pkey PRIMARY KEY (entity, model_name, version, event_key)
+);
+
+CREATE INDEX vss_ingestion_events_job ON vss_ingestion_events (entity, model_name, version, job_id);
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
   { version: 3, name: 'operations', up: operations },
   { version: 4, name: 'configuration change notifications', up: configNotifications },
+  { version: 5, name: 'ingestion jobs, EOF markers and the event ledger', up: ingestion },
 ];

@@ -11,6 +11,7 @@ import {
 import { AggregatorRepository } from './aggregator-repository.js';
 import { EmbeddingsRepository } from './embeddings-repository.js';
 import { ColumnCache, EntityTables } from './entity-tables.js';
+import { IngestionRepository } from './ingestion-repository.js';
 import { VSS_MIGRATIONS_TABLE, vssMigrations } from './migrations.js';
 import { ModelsRepository } from './models-repository.js';
 import { OperationsRepository } from './operations-repository.js';
@@ -29,6 +30,8 @@ export interface VssRepositories {
   readonly embeddings: EmbeddingsRepository;
   readonly aggregator: AggregatorRepository;
   readonly entityTables: EntityTables;
+  /** Ingestion jobs, their EOF markers and counts (the consumers write, the admin reads). */
+  readonly ingestion: IngestionRepository;
   /** See read-version.ts. */
   flipReadVersion(key: VariantKey, version: number): Promise<ReadVersionFlip>;
 }
@@ -42,6 +45,7 @@ class BoundRepositories implements VssRepositories {
   readonly embeddings: EmbeddingsRepository;
   readonly aggregator: AggregatorRepository;
   readonly entityTables: EntityTables;
+  readonly ingestion: IngestionRepository;
 
   constructor(
     private readonly db: SqlQueryable,
@@ -55,6 +59,7 @@ class BoundRepositories implements VssRepositories {
     this.entityTables = new EntityTables(db, columns);
     this.embeddings = new EmbeddingsRepository(db, this.entityTables);
     this.aggregator = new AggregatorRepository(db, this.entityTables);
+    this.ingestion = new IngestionRepository(db);
   }
 
   flipReadVersion(key: VariantKey, version: number): Promise<ReadVersionFlip> {

@@ -1,0 +1,384 @@
+/**
+ * Applies batches of embedding events (an {@link EventBatchHandler}): the embedding-store rows and
+ * the points of each named variant's version, then the ingestion ledger (ingestion-repository.ts).
+ *
+ * What is written, per event (README, "What ingestion writes"):
+ * - the embedding-store row (`model_name`, `version`, `id`, `embedding`, `search_embedding`, one
+ *   `to_be_indexed_<variant>` column per variant of `variants_index_map` holding the raw flag, and
+ *   an expiry when the model's embedding store is enabled with a TTL);
+ * - one point per collection: the variants named in `variants_version_map` that live on this vector
+ *   DB share one collection per version, so the point is written once per version, with the payload
+ *   (event payload first, then the aggregator row's attributes) and every variant's membership flag
+ *   `to_be_indexed_<variant>` = raw index flag AND its vss_filter on those attributes.
+ *
+ * A batch becomes a few statements whatever its size: one multi-row write per store table and
+ * version, one aggregator read per entity, one index-flag read per table and version, and per
+ * collection one delete, one upsert and the payload updates. Events of the same id fold into their
+ * net effect first (embedding-plan.ts). Every write is an upsert or a delete by key, so applying a
+ * batch twice has the effect of applying it once.
+ */
+import { describeError, isLatticeError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/logging/index.js';
+import type { Payload, StoredPoint, VectorDb } from '../../platform/vectordb/index.js';
+import { collectionName, isMember, membershipFlag, mergeAttributes } from '../model/index.js';
+import type { Attributes, IngestedEvent, VectorDbType, VssStore } from '../store/index.js';
+import { CollectionProvisioner } from './collection-provisioner.js';
+import type { EmbeddingEvent } from './embedding-event.js';
+import { parseEmbeddingEvent } from './embedding-event.js';
+import { type PlannedEvent, type PointWrites, planBatch, type StoreWrites } from './embedding-plan.js';
+import type { EventBatchHandler, EventOutcome } from './event-batch.js';
+import { decodeJsonObject, eventKeyOf } from './ingestion-message.js';
+import type { CatalogModel, CatalogVariant } from './model-catalog.js';
+import { ModelCatalog } from './model-catalog.js';
+
+export interface EmbeddingProcessorOptions {
+  store: VssStore;
+  vectorDb: VectorDb;
+  /**
+   * The kind of `vectorDb`, as variants name it (`vectordb_type`). Variants on another kind live in
+   * another vector DB (another cluster): their index flags are stored, and the admin fills their
+   * collection from the embedding store; this processor writes no point for them.
+   */
+  vectorDbType: VectorDbType;
+  /** Shared with the EOF processor, so both see the same registrations. Default: a new one. */
+  catalog?: ModelCatalog;
+  logger?: Logger;
+}
+
+/** How one event of the batch fared before the writes. */
+type Verdict = { planned: PlannedEvent } | { rejected: string };
+
+export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
+  readonly kind = 'embedding';
+  readonly #store: VssStore;
+  readonly #vectorDb: VectorDb;
+  readonly #vectorDbType: VectorDbType;
+  readonly #catalog: ModelCatalog;
+  readonly #collections: CollectionProvisioner;
+  readonly #logger: Logger | undefined;
+  /** Variants on another vector DB already reported, so the log says it once per variant. */
+  readonly #reportedElsewhere = new Set<string>();
+
+  constructor(options: EmbeddingProcessorOptions) {
+    this.#store = options.store;
+    this.#vectorDb = options.vectorDb;
+    this.#vectorDbType = options.vectorDbType;
+    this.#catalog = options.catalog ?? new ModelCatalog(options.store);
+    this.#collections = new CollectionProvisioner(options.vectorDb);
+    this.#logger = options.logger;
+  }
+
+  parse(payload: Uint8Array): EmbeddingEvent {
+    return parseEmbeddingEvent(decodeJsonObject(payload), eventKeyOf(payload));
+  }
+
+  async apply(events: readonly EmbeddingEvent[]): Promise<EventOutcome[]> {
+    const since = this.#catalog.now();
+    const verdicts: Verdict[] = [];
+    for (const event of events) {
+      let verdict = this.#judge(event, await this.#catalog.model(event));
+      // Refused against a copy older than this batch: ask the store once more before refusing.
+      if ('rejected' in verdict) verdict = this.#judge(event, await this.#catalog.model(event, since));
+      verdicts.push(verdict);
+    }
+    await this.#provisionCollections(verdicts);
+
+    const planned = verdicts.flatMap((v) => ('planned' in v ? [v.planned] : []));
+    const plan = planBatch(planned);
+    for (const writes of plan.stores) await this.#writeStore(writes);
+    const attributes = await this.#readAggregator(plan.collections);
+    for (const writes of plan.collections) await this.#writePoints(writes, attributes);
+
+    await this.#store.ingestion.recordEvents(
+      events.map((event, i): IngestedEvent => {
+        const verdict = verdicts[i]!;
+        const rejected = 'rejected' in verdict;
+        return {
+          entity: event.entity,
+          modelName: event.modelName,
+          version: event.version,
+          eventKey: event.eventKey,
+          jobId: event.jobId,
+          rejected,
+          points: !rejected && event.operation === 'A' ? verdict.planned.collections.size : 0,
+        };
+      }),
+    );
+    return verdicts.map((v) => ('rejected' in v ? v.rejected : undefined));
+  }
+
+  /** Accepts the event against the model's registration, or says why it never can be applied. */
+  #judge(event: EmbeddingEvent, model: CatalogModel | undefined): Verdict {
+    const label = `${event.entity}/${event.modelName}`;
+    if (model === undefined) return { rejected: `model ${label} is not registered (field model_name)` };
+    const dimension = model.model.modelConfig.vectorDimension;
+    for (const [vector, field] of [
+      [event.embedding, 'index_space.embedding'],
+      [event.searchEmbedding, 'search_space.embedding'],
+    ] as const) {
+      if (vector !== undefined && vector.length !== dimension) {
+        return {
+          rejected: `${field} has ${vector.length} values, but model ${label} has dimension ${dimension}`,
+        };
+      }
+    }
+    for (const variant of event.indexFlags?.keys() ?? []) {
+      if (!model.variants.has(variant)) {
+        return {
+          rejected: `index_space.variants_index_map.${variant}: model ${label} has no variant ${variant}`,
+        };
+      }
+    }
+    const collections = new Map<string, number>();
+    for (const [name, version] of event.variantVersions) {
+      const field = `index_space.variants_version_map.${name}`;
+      const known = model.variants.get(name);
+      if (known === undefined) return { rejected: `${field}: model ${label} has no variant ${name}` };
+      const { writeVersion, readVersion } = known.variant;
+      if (version !== writeVersion && version !== readVersion) {
+        return {
+          rejected: `${field}: variant ${name} writes version ${writeVersion ?? 'none'} and reads ${readVersion ?? 'none'}, not ${version} (reset the model to write a new version)`,
+        };
+      }
+      if (known.rule === undefined) {
+        return { rejected: `${field}: variant ${name} has an invalid vss_filter: ${known.ruleError}` };
+      }
+      if (!this.#onThisVectorDb(known)) continue;
+      collections.set(collectionName(event.entity, event.modelName, version), version);
+    }
+    return { planned: { event, model, collections } };
+  }
+
+  #onThisVectorDb(known: CatalogVariant): boolean {
+    const { variant } = known;
+    if (variant.vectorDbType === this.#vectorDbType) return true;
+    const key = `${variant.entity}/${variant.modelName}/${variant.variant}`;
+    if (!this.#reportedElsewhere.has(key)) {
+      this.#reportedElsewhere.add(key);
+      this.#logger?.warn(
+        { variant: key, vectorDbType: variant.vectorDbType },
+        `variant ${key} is on a ${variant.vectorDbType} vector database and these consumers write ${this.#vectorDbType}: its index flags are stored, and its collection is filled from the embedding store`,
+      );
+    }
+    return false;
+  }
+
+  /** Creates missing collections; events writing a collection of the wrong shape are refused. */
+  async #provisionCollections(verdicts: Verdict[]): Promise<void> {
+    const refused = new Map<string, string | undefined>();
+    for (const [i, verdict] of verdicts.entries()) {
+      if (!('planned' in verdict) || verdict.planned.event.operation !== 'A') continue;
+      const { model, collections } = verdict.planned;
+      for (const name of collections.keys()) {
+        if (!refused.has(name)) {
+          refused.set(
+            name,
+            await this.#collections.ensure({
+              name,
+              dimension: model.model.modelConfig.vectorDimension,
+              distance: model.model.modelConfig.distanceFunction,
+            }),
+          );
+        }
+        const why = refused.get(name);
+        if (why !== undefined) {
+          verdicts[i] = { rejected: why };
+          break;
+        }
+      }
+    }
+  }
+
+  async #writeStore(writes: StoreWrites): Promise<void> {
+    const { model, version } = writes;
+    const table = model.embeddingsTable;
+    const modelName = model.model.modelName;
+    const ttl = model.model.embeddingStoreEnabled ? model.model.embeddingStoreTtlSeconds : 0;
+    await this.#store.transaction(async (repositories) => {
+      if (writes.deletes.length > 0) {
+        await repositories.embeddings.delete(table, { modelName, version, ids: writes.deletes });
+      }
+      // Payload-only events set flags on rows that exist (before the puts, which may follow them in
+      // the batch): one statement per (variant, value).
+      const byFlag = new Map<string, string[]>();
+      for (const [id, flags] of writes.flagUpdates) {
+        for (const [variant, flag] of Object.entries(flags)) {
+          const key = JSON.stringify([variant, flag]);
+          const ids = byFlag.get(key);
+          if (ids === undefined) byFlag.set(key, [id]);
+          else ids.push(id);
+        }
+      }
+      for (const [key, ids] of byFlag) {
+        const [variant, toBeIndexed] = JSON.parse(key) as [string, boolean];
+        await repositories.embeddings.setMembership(table, { modelName, version, ids, variant, toBeIndexed });
+      }
+      if (writes.puts.length > 0) {
+        await repositories.embeddings.upsert(table, {
+          modelName,
+          version,
+          rows: writes.puts,
+          ttlSeconds: ttl,
+        });
+      }
+    });
+  }
+
+  /** The aggregator rows of every id the batch writes a point for: one read per entity. */
+  async #readAggregator(collections: readonly PointWrites[]): Promise<Map<string, Map<string, Attributes>>> {
+    const idsByTable = new Map<string, Set<string>>();
+    for (const writes of collections) {
+      if (writes.puts.size === 0 && writes.payloads.size === 0) continue;
+      const table = writes.model.aggregatorTable;
+      let ids = idsByTable.get(table);
+      if (ids === undefined) {
+        ids = new Set();
+        idsByTable.set(table, ids);
+      }
+      for (const id of writes.puts.keys()) ids.add(id);
+      for (const id of writes.payloads.keys()) ids.add(id);
+    }
+    const rows = new Map<string, Map<string, Attributes>>();
+    for (const [table, ids] of idsByTable)
+      rows.set(table, await this.#store.aggregator.read(table, [...ids]));
+    return rows;
+  }
+
+  async #writePoints(writes: PointWrites, aggregator: Map<string, Map<string, Attributes>>): Promise<void> {
+    const { collection, model } = writes;
+    // The variants searching or filling this version here: the ones an event may name, plus those
+    // it leaves out, whose membership is kept (recomputed from their stored flags).
+    const variants = [...model.variants.values()].filter(
+      ({ variant, rule }) =>
+        rule !== undefined &&
+        variant.vectorDbType === this.#vectorDbType &&
+        (variant.readVersion === writes.version || variant.writeVersion === writes.version),
+    );
+    const rows = aggregator.get(model.aggregatorTable) ?? new Map<string, Attributes>();
+    const stored = await this.#storedFlags(writes, variants);
+    const existing = await this.#existingPayloads(writes);
+
+    /** Each variant's membership: its raw index flag (the store row's, else the events') AND its filter. */
+    const withFlags = (
+      id: string,
+      attributes: Payload,
+      sent: Record<string, boolean> | undefined,
+      previous: Payload | undefined,
+    ): Payload => {
+      const raw = stored.get(id);
+      const flags: Payload = {};
+      for (const { variant, rule } of variants) {
+        const name = variant.variant;
+        // With no row (expired, or never written) the events' flags decide; for a payload update of
+        // an existing point, its current membership stands in for the raw flag.
+        const flag = raw?.[name] ?? sent?.[name] ?? previous?.[membershipFlag(name)] === true;
+        flags[membershipFlag(name)] = isMember(rule!, flag, attributes);
+      }
+      return flags;
+    };
+
+    if (writes.deletes.length > 0) await this.#delete(collection, writes.deletes);
+    if (writes.puts.size > 0) {
+      const points = [...writes.puts].map(([id, put]) => {
+        const attributes = mergeAttributes(put.payload, rows.get(id));
+        return {
+          id,
+          vector: put.vector,
+          payload: { ...attributes, ...withFlags(id, attributes, put.indexFlags, undefined) },
+        };
+      });
+      await this.#write(collection, () => this.#vectorDb.upsert(collection, points));
+    }
+    // Payload updates merge into each point; points with the same update share one call.
+    const updates = new Map<string, { payload: Payload; ids: string[] }>();
+    for (const [id, update] of writes.payloads) {
+      const previous = existing.get(id);
+      if (previous === undefined) continue; // no point to update (setPayload would ignore it too)
+      const earlier = withoutFlags(previous);
+      const attributes = mergeAttributes({ ...earlier, ...update.payload }, rows.get(id));
+      const payload = { ...update.payload, ...withFlags(id, attributes, update.indexFlags, previous) };
+      const key = JSON.stringify(payload);
+      const group = updates.get(key);
+      if (group === undefined) updates.set(key, { payload, ids: [id] });
+      else group.ids.push(id);
+    }
+    for (const { payload, ids } of updates.values()) {
+      await this.#write(collection, () => this.#vectorDb.setPayload(collection, ids, payload));
+    }
+  }
+
+  /** Raw index flags from the store rows the points' events wrote (one read per store version). */
+  async #storedFlags(
+    writes: PointWrites,
+    variants: readonly CatalogVariant[],
+  ): Promise<Map<string, Record<string, boolean>>> {
+    const idsByVersion = new Map<number, string[]>();
+    const add = (id: string, version: number) => {
+      const ids = idsByVersion.get(version);
+      if (ids === undefined) idsByVersion.set(version, [id]);
+      else ids.push(id);
+    };
+    for (const [id, put] of writes.puts) add(id, put.storeVersion);
+    for (const [id, update] of writes.payloads) add(id, update.storeVersion);
+    const flags = new Map<string, Record<string, boolean>>();
+    if (variants.length === 0) return flags;
+    for (const [version, ids] of idsByVersion) {
+      const read = await this.#store.embeddings.indexFlags(writes.model.embeddingsTable, {
+        modelName: writes.model.model.modelName,
+        version,
+        ids,
+        variants: variants.map((v) => v.variant.variant),
+      });
+      for (const [id, row] of read) flags.set(id, row);
+    }
+    return flags;
+  }
+
+  /** The current payloads of the points a payload update touches. */
+  async #existingPayloads(writes: PointWrites): Promise<Map<string, Payload>> {
+    const found = new Map<string, Payload>();
+    if (writes.payloads.size === 0) return found;
+    const ids = [...writes.payloads.keys()];
+    let points: (StoredPoint | undefined)[];
+    try {
+      points = await this.#vectorDb.getPoints(writes.collection, ids, {
+        withVector: false,
+        withPayload: true,
+      });
+    } catch (err) {
+      if (isLatticeError(err, 'NOT_FOUND')) return found; // no collection yet: no points to update
+      throw err;
+    }
+    for (const point of points) if (point !== undefined) found.set(point.id, point.payload ?? {});
+    return found;
+  }
+
+  /** Deletes points; a collection that does not exist holds none of them. */
+  async #delete(collection: string, ids: readonly string[]): Promise<void> {
+    try {
+      await this.#vectorDb.delete(collection, ids);
+    } catch (err) {
+      if (!isLatticeError(err, 'NOT_FOUND')) throw err;
+    }
+  }
+
+  /** A vector DB write; a collection dropped since it was provisioned is provisioned again on retry. */
+  async #write<T>(collection: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (isLatticeError(err, 'NOT_FOUND')) {
+        this.#collections.forget(collection);
+        throw new Error(`collection ${collection} is gone: ${describeError(err)}`, { cause: err });
+      }
+      throw err;
+    }
+  }
+}
+
+function withoutFlags(payload: Payload): Payload {
+  const copy: Payload = {};
+  const prefix = membershipFlag('');
+  for (const [key, value] of Object.entries(payload)) if (!key.startsWith(prefix)) copy[key] = value;
+  return copy;
+}

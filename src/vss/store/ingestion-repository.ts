@@ -1,0 +1,320 @@
+/**
+ * Ingestion bookkeeping: which embedding events of a version the consumers processed, which
+ * partitions delivered a job's EOF marker, and the job's completion with its counts. The admin reads
+ * the completion (`find`) to start indexing.
+ *
+ * Counts are exact under at-least-once delivery because nothing is ever incremented: every processed
+ * embedding event has one ledger row, keyed by a hash of its bytes (a redelivery finds the same row
+ * and rewrites it with the same values), and a job's counts are counted from the ledger once, in the
+ * transaction that records its completion. Events that name their `job_id` belong to that job; the
+ * others are claimed by the first job of their version to complete after they were processed.
+ */
+import { LatticeError } from '../../platform/errors.js';
+import type { SqlQueryable } from '../../platform/sql/index.js';
+import { withConstraintErrors } from './database-errors.js';
+import { resourceName } from './identifiers.js';
+import { atomically, integerField } from './sql-support.js';
+import type { ModelKey, VersionKey } from './types.js';
+
+export interface IngestionJobKey extends VersionKey {
+  /** The batch job's id, as its EOF markers carry it. */
+  jobId: string;
+}
+
+/** One processed embedding event, as the ledger keeps it. */
+export interface IngestedEvent extends VersionKey {
+  /** 32 lower-case hex digits identifying the event (a hash of its bytes). */
+  eventKey: string;
+  /** The job the event names, if it names one. */
+  jobId?: string;
+  /** Rejected for good (dead-lettered) rather than applied. */
+  rejected: boolean;
+  /** Points the event wrote (one per collection it was upserted into). */
+  points: number;
+}
+
+export interface IngestionCounts {
+  /** Distinct embedding events of the job processed, applied or rejected. */
+  events: number;
+  applied: number;
+  rejected: number;
+  /** Point upserts: each applied `A` event counts once per collection it wrote. */
+  pointsWritten: number;
+}
+
+export const INGESTION_STATUSES = ['INGESTING', 'COMPLETE'] as const;
+export type IngestionStatus = (typeof INGESTION_STATUSES)[number];
+
+export interface IngestionRecord extends IngestionJobKey {
+  /** Partitions of the topic: markers expected. */
+  partitions: number;
+  /** Partitions whose marker has been consumed, ascending. */
+  markedPartitions: number[];
+  status: IngestionStatus;
+  /** Known once COMPLETE. */
+  counts: IngestionCounts | null;
+  /** When the first marker arrived. */
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+/** What recording one EOF marker did. */
+export interface MarkerOutcome {
+  /** False when this partition's marker had been recorded before (a redelivery). */
+  firstDelivery: boolean;
+  /** The completed record, when this marker was the one that completed the job. */
+  completed: IngestionRecord | undefined;
+  record: IngestionRecord;
+}
+
+export interface IngestionQuery extends VersionKey {
+  /** Without it: the version's most recently started job. */
+  jobId?: string;
+}
+
+interface JobRow {
+  entity: string;
+  model_name: string;
+  version: number;
+  job_id: string;
+  partitions: number;
+  status: IngestionStatus;
+  events: number | string | null;
+  rejected: number | string | null;
+  points_written: number | string | null;
+  created_at: Date;
+  completed_at: Date | null;
+  marked: number[] | null;
+}
+
+const jobColumns = `j.entity, j.model_name, j.version, j.job_id, j.partitions, j.status, j.events, j.rejected,
+  j.points_written, j.created_at, j.completed_at,
+  (SELECT array_agg(m.partition ORDER BY m.partition) FROM vss_ingestion_markers m
+    WHERE m.entity = j.entity AND m.model_name = j.model_name AND m.version = j.version
+      AND m.job_id = j.job_id) AS marked`;
+
+function toRecord(row: JobRow): IngestionRecord {
+  const events = row.events === null ? null : Number(row.events);
+  const rejected = Number(row.rejected ?? 0);
+  return {
+    entity: row.entity,
+    modelName: row.model_name,
+    version: row.version,
+    jobId: row.job_id,
+    partitions: row.partitions,
+    markedPartitions: row.marked ?? [],
+    status: row.status,
+    counts:
+      events === null
+        ? null
+        : { events, applied: events - rejected, rejected, pointsWritten: Number(row.points_written) },
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  };
+}
+
+const EVENT_KEY = /^[0-9a-f]{32}$/;
+
+function jobIdField(jobId: unknown, field = 'job_id'): string {
+  if (typeof jobId !== 'string' || jobId === '' || jobId.length > 256) {
+    throw new LatticeError('INVALID_ARGUMENT', `${field} must be a string of 1 to 256 characters`, { field });
+  }
+  return jobId;
+}
+
+function versionKey(key: VersionKey): void {
+  resourceName(key.entity, 'entity');
+  resourceName(key.modelName, 'model_name');
+  integerField(key.version, 'version', 1);
+}
+
+export class IngestionRepository {
+  constructor(private readonly db: SqlQueryable) {}
+
+  /**
+   * Records processed events in the ledger (one statement). Recording an event again rewrites its
+   * outcome (a dead letter replayed and applied counts as applied) but never moves it to another job.
+   */
+  async recordEvents(events: readonly IngestedEvent[]): Promise<void> {
+    // One row per key: ON CONFLICT cannot touch a row twice in one statement, and the last wins.
+    const latest = new Map<string, IngestedEvent>();
+    events.forEach((event, i) => {
+      versionKey(event);
+      if (!EVENT_KEY.test(event.eventKey)) {
+        throw new LatticeError('INVALID_ARGUMENT', `events[${i}].event_key must be 32 hex digits`, {
+          field: `events[${i}].event_key`,
+        });
+      }
+      if (event.jobId !== undefined) jobIdField(event.jobId, `events[${i}].job_id`);
+      integerField(event.points, `events[${i}].points`, 0);
+      const key = JSON.stringify([event.entity, event.modelName, event.version, event.eventKey]);
+      latest.delete(key);
+      latest.set(key, event);
+    });
+    if (latest.size === 0) return;
+    const rows = [...latest.values()];
+    await this.db.query(
+      `INSERT INTO vss_ingestion_events AS e (entity, model_name, version, event_key, job_id, rejected, points)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::boolean[], $7::integer[])
+       ON CONFLICT (entity, model_name, version, event_key) DO UPDATE
+         SET rejected = EXCLUDED.rejected, points = EXCLUDED.points, job_id = coalesce(e.job_id, EXCLUDED.job_id)`,
+      [
+        rows.map((r) => r.entity),
+        rows.map((r) => r.modelName),
+        rows.map((r) => r.version),
+        rows.map((r) => r.eventKey),
+        rows.map((r) => r.jobId ?? null),
+        rows.map((r) => r.rejected),
+        rows.map((r) => r.points),
+      ],
+    );
+  }
+
+  /**
+   * Records partition `partition`'s EOF marker of the job (the job is created by its first marker,
+   * expecting `partitions` markers). When this completes the set, the job is marked COMPLETE with its
+   * counts in the same transaction; the job's row lock makes that happen exactly once, whichever
+   * consumers deliver the last markers, and however often.
+   */
+  async recordMarker(
+    key: IngestionJobKey & { partition: number },
+    partitions: number,
+  ): Promise<MarkerOutcome> {
+    versionKey(key);
+    jobIdField(key.jobId);
+    integerField(partitions, 'partitions', 1, 65_536);
+    integerField(key.partition, 'partition', 0);
+    const job = [key.entity, key.modelName, key.version, key.jobId];
+    return atomically(this.db, async (tx) => {
+      await withConstraintErrors(
+        () =>
+          tx.query(
+            `INSERT INTO vss_ingestion_jobs (entity, model_name, version, job_id, partitions)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+            [...job, partitions],
+          ),
+        {
+          missing: {
+            vss_ingestion_jobs_model_fkey: {
+              field: 'model_name',
+              message: `model ${key.entity}/${key.modelName} does not exist`,
+            },
+          },
+        },
+      );
+      // Serialises the markers of one job: the count below sees every marker committed before.
+      const { rows: locked } = await tx.query<{ partitions: number; status: IngestionStatus }>(
+        `SELECT partitions, status FROM vss_ingestion_jobs
+          WHERE entity = $1 AND model_name = $2 AND version = $3 AND job_id = $4 FOR UPDATE`,
+        job,
+      );
+      const expected = locked[0]!.partitions;
+      if (key.partition >= expected) {
+        throw new LatticeError(
+          'INVALID_ARGUMENT',
+          `partition ${key.partition} is out of range: job ${key.jobId} has ${expected} partitions (0 to ${expected - 1})`,
+          { field: 'partition' },
+        );
+      }
+      const inserted = await tx.query(
+        `INSERT INTO vss_ingestion_markers (entity, model_name, version, job_id, partition)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+        [...job, key.partition],
+      );
+      let completed = false;
+      if (locked[0]!.status === 'INGESTING') {
+        const { rows: marked } = await tx.query<{ count: number | string }>(
+          `SELECT count(*) AS count FROM vss_ingestion_markers
+            WHERE entity = $1 AND model_name = $2 AND version = $3 AND job_id = $4`,
+          job,
+        );
+        if (Number(marked[0]?.count ?? 0) >= expected) {
+          await complete(tx, job);
+          completed = true;
+        }
+      }
+      const record = toRecord((await selectJobs(tx, 'j.job_id = $4', job))[0]!);
+      return { firstDelivery: inserted.rowCount === 1, completed: completed ? record : undefined, record };
+    });
+  }
+
+  /** The job's record; without `jobId`, the version's most recently started job. */
+  async find(query: IngestionQuery): Promise<IngestionRecord | undefined> {
+    versionKey(query);
+    const params = [query.entity, query.modelName, query.version];
+    if (query.jobId === undefined) {
+      const rows = await selectJobs(
+        this.db,
+        'true ORDER BY j.created_at DESC, j.job_id DESC LIMIT 1',
+        params,
+      );
+      return rows[0] === undefined ? undefined : toRecord(rows[0]);
+    }
+    const rows = await selectJobs(this.db, 'j.job_id = $4', [...params, jobIdField(query.jobId)]);
+    return rows[0] === undefined ? undefined : toRecord(rows[0]);
+  }
+
+  /** Every job of the model, newest version first, then by start. */
+  async list(model: ModelKey): Promise<IngestionRecord[]> {
+    resourceName(model.entity, 'entity');
+    resourceName(model.modelName, 'model_name');
+    const { rows } = await this.db.query<JobRow>(
+      `SELECT ${jobColumns} FROM vss_ingestion_jobs j
+        WHERE j.entity = $1 AND j.model_name = $2
+        ORDER BY j.version DESC, j.created_at, j.job_id`,
+      [model.entity, model.modelName],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Forgets a version's jobs, markers and ledger (once the version is dropped); ledger rows deleted. */
+  async forgetVersion(key: VersionKey): Promise<number> {
+    versionKey(key);
+    const params = [key.entity, key.modelName, key.version];
+    return atomically(this.db, async (tx) => {
+      await tx.query(
+        'DELETE FROM vss_ingestion_jobs WHERE entity = $1 AND model_name = $2 AND version = $3',
+        params,
+      );
+      const { rowCount } = await tx.query(
+        'DELETE FROM vss_ingestion_events WHERE entity = $1 AND model_name = $2 AND version = $3',
+        params,
+      );
+      return rowCount;
+    });
+  }
+}
+
+/** Claims the version's unclaimed ledger rows for the job, counts the job's rows, and completes it. */
+async function complete(tx: SqlQueryable, job: readonly (string | number)[]): Promise<void> {
+  await tx.query(
+    `UPDATE vss_ingestion_events SET job_id = $4
+      WHERE entity = $1 AND model_name = $2 AND version = $3 AND job_id IS NULL`,
+    job,
+  );
+  await tx.query(
+    `UPDATE vss_ingestion_jobs j
+        SET status = 'COMPLETE', completed_at = now(),
+            events = c.events, rejected = c.rejected, points_written = c.points
+       FROM (SELECT count(*) AS events,
+                    count(*) FILTER (WHERE rejected) AS rejected,
+                    coalesce(sum(points) FILTER (WHERE NOT rejected), 0) AS points
+               FROM vss_ingestion_events
+              WHERE entity = $1 AND model_name = $2 AND version = $3 AND job_id = $4) c
+      WHERE j.entity = $1 AND j.model_name = $2 AND j.version = $3 AND j.job_id = $4`,
+    job,
+  );
+}
+
+async function selectJobs(
+  db: SqlQueryable,
+  where: string,
+  params: readonly (string | number)[],
+): Promise<JobRow[]> {
+  const { rows } = await db.query<JobRow>(
+    `SELECT ${jobColumns} FROM vss_ingestion_jobs j
+      WHERE j.entity = $1 AND j.model_name = $2 AND j.version = $3 AND ${where}`,
+    params,
+  );
+  return rows;
+}
