@@ -13,6 +13,8 @@
  * new one. Loading takes the highest `<seq>` with a manifest and removes the rest. Deleted points are
  * not written (their rows are free), which is the compaction; graph nodes of deleted points are
  * dropped by the graph rebuild the caller runs before snapshotting when there are many of them.
+ * Beside the snapshots, `wal-<n>.log` is the collection's write-ahead log: what changed since
+ * snapshot n's capture (collection-files.ts).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
