@@ -7,7 +7,9 @@
  * is not waited for. Rounds alternate between the two and each figure is the median of its rounds.
  * The goal (vss, issue 14): at least 20,000 acknowledged points per second with the log.
  *
- * `npm run bench -- vss-wal` (env BENCH_POINTS, BENCH_BATCH, BENCH_IN_FLIGHT, BENCH_ROUNDS).
+ * `npm run bench -- vss-wal` (env BENCH_POINTS, BENCH_BATCH, BENCH_IN_FLIGHT, BENCH_ROUNDS;
+ * BENCH_HOLD_INDEXING=1 holds indexing in both, to see the log's own cost: the baseline's calls never
+ * yield to the event loop, so its indexer gets no turn anyway).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +21,7 @@ const POINTS = Number(process.env.BENCH_POINTS ?? 100_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 500);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const HOLD_INDEXING = process.env.BENCH_HOLD_INDEXING === '1';
 const DIMENSION = 128;
 
 /** Seeded (xorshift32), so every run upserts the same points. */
@@ -60,6 +63,7 @@ async function ingest(work: PointInput[][], wal: boolean): Promise<Round> {
   const db = await EmbeddedVectorDb.open({ dir, wal, snapshotIntervalMs: 0 });
   try {
     await db.createCollection({ name: 'bench', dimension: DIMENSION, distance: 'COSINE' });
+    if (HOLD_INDEXING) db.pauseIndexing('bench');
     const stats = await measure(work.length, IN_FLIGHT, (i) => db.upsert('bench', work[i]!));
     const { indexedPoints } = await db.collectionInfo('bench');
     return { stats, pointsPerSecond: POINTS / stats.seconds, indexedAtLastAck: indexedPoints };

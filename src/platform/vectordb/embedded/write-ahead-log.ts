@@ -41,6 +41,12 @@ import {
 } from './wal-record.js';
 
 const fdatasyncAsync = promisify(fdatasync);
+/**
+ * A group this large is written as soon as the log is idle instead of at the end of the current
+ * microtasks: fdatasync then runs while the next calls are applied (a call of 500 128-d points is
+ * 256 KiB), and a disk syncs one large group in about the time of several smaller ones anyway.
+ */
+const WRITE_AT_ONCE_BYTES = 64 * 1024;
 const SEGMENT_NAME = /^wal-(\d+)\.log$/;
 
 export const segmentPath = (dir: string, segment: number) => join(dir, `wal-${segment}.log`);
@@ -258,7 +264,11 @@ export class WriteAheadLog {
   }
 
   private appended(group: Group): Promise<void> {
-    if (!this.flushScheduled && !this.writing) {
+    if (this.writing) return group.done; // the running flush takes this group next
+    if (group.records.length >= WRITE_AT_ONCE_BYTES) {
+      // Worth a write of its own: its fdatasync then overlaps the work of the calls that follow.
+      void this.flush();
+    } else if (!this.flushScheduled) {
       // A microtask, not at once: calls resumed together (by the previous group's fdatasync) join one group.
       this.flushScheduled = true;
       queueMicrotask(() => {
