@@ -17,6 +17,7 @@
  * requests answered per second under load / at baseline, `p50_ms` / `p99_ms` the worst phase's.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { status } from '@grpc/grpc-js';
@@ -48,7 +49,12 @@ const VSS_DIMENSION = env('LOAD_VSS_DIMENSION', 32);
 const ONLY = process.env.LOAD_ONLY?.split(',').filter(Boolean);
 /** A directory to write both servers' CPU profiles to (`--cpu-prof`), to see what holds their event loops. */
 const PROFILE_DIR = process.env.LOAD_CPU_PROF;
-const nodeArgs = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+/** Extra Node options for every server process (`--trace-gc`), space-separated. */
+const EXTRA_NODE_ARGS = process.env.LOAD_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+const nodeArgs = [
+  ...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+  ...EXTRA_NODE_ARGS,
+];
 
 const mb = (bytes: number) => round(bytes / 1e6, 0);
 
@@ -56,7 +62,12 @@ const mb = (bytes: number) => round(bytes / 1e6, 0);
 
 const downstreamChild: ChildProcess = spawn(
   process.execPath,
-  [...nodeArgs, '--import', 'tsx', fileURLToPath(new URL('./downstream.ts', import.meta.url))],
+  [
+    ...nodeArgs.filter((a) => !EXTRA_NODE_ARGS.includes(a)),
+    '--import',
+    'tsx',
+    fileURLToPath(new URL('./downstream.ts', import.meta.url)),
+  ],
   { stdio: ['pipe', 'pipe', 'inherit'] },
 );
 const downstream = await new Promise<LoadDownstream>((resolve, reject) => {
@@ -287,6 +298,11 @@ console.log(
   `peak RSS: orchestrator ${mb(peakRss.orchestrator)} MB, vss ${mb(peakRss.vss)} MB (limit ${mb(RSS_LIMIT)} MB)`,
 );
 
+if (process.env.LOAD_SERVER_LOG) {
+  // What the servers printed (with LOAD_NODE_ARGS=--trace-gc, their GC pauses), for a look afterwards.
+  writeFileSync(`${process.env.LOAD_SERVER_LOG}/orchestrator.log`, orchestrator.output());
+  writeFileSync(`${process.env.LOAD_SERVER_LOG}/vss.log`, vss.output());
+}
 orchestratorClient.close();
 vssClient.close();
 clients.orchestrator.close();

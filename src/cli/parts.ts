@@ -64,6 +64,7 @@ export async function startOrchestratorPart(
     callerId: settings.orchestrator.featureStoreCallerId || undefined,
     callerToken: settings.orchestrator.featureStoreCallerToken || undefined,
     channelsPerTarget: settings.orchestrator.channelsPerTarget,
+    maxInFlightPerEndpoint: settings.orchestrator.maxInFlightPerEndpoint,
   });
   // Inference logs go through a bounded buffer to the queue: logging never blocks or fails a request.
   // The log topic is bounded (orchestrator.logTopicRetentionMs / logTopicMaxBytes), and so is the buffer.

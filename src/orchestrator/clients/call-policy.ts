@@ -3,6 +3,7 @@ import { Metadata, type MethodDefinition, status } from '@grpc/grpc-js';
 import { BrokenCircuitError, type CircuitBreakerPolicy, CircuitState } from 'cockatiel';
 import { LatticeError } from '../../platform/errors.js';
 import type { Metrics } from '../../platform/metrics/index.js';
+import { FairGates } from '../../platform/scheduling/index.js';
 import { CallerCancelled, failureKind, isServiceError, NoBudget, toLatticeError } from './call-errors.js';
 import { bindCallSeries, type CallInstruments, type CallSeries, callInstruments } from './call-metrics.js';
 import type { ChannelPool } from './channel-pool.js';
@@ -48,7 +49,21 @@ export interface CallPolicyOptions {
   breaker?: Partial<BreakerOptions>;
   /** Upper bound of any call's duration, for calls made without a deadline (probes, tooling). */
   maxCallMs?: number;
+  /**
+   * Calls in flight to one endpoint from this process, shared fairly by the requests (FairGate);
+   * default {@link DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT}.
+   */
+  maxInFlightPerEndpoint?: number;
 }
+
+/**
+ * Enough to keep a model server busy (each request also keeps at most 8 batches of a component in
+ * flight), few enough that a small request's call waits for a handful of batches, not hundreds.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT = 16;
+
+/** The fairness key of calls made without a signal (probes, tooling): one shared caller. */
+const NO_CALLER = {};
 
 /**
  * How every outbound gRPC call is made: deadline = min(caller's deadline, own timeout, `maxCallMs`), cancellation
@@ -86,12 +101,14 @@ export class CallPolicy {
   /** Per caller (signal): the endpoints where one of its calls already counted a timeout. */
   private readonly timedOut = new WeakMap<AbortSignal, Set<string>>();
   private readonly instruments: CallInstruments;
+  private readonly gates: FairGates;
 
   constructor(options: CallPolicyOptions) {
     this.pool = options.pool;
     this.retry = { ...defaultRetryOptions, ...options.retry };
     this.breakerOptions = { ...defaultBreakerOptions, ...options.breaker };
     this.maxCallMs = options.maxCallMs ?? 30_000;
+    this.gates = new FairGates(options.maxInFlightPerEndpoint ?? DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT);
     if (this.retry.maxAttempts < 1)
       throw new LatticeError('INVALID_ARGUMENT', 'retry.maxAttempts must be ≥ 1');
     if (this.breakerOptions.consecutiveFailures < 1)
@@ -112,9 +129,17 @@ export class CallPolicy {
   ): Promise<T> {
     const started = performance.now();
     const series = this.seriesOf(call);
+    let release: (() => void) | undefined;
     try {
       // Serialised once for every attempt; grpc-js gets the bytes (see unaryCall).
       const body = method.requestSerialize(request);
+      // A slot of the endpoint first: the call's own timeout starts once it is sent.
+      release = await this.gates
+        .for(call.target)
+        .acquire(options.signal ?? NO_CALLER, options.signal)
+        .catch((reason: unknown) => {
+          throw new CallerCancelled(reason);
+        });
       const result = await this.withRetries(call, method, body, options, read, series);
       series.ok.inc();
       return result;
@@ -124,6 +149,7 @@ export class CallPolicy {
       this.instruments.errors.inc({ ...series.labels, kind: failureKind(error) });
       throw error;
     } finally {
+      release?.();
       series.latency.observeMs(performance.now() - started);
     }
   }

@@ -25,6 +25,8 @@ export interface OrchestratorClientsOptions {
   credentials?: ChannelCredentials;
   retry?: Partial<RetryOptions>;
   breaker?: Partial<BreakerOptions>;
+  /** Calls in flight to one endpoint, shared fairly by requests (CallPolicyOptions). */
+  maxInFlightPerEndpoint?: number;
 }
 
 export interface OrchestratorClients {
@@ -51,6 +53,7 @@ export function createOrchestratorClients(options: OrchestratorClientsOptions): 
     metrics: options.metrics,
     retry: options.retry,
     breaker: options.breaker,
+    maxInFlightPerEndpoint: options.maxInFlightPerEndpoint,
   });
   const featureFetcher =
     options.featureStoreTarget === undefined

@@ -1,7 +1,9 @@
 /**
- * Cooperative scheduling shared by every service's long loops (time-slice.ts): give the event loop
- * back every few milliseconds and stop once the caller has gone.
+ * Cooperative scheduling shared by every service: long loops give the event loop back every few
+ * milliseconds and stop once the caller has gone (time-slice.ts); calls to one endpoint are limited
+ * and shared fairly between requests (fair-gate.ts).
  */
+export { FairGate, FairGates } from './fair-gate.js';
 export {
   CHECK_EVERY,
   inChunks,

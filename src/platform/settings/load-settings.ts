@@ -46,6 +46,11 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
     path: 'orchestrator.maxInFlightMatrixBytes',
     kind: 'number',
   },
+  {
+    env: 'LATTICE_ORCHESTRATOR_MAX_INFLIGHT_PER_ENDPOINT',
+    path: 'orchestrator.maxInFlightPerEndpoint',
+    kind: 'number',
+  },
   { env: 'LATTICE_LOG_TOPIC', path: 'orchestrator.logTopic', kind: 'string' },
   { env: 'LATTICE_LOG_TOPIC_RETENTION_MS', path: 'orchestrator.logTopicRetentionMs', kind: 'number' },
   { env: 'LATTICE_LOG_TOPIC_MAX_BYTES', path: 'orchestrator.logTopicMaxBytes', kind: 'number' },

@@ -143,6 +143,12 @@ export const settingsSchema = z
           .int()
           .positive()
           .default(1024 * 1024 * 1024),
+        /**
+         * Calls in flight from this process to one downstream endpoint (model server, feature store,
+         * compute), shared fairly between requests: a small request's call waits for a free slot, not
+         * behind every batch of a large one. Raise it for an endpoint that is many replicas.
+         */
+        maxInFlightPerEndpoint: z.number().int().min(1).max(4096).default(16),
       })
       .strict()
       .prefault({}),
