@@ -194,34 +194,36 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     const table = model.embeddingsTable;
     const modelName = model.model.modelName;
     const ttl = model.model.embeddingStoreEnabled ? model.model.embeddingStoreTtlSeconds : 0;
-    await this.#store.transaction(async (repositories) => {
-      if (writes.deletes.length > 0) {
-        await repositories.embeddings.delete(table, { modelName, version, ids: writes.deletes });
+    // Three idempotent steps rather than one transaction: a crash between them leaves what a
+    // redelivery of the batch completes, and the store's column cache (shared outside transactions)
+    // saves a catalog read per batch.
+    const embeddings = this.#store.embeddings;
+    if (writes.deletes.length > 0) {
+      await embeddings.delete(table, { modelName, version, ids: writes.deletes });
+    }
+    // Payload-only events set flags on rows that exist (before the puts, which may follow them in
+    // the batch): one statement per (variant, value).
+    const byFlag = new Map<string, string[]>();
+    for (const [id, flags] of writes.flagUpdates) {
+      for (const [variant, flag] of Object.entries(flags)) {
+        const key = JSON.stringify([variant, flag]);
+        const ids = byFlag.get(key);
+        if (ids === undefined) byFlag.set(key, [id]);
+        else ids.push(id);
       }
-      // Payload-only events set flags on rows that exist (before the puts, which may follow them in
-      // the batch): one statement per (variant, value).
-      const byFlag = new Map<string, string[]>();
-      for (const [id, flags] of writes.flagUpdates) {
-        for (const [variant, flag] of Object.entries(flags)) {
-          const key = JSON.stringify([variant, flag]);
-          const ids = byFlag.get(key);
-          if (ids === undefined) byFlag.set(key, [id]);
-          else ids.push(id);
-        }
-      }
-      for (const [key, ids] of byFlag) {
-        const [variant, toBeIndexed] = JSON.parse(key) as [string, boolean];
-        await repositories.embeddings.setMembership(table, { modelName, version, ids, variant, toBeIndexed });
-      }
-      if (writes.puts.length > 0) {
-        await repositories.embeddings.upsert(table, {
-          modelName,
-          version,
-          rows: writes.puts,
-          ttlSeconds: ttl,
-        });
-      }
-    });
+    }
+    for (const [key, ids] of byFlag) {
+      const [variant, toBeIndexed] = JSON.parse(key) as [string, boolean];
+      await embeddings.setMembership(table, { modelName, version, ids, variant, toBeIndexed });
+    }
+    if (writes.puts.length > 0) {
+      await embeddings.upsert(table, {
+        modelName,
+        version,
+        rows: writes.puts,
+        ttlSeconds: ttl,
+      });
+    }
   }
 
   /** The aggregator rows of every id the batch writes a point for: one read per entity. */
@@ -318,7 +320,10 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       if (ids === undefined) idsByVersion.set(version, [id]);
       else ids.push(id);
     };
-    for (const [id, put] of writes.puts) add(id, put.storeVersion);
+    // A put whose events named every variant's flag knows the row's flags: no need to read them.
+    for (const [id, put] of writes.puts) {
+      if (variants.some((v) => put.indexFlags[v.variant.variant] === undefined)) add(id, put.storeVersion);
+    }
     for (const [id, update] of writes.payloads) add(id, update.storeVersion);
     const flags = new Map<string, Record<string, boolean>>();
     if (variants.length === 0) return flags;
