@@ -10,6 +10,7 @@ import type { Logger } from '../logging/index.js';
 import { MessageTooLargeError } from './errors.js';
 import {
   DeadLetterHeaders,
+  deadLetterId,
   type MessageHandler,
   type PublishOptions,
   type PublishResult,
@@ -140,7 +141,7 @@ export class Delivery implements QueueMessage {
       await this.#context.publish(config.deadLetterTopic, this.payload, {
         ...(this.key === undefined ? {} : { key: this.key }),
         // One dead letter per (topic, group, message), even if settling below is lost in a crash.
-        messageId: `${this.topic}:${group}:${this.sequence}`,
+        messageId: deadLetterId(this.topic, group, this.sequence),
         headers,
       });
     } catch (err) {

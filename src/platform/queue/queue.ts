@@ -290,3 +290,12 @@ export const DeadLetterHeaders = {
   lastErrorField: 'Lattice-Last-Error-Field',
   deadLetteredAt: 'Lattice-Dead-Lettered-At',
 } as const;
+
+/**
+ * The message id of the dead letter of `sequence` of `topic`, dead-lettered by `group`: one dead
+ * letter per message and group, even if settling the original is lost in a crash. Operators name a
+ * dead letter by it (e.g. `lattice vss replay --id`).
+ */
+export function deadLetterId(topic: string, group: string, sequence: number): string {
+  return `${topic}:${group}:${sequence}`;
+}

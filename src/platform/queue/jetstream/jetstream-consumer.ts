@@ -13,6 +13,16 @@ import { durableName } from './jetstream-topics.js';
 import { Slots } from './slots.js';
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
+/**
+ * Naks with a delay of at least 1 ms. A plain nak of the newest delivered message makes the server
+ * step its delivered position back while still counting the message as pending acknowledgement, so
+ * consumer info would count it twice (in num_pending and num_ack_pending) and `groupLag` with it; a
+ * delayed nak sends it through the redelivery queue like any other.
+ */
+function handBack(message: JsMsg, delayMs = 0): void {
+  message.nak(Math.max(1, delayMs));
+}
 const PULL_EXPIRES_MS = 10_000;
 
 export class JetStreamConsumer implements Consumer {
@@ -115,7 +125,7 @@ export class JetStreamConsumer implements Consumer {
     try {
       for await (const message of messages) {
         if (this.#stopping) {
-          message.nak();
+          handBack(message);
           continue;
         }
         // A stop must not wait for a slot: the running handlers keep theirs, this message goes back.
@@ -127,7 +137,7 @@ export class JetStreamConsumer implements Consumer {
           gotPartitionSlot &&
           (await Promise.race([this.#memberSlots.acquire().then(() => true), this.#stopped]));
         if (!gotSlots || this.#stopping) {
-          message.nak();
+          handBack(message);
           continue;
         }
         const run = this.#handle(partition, message).finally(() => {
@@ -165,7 +175,7 @@ export class JetStreamConsumer implements Consumer {
       ack: async () => {
         await message.ackAck(ackTimeout);
       },
-      nak: async (delayMs) => message.nak(delayMs),
+      nak: async (delayMs) => handBack(message, delayMs),
       finish: async () => {
         await message.ackAck(ackTimeout);
       },

@@ -1,0 +1,60 @@
+/**
+ * How long the consumer runner waits between attempts at a batch whose `apply` threw (a transient
+ * failure: SQL or the vector DB unavailable). Exponential from `baseMs`, capped at `maxMs`, with
+ * half jitter (each delay drawn between half and all of the exponential value, cockatiel's
+ * `halfJitterGenerator`): replicas that failed together do not retry in lockstep, and a recovering
+ * database always gets at least half the nominal pause.
+ */
+import { ExponentialBackoff, halfJitterGenerator, type IBackoff } from 'cockatiel';
+
+export interface RetrySettings {
+  /** Attempts at a batch, the first included, before its failing events are dead-lettered. */
+  attempts: number;
+  /** Nominal delay after the first failure, ms; doubles after each further one. */
+  baseMs: number;
+  /** Cap on the nominal delay, ms. */
+  maxMs: number;
+}
+
+/** The delays of one batch's retries, in order: `attempts - 1` of them. */
+export class RetryBackoff {
+  readonly #settings: RetrySettings;
+
+  constructor(settings: RetrySettings) {
+    this.#settings = settings;
+  }
+
+  get attempts(): number {
+    return this.#settings.attempts;
+  }
+
+  /** A fresh schedule for one batch: call `next()` after each failed attempt. */
+  schedule(): { next(): number } {
+    const factory = new ExponentialBackoff({
+      initialDelay: this.#settings.baseMs,
+      maxDelay: this.#settings.maxMs,
+      generator: halfJitterGenerator,
+    });
+    let backoff: IBackoff<unknown> | undefined;
+    return {
+      next: () => {
+        backoff = backoff ? backoff.next(undefined) : factory.next();
+        return backoff.duration;
+      },
+    };
+  }
+}
+
+/** Waits `ms`, or less when `signal` aborts (the runner is closing): resolves either way. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
