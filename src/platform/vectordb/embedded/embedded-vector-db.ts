@@ -11,7 +11,6 @@
  * Snapshots (periodic, early when a log grows large, on `snapshot()` and on `close()`) bound the
  * replay and truncate the log. Files: collection-files.ts.
  */
-import { type DirLock, lockDirectory } from '../../dir-lock.js';
 import { LatticeError } from '../../errors.js';
 import { compileFilters, filtersKey } from '../filters.js';
 import {
@@ -41,11 +40,10 @@ import type {
   VectorDb,
 } from '../vector-db.js';
 import { Collection, type SearchStats } from './collection.js';
-import { CollectionFiles, type StorageOptions } from './collection-files.js';
 import { explainQuery, type PreparedQuery, type QueryExplanation, runQuery } from './collection-search.js';
+import { DataDirectory } from './data-directory.js';
 import { scoreOf } from './exact-scan.js';
 import { PLANNER_DEFAULTS, type PlannerSettings } from './query-planner.js';
-import type { WriteAheadLog } from './write-ahead-log.js';
 
 export interface EmbeddedVectorDbOptions {
   /** Data directory (snapshots and write-ahead logs); without it collections live in memory only. */
@@ -83,29 +81,19 @@ export interface StorageStats {
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** What a second process that finds the directory locked should do instead. */
-const ONE_OWNER_HINT =
-  'the embedded vector database lives inside one process: run the vss components together in one process (`lattice vss`), or use a vector database server (Qdrant: LATTICE_VSS_VECTOR_DB=qdrant)';
-
 export class EmbeddedVectorDb implements VectorDb {
   private readonly collections = new Map<string, Collection>();
-  /** With `dir`: each collection's snapshots and log. */
-  private readonly files = new Map<string, CollectionFiles>();
-  /** Per collection name, the tail of its disk work (create, snapshots, drop), which runs one at a time. */
-  private readonly diskWork = new Map<string, Promise<void>>();
+  /** With `dir`: snapshots and logs. */
+  private directory: DataDirectory | undefined;
   private readonly planner: PlannerSettings;
   private readonly indexSliceMs: number;
   private readonly searchSliceMs: number;
-  private readonly compactionThreshold: number;
-  private timer: NodeJS.Timeout | undefined;
-  private lock: DirLock | undefined;
   private closed = false;
 
-  private constructor(private readonly options: EmbeddedVectorDbOptions) {
+  private constructor(options: EmbeddedVectorDbOptions) {
     this.planner = { ...PLANNER_DEFAULTS, ...options.planner };
     this.indexSliceMs = options.indexSliceMs ?? 10;
     this.searchSliceMs = options.searchSliceMs ?? 20;
-    this.compactionThreshold = options.compactionThreshold ?? 0.1;
   }
 
   /**
@@ -115,21 +103,22 @@ export class EmbeddedVectorDb implements VectorDb {
   static async open(options: EmbeddedVectorDbOptions = {}): Promise<EmbeddedVectorDb> {
     const db = new EmbeddedVectorDb(options);
     if (options.dir) {
-      db.lock = lockDirectory(options.dir, 'vector database directory', ONE_OWNER_HINT);
-      try {
-        for (const { collection, files } of await CollectionFiles.recoverAll(db.storage())) {
-          db.collections.set(collection.name, collection);
-          db.files.set(collection.name, files);
-          collection.indexer.kick();
-        }
-      } catch (err) {
-        db.lock.release();
-        throw err;
-      }
-      const interval = options.snapshotIntervalMs ?? 60_000;
-      if (interval > 0) {
-        db.timer = setInterval(() => db.snapshotChanged(), interval);
-        db.timer.unref();
+      const { directory, recovered } = await DataDirectory.open(
+        {
+          dir: options.dir,
+          wal: options.wal ?? true,
+          walSnapshotBytes: options.walSnapshotBytes ?? 128 * 1024 * 1024,
+          snapshotIntervalMs: options.snapshotIntervalMs ?? 60_000,
+          compactionThreshold: options.compactionThreshold ?? 0.1,
+          indexSliceMs: db.indexSliceMs,
+          onSnapshotError: options.onSnapshotError,
+        },
+        db.collections,
+      );
+      db.directory = directory;
+      for (const collection of recovered) {
+        db.collections.set(collection.name, collection);
+        collection.indexer.kick();
       }
     }
     return db;
@@ -139,19 +128,13 @@ export class EmbeddedVectorDb implements VectorDb {
     this.assertOpen();
     const validated = validateCollectionSpec(spec);
     const { name } = validated;
-    const create = () => new Collection(validated, { indexSliceMs: this.indexSliceMs });
-    if (!this.options.dir) {
-      if (!this.existing(validated)) this.collections.set(name, create());
-      return;
-    }
+    const add = () => {
+      this.collections.set(name, new Collection(validated, { indexSliceMs: this.indexSliceMs }));
+    };
     if (this.existing(validated)) return;
+    if (!this.directory) return add();
     // Resolves once the creation is durable; a concurrent create of the same name waits for it.
-    await this.onDisk(name, async () => {
-      if (this.existing(validated)) return;
-      const files = await CollectionFiles.create(validated, this.storage());
-      this.collections.set(name, create());
-      this.files.set(name, files);
-    });
+    await this.directory.create(validated, () => !this.existing(validated), add);
   }
 
   async dropCollection(name: string): Promise<boolean> {
@@ -162,9 +145,7 @@ export class EmbeddedVectorDb implements VectorDb {
       this.collections.delete(name);
       collection.indexer.stop();
     }
-    const files = this.files.get(name);
-    this.files.delete(name);
-    if (files) await this.onDisk(name, () => files.drop());
+    await this.directory?.drop(name);
     return collection !== undefined;
   }
 
@@ -193,7 +174,7 @@ export class EmbeddedVectorDb implements VectorDb {
   async upsert(name: string, points: readonly PointInput[]): Promise<void> {
     const collection = this.collection(name);
     const validated = validatePoints(points, collection.spec.dimension, name);
-    const durable = this.wal(name)?.appendUpsert(validated, collection.spec.dimension);
+    const durable = this.directory?.wal(name)?.appendUpsert(validated, collection.spec.dimension);
     collection.upsert(validated);
     await durable;
   }
@@ -201,7 +182,7 @@ export class EmbeddedVectorDb implements VectorDb {
   async delete(name: string, ids: readonly string[]): Promise<number> {
     const collection = this.collection(name);
     const validated = validateIds(ids);
-    const durable = this.wal(name)?.appendDelete(validated);
+    const durable = this.directory?.wal(name)?.appendDelete(validated);
     const deleted = collection.delete(validated);
     await durable;
     return deleted;
@@ -211,7 +192,7 @@ export class EmbeddedVectorDb implements VectorDb {
     const collection = this.collection(name);
     const validatedIds = validateIds(ids);
     const validated = validatePayload(payload, 'payload');
-    const durable = this.wal(name)?.appendSetPayload(validatedIds, validated);
+    const durable = this.directory?.wal(name)?.appendSetPayload(validatedIds, validated);
     const updated = collection.setPayload(validatedIds, validated);
     await durable;
     return updated;
@@ -306,62 +287,26 @@ export class EmbeddedVectorDb implements VectorDb {
   /** Snapshots one collection, or every collection that changed since its last snapshot. */
   async snapshot(name?: string): Promise<void> {
     this.assertOpen();
-    if (!this.options.dir) {
+    if (!this.directory) {
       throw new LatticeError(
         'FAILED_PRECONDITION',
         'vector database has no snapshot directory (open it with `dir`)',
       );
     }
-    if (name !== undefined) {
-      await this.snapshotCollection(this.collection(name), true);
-      return;
-    }
-    await Promise.all(
-      [...this.collections.values()]
-        .filter((c) => c.version !== c.savedVersion)
-        .map((c) => this.snapshotCollection(c, true)),
-    );
+    if (name !== undefined) await this.directory.snapshot(this.collection(name), true);
+    else await this.directory.snapshotChanged(true);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
     for (const collection of this.collections.values()) collection.indexer.pause();
     try {
-      if (this.options.dir) {
-        const changed = [...this.collections.values()].filter((c) => c.version !== c.savedVersion);
-        // No compaction here: a graph rebuild can take minutes; the next snapshot does it. A failed
-        // snapshot fails the close, but with the log on nothing acknowledged is lost.
-        const saved = await Promise.allSettled(changed.map((c) => this.snapshotCollection(c, false)));
-        await Promise.all(this.diskWork.values());
-        const failed = saved.find((result) => result.status === 'rejected');
-        if (failed) throw failed.reason;
-      }
+      await this.directory?.close();
     } finally {
       for (const collection of this.collections.values()) collection.indexer.stop();
-      await Promise.all([...this.files.values()].map((files) => files.close()));
       this.collections.clear();
-      this.files.clear();
-      this.lock?.release();
     }
-  }
-
-  private storage(): StorageOptions {
-    return {
-      root: this.options.dir!,
-      wal: this.options.wal ?? true,
-      walSnapshotBytes: this.options.walSnapshotBytes ?? 128 * 1024 * 1024,
-      indexSliceMs: this.indexSliceMs,
-      onWalFull: (name) => {
-        const collection = this.collections.get(name);
-        if (collection && !this.closed) this.snapshotInBackground(collection);
-      },
-    };
-  }
-
-  private wal(name: string): WriteAheadLog | undefined {
-    return this.files.get(name)?.wal;
   }
 
   /** The collection `spec` names, when it exists with that spec; ALREADY_EXISTS when with another. */
@@ -370,47 +315,6 @@ export class EmbeddedVectorDb implements VectorDb {
     if (!existing) return false;
     if (sameSpec(existing.spec, spec)) return true;
     throw collectionConflict(spec.name, existing.spec, spec);
-  }
-
-  private snapshotChanged(): void {
-    for (const collection of this.collections.values()) {
-      if (collection.version !== collection.savedVersion) this.snapshotInBackground(collection);
-    }
-  }
-
-  private snapshotInBackground(collection: Collection): void {
-    this.snapshotCollection(collection, true).catch((err: unknown) => {
-      if (this.options.onSnapshotError) this.options.onSnapshotError(err, collection.name);
-      else process.emitWarning(`snapshot of vector collection "${collection.name}" failed: ${String(err)}`);
-    });
-  }
-
-  /** Snapshots run one at a time per collection, in line with its creation and drop. */
-  private snapshotCollection(collection: Collection, allowCompaction: boolean): Promise<void> {
-    return this.onDisk(collection.name, async () => {
-      if (this.collections.get(collection.name) !== collection) return; // dropped meanwhile
-      const { graph, indexer } = collection;
-      const nodes = graph.size + graph.deletedCount;
-      if (allowCompaction && !indexer.isPaused && graph.deletedCount > this.compactionThreshold * nodes) {
-        await indexer.compact();
-        if (this.collections.get(collection.name) !== collection) return;
-      }
-      await this.files.get(collection.name)!.snapshot(collection);
-    });
-  }
-
-  /** Runs `work` after the disk work already queued for collection `name`. */
-  private onDisk<T>(name: string, work: () => Promise<T>): Promise<T> {
-    const next = (this.diskWork.get(name) ?? Promise.resolve()).then(work);
-    const tail = next.then(
-      () => {},
-      () => {},
-    );
-    this.diskWork.set(name, tail);
-    void tail.then(() => {
-      if (this.diskWork.get(name) === tail) this.diskWork.delete(name);
-    });
-    return next;
   }
 
   /** Validates the whole request up front; `prepare(i)` builds query i against current state. */
