@@ -19,6 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { WriteAheadLog } from '../../../src/platform/vectordb/embedded/write-ahead-log.js';
 import { EmbeddedVectorDb, type PointInput } from '../../../src/platform/vectordb/index.js';
 import { rejectsWith } from './contract.js';
 
@@ -88,6 +89,26 @@ describe('embedded vector db: write-ahead log', () => {
       indexedOnly: true,
     });
     assert.equal(hits?.[0]?.id, 'd');
+  });
+
+  test('group commit: calls made while the log is busy share one write and one fdatasync', async (t) => {
+    const dir = tempDir(t);
+    const wal = WriteAheadLog.open(dir, 0, { name: 'groups' });
+    t.after(() => wal.close());
+    // Calls made in one turn of the event loop go out together.
+    await Promise.all(Array.from({ length: 100 }, (_, i) => wal.appendDelete([`id${i}`])));
+    assert.deepEqual(wal.stats, { groups: 1, records: 100 });
+    // A large call goes out at once; the calls behind it wait for its fdatasync and share the next.
+    const vector = new Float32Array(128);
+    const large = Array.from({ length: 200 }, (_, i) => ({ id: `p${i}`, vector, payload: {} }));
+    await Promise.all([
+      wal.appendUpsert(large, 128),
+      ...Array.from({ length: 10 }, () => wal.appendDelete(['x'])),
+    ]);
+    assert.deepEqual(wal.stats, { groups: 3, records: 111 });
+    let replayed = 0;
+    WriteAheadLog.replay(dir, 0, () => replayed++);
+    assert.equal(replayed, 111);
   });
 
   test('an upsert is acknowledged before it is indexed, and is durable', async (t) => {

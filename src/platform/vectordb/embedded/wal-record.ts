@@ -48,6 +48,8 @@ export class RecordBuffer {
   bytes = Buffer.from(new ArrayBuffer(64 * 1024));
   private floats = new Float32Array(this.bytes.buffer);
   length = 0;
+  /** Records framed since the last clear. */
+  count = 0;
 
   get capacity(): number {
     return this.bytes.length;
@@ -91,6 +93,7 @@ export class RecordBuffer {
   /** Forgets the frames (after they were written), keeping the memory unless it grew large. */
   clear(): void {
     this.length = 0;
+    this.count = 0;
     if (this.bytes.length > 16 * 1024 * 1024) this.grow(64 * 1024, false);
   }
 
@@ -117,6 +120,7 @@ export class RecordBuffer {
     const body = this.bytes.subarray(start + FRAME_HEADER, end);
     this.bytes.writeUInt32LE(body.length, start);
     this.bytes.writeUInt32LE(crc32(body), start + 4);
+    this.count++;
   }
 
   private reserve(bytes: number): void {

@@ -95,6 +95,8 @@ export interface ReplayResult {
 }
 
 export class WriteAheadLog {
+  /** Groups written (one `write` and one fdatasync each) and the records they carried. */
+  readonly stats = { groups: 0, records: 0 };
   private segment: Segment;
   private readonly retired: Segment[] = [];
   private readonly queued: Group[] = [];
@@ -288,6 +290,8 @@ export class WriteAheadLog {
         if (this.failure) throw this.failure;
         writeAll(segment.fd, records.bytes, records.length);
         await fdatasyncAsync(segment.fd);
+        this.stats.groups++;
+        this.stats.records += records.count;
         if (segment.dirPending) {
           segment.dirPending = false;
           await syncDirectory(this.dir);
