@@ -176,11 +176,6 @@ export class WriteAheadLog {
     return { last: kept.at(-1), records };
   }
 
-  /** The segment appends go to. */
-  get segmentNumber(): number {
-    return this.segment.number;
-  }
-
   appendCreate(spec: ValidatedSpec): Promise<void> {
     const group = this.groupForAppend();
     group.records.appendCreate(spec);
