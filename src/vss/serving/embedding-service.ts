@@ -3,14 +3,16 @@
  * by id (see {@link CandidateLookup}), returned as they are or scored against a query vector by the
  * model's distance function.
  */
-import type {
-  GetEmbeddingsRequest,
-  GetEmbeddingsResponse,
-  ScoreCandidatesRequest,
-  ScoreCandidatesResponse,
+import {
+  CandidateEmbedding,
+  type GetEmbeddingsRequest,
+  type GetEmbeddingsResponse,
+  type ScoreCandidatesRequest,
+  type ScoreCandidatesResponse,
 } from '../../gen/vss/v1/vss.js';
 import { invalidArgument } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
+import { encodeInSlices } from '../../platform/protobuf/sliced-encode.js';
 import type { CandidateLookup } from './candidate-lookup.js';
 import type { ServingConfigRepository, ServingModel } from './config-repository.js';
 import { measuredCall } from './measured-call.js';
@@ -32,6 +34,9 @@ export interface EmbeddingServiceDeps {
  * inside it the packed field's tag and length: 8) of 4 bytes per value.
  */
 const ENTRY_OVERHEAD = 4 + 3 + 2 + 2 * 8;
+/** GetEmbeddings answers with more ids than this are encoded by the handler in time slices. */
+export const SLICED_ANSWER_ENTRIES = 512;
+
 /** Room kept for the response's own framing. */
 const MESSAGE_SLACK = 1024;
 
@@ -55,25 +60,38 @@ export function checkAnswerFits(ids: readonly string[], dimension: number, maxMe
 export class EmbeddingService {
   constructor(private readonly deps: EmbeddingServiceDeps) {}
 
-  getEmbeddings(request: GetEmbeddingsRequest, context: CallContext): Promise<GetEmbeddingsResponse> {
+  /**
+   * The answer as a message, or, past {@link SLICED_ANSWER_ENTRIES} ids, already encoded a slice at
+   * a time (up to 16 MB of floats would otherwise be written in one turn of the event loop).
+   */
+  getEmbeddings(
+    request: GetEmbeddingsRequest,
+    context: CallContext,
+  ): Promise<GetEmbeddingsResponse | Buffer> {
     return measuredCall(this.deps.metrics, 'GetEmbeddings', async (labels) => {
       const model = await this.model(request.entity, request.modelName, labels);
       const ids = candidateIdsOf(request.candidateIds);
       checkAnswerFits(ids, model.config.vectorDimension, this.deps.maxMessageBytes);
       const found = await this.deps.lookup.servedEmbeddings(model, ids, context);
-      return {
-        embeddings: ids.map((id) => {
-          const stored = found.get(id);
-          if (!stored)
-            return { id, found: false, embedding: { values: [] }, searchEmbedding: { values: [] } };
-          return {
-            id,
-            found: true,
-            embedding: { values: Array.from(stored.embedding) },
-            searchEmbedding: { values: Array.from(stored.searchEmbedding) },
-          };
-        }),
+      const entry = (id: string): CandidateEmbedding => {
+        const stored = found.get(id);
+        if (!stored) return { id, found: false, embedding: { values: [] }, searchEmbedding: { values: [] } };
+        return {
+          id,
+          found: true,
+          embedding: { values: Array.from(stored.embedding) },
+          searchEmbedding: { values: Array.from(stored.searchEmbedding) },
+        };
       };
+      if (ids.length <= SLICED_ANSWER_ENTRIES) return { embeddings: ids.map(entry) };
+      return encodeInSlices({
+        field: 1, // embeddings, the response's only field
+        elements: ids,
+        encode: (id) => CandidateEmbedding.encode(entry(id)).finish(),
+        after: new Uint8Array(0),
+        signal: context.signal,
+        deadline: context.deadline,
+      });
     });
   }
 

@@ -2,7 +2,6 @@
  * The `vss.v1.SimilaritySearch` service: Search (search-service.ts) and the GetEmbeddings /
  * ScoreCandidates look-ups (embedding-service.ts), wired on one set of dependencies.
  */
-import type { SimilaritySearchService } from '../../gen/vss/v1/vss.js';
 import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
 import type { VectorDb } from '../../platform/vectordb/index.js';
 import type { VssStore } from '../store/index.js';
@@ -15,6 +14,7 @@ import type { ResultCache } from './result-cache.js';
 import { ResultPages } from './result-pages.js';
 import { SearchService } from './search-service.js';
 import type { ServingMetrics } from './serving-metrics.js';
+import type { SimilaritySearchAnswers } from './similarity-search-service.js';
 import type { VectorDbGuard } from './vector-db-guard.js';
 
 export interface SimilaritySearchDeps {
@@ -32,7 +32,7 @@ export interface SimilaritySearchDeps {
 
 export function similaritySearchHandlers(
   deps: SimilaritySearchDeps,
-): UnaryHandlers<typeof SimilaritySearchService> {
+): UnaryHandlers<typeof SimilaritySearchAnswers> {
   const lookup = new CandidateLookup(deps);
   const search = new SearchService({ ...deps, lookup, pages: new ResultPages(deps) });
   const embeddings = new EmbeddingService({

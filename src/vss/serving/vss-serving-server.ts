@@ -3,7 +3,6 @@
  * and optional caller-token auth from GrpcServer), on a SQL store, a vector DB and, optionally, a
  * distributed cache. The caller owns `sql`, `vectorDb` and `cache` (they are not closed by `stop()`).
  */
-import { SimilaritySearchService } from '../../gen/vss/v1/vss.js';
 import type { Cache } from '../../platform/cache/index.js';
 import { type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
 import { createLogger, type Logger } from '../../platform/logging/index.js';
@@ -14,41 +13,11 @@ import { openVssStore, VSS_CONFIG_CHANNEL } from '../store/index.js';
 import { ServingConfigRepository } from './config-repository.js';
 import { PageTokens } from './page-token.js';
 import { RecallSampler } from './recall-sampler.js';
-import { precheckLookup, precheckSearch } from './request-precheck.js';
 import { ResultCache } from './result-cache.js';
 import { ServingMetrics } from './serving-metrics.js';
 import { similaritySearchHandlers } from './similarity-search-handlers.js';
+import { SimilaritySearchAnswers } from './similarity-search-service.js';
 import { VectorDbGuard, type VectorDbGuardOptions } from './vector-db-guard.js';
-
-/** A request decoder that first runs `check` over the bytes (request-precheck.ts). */
-function checkedDecoder<T>(decode: (bytes: Buffer) => T, check: (bytes: Uint8Array) => void) {
-  return (bytes: Buffer): T => {
-    check(bytes);
-    return decode(bytes);
-  };
-}
-
-/** `vss.v1.SimilaritySearch` as this server serves it: requests pre-checked before they are decoded. */
-const checkedService = {
-  search: {
-    ...SimilaritySearchService.search,
-    requestDeserialize: checkedDecoder(SimilaritySearchService.search.requestDeserialize, precheckSearch),
-  },
-  getEmbeddings: {
-    ...SimilaritySearchService.getEmbeddings,
-    requestDeserialize: checkedDecoder(
-      SimilaritySearchService.getEmbeddings.requestDeserialize,
-      precheckLookup(3),
-    ),
-  },
-  scoreCandidates: {
-    ...SimilaritySearchService.scoreCandidates,
-    requestDeserialize: checkedDecoder(
-      SimilaritySearchService.scoreCandidates.requestDeserialize,
-      precheckLookup(4),
-    ),
-  },
-};
 
 export interface VssServingOptions {
   sql: SqlClient;
@@ -144,7 +113,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     maxInFlightCalls: options.maxInFlightCalls,
   });
   grpc.addUnaryService(
-    checkedService,
+    SimilaritySearchAnswers,
     similaritySearchHandlers({
       store,
       config,
