@@ -38,22 +38,21 @@ export class JetStreamConsumer implements Consumer {
   readonly #subscriptions: ConsumerMessages[] = [];
   readonly #loops: Promise<void>[] = [];
   readonly #onStop: (consumer: JetStreamConsumer) => void;
-  readonly #requestTimeoutMs: number;
+  /** Resolves once the server has received everything sent on the connection before the call. */
+  readonly #received: () => Promise<void>;
   #stopping = false;
-  #signalStop: () => void = () => {};
-  readonly #stopped = new Promise<false>((resolve) => {
-    this.#signalStop = () => resolve(false);
-  });
+  /** The member's and each partition's handler slots, closed on stop. */
+  readonly #slots: Slots[] = [];
   #markClosed: () => void = () => {};
 
   constructor(
     js: JetStreamClient,
     handler: MessageHandler,
     context: DeliveryContext,
-    requestTimeoutMs: number,
+    received: () => Promise<void>,
     onStop: (consumer: JetStreamConsumer) => void,
   ) {
-    this.#requestTimeoutMs = requestTimeoutMs;
+    this.#received = received;
     this.topic = context.config.topic;
     this.group = context.group;
     this.partitions = context.subscribe.partitions;
@@ -61,6 +60,7 @@ export class JetStreamConsumer implements Consumer {
     this.#handler = handler;
     this.#context = context;
     this.#memberSlots = new Slots(context.subscribe.concurrency);
+    this.#slots.push(this.#memberSlots);
     this.#onStop = onStop;
     this.closed = new Promise((resolve) => {
       this.#markClosed = resolve;
@@ -110,7 +110,7 @@ export class JetStreamConsumer implements Consumer {
   #stop(): void {
     if (this.#stopping) return;
     this.#stopping = true;
-    this.#signalStop();
+    for (const slots of this.#slots) slots.close();
     for (const messages of this.#subscriptions) void messages.close().catch(() => undefined);
   }
 
@@ -122,20 +122,16 @@ export class JetStreamConsumer implements Consumer {
 
   async #loop(partition: number, messages: ConsumerMessages): Promise<void> {
     const partitionSlots = new Slots(this.#context.subscribe.inFlightPerPartition);
+    this.#slots.push(partitionSlots);
+    if (this.#stopping) partitionSlots.close();
     try {
       for await (const message of messages) {
         if (this.#stopping) {
           handBack(message);
           continue;
         }
-        // A stop must not wait for a slot: the running handlers keep theirs, this message goes back.
-        const gotPartitionSlot = await Promise.race([
-          partitionSlots.acquire().then(() => true),
-          this.#stopped,
-        ]);
-        const gotSlots =
-          gotPartitionSlot &&
-          (await Promise.race([this.#memberSlots.acquire().then(() => true), this.#stopped]));
+        // A stop closes the slots: the running handlers keep theirs, this message goes back.
+        const gotSlots = (await partitionSlots.acquire()) && (await this.#memberSlots.acquire());
         if (!gotSlots || this.#stopping) {
           handBack(message);
           continue;
@@ -170,15 +166,17 @@ export class JetStreamConsumer implements Consumer {
       else if (name === MESSAGE_ID_HEADER) messageId = value;
       else if (!/^nats-/i.test(name)) headers[name] = value;
     }
-    const ackTimeout = { timeout: this.#requestTimeoutMs };
+    // An ack is sent without a reply subject and confirmed by a round trip the acks of the same
+    // moment share (the server answers it only after reading everything sent before it): a reply
+    // per ack costs the server, and the client an error object with a stack per request.
+    const ack = async () => {
+      message.ack();
+      await this.#received();
+    };
     const transport: DeliveryTransport = {
-      ack: async () => {
-        await message.ackAck(ackTimeout);
-      },
+      ack,
       nak: async (delayMs) => handBack(message, delayMs),
-      finish: async () => {
-        await message.ackAck(ackTimeout);
-      },
+      finish: ack,
       inProgress: async () => message.working(),
     };
     const delivery = new Delivery(

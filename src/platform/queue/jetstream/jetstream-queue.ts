@@ -85,6 +85,7 @@ export class JetStreamQueue implements Queue {
   /** Topic settings by name, re-read after TOPIC_CACHE_MS so changes by other processes show up. */
   readonly #topics = new Map<string, { config: Promise<TopicConfig>; readAt: number }>();
   readonly #consumers = new Set<JetStreamConsumer>();
+  #flushing: Promise<void> | undefined;
   #closed = false;
 
   private constructor(nc: NatsConnection, jsm: JetStreamManager, options: JetStreamQueueOptions) {
@@ -297,8 +298,12 @@ export class JetStreamQueue implements Queue {
       publish: (t, p, o) => this.publish(t, p, o),
       logger: this.#logger,
     };
-    const consumer = new JetStreamConsumer(this.#js, handler, context, this.#requestTimeoutMs, (c) =>
-      this.#consumers.delete(c),
+    const consumer = new JetStreamConsumer(
+      this.#js,
+      handler,
+      context,
+      () => this.#received(),
+      (c) => this.#consumers.delete(c),
     );
     this.#consumers.add(consumer);
     try {
@@ -357,6 +362,18 @@ export class JetStreamQueue implements Queue {
       if (isStreamNotFound(err) || isStreamNotFound((err as Error).cause)) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * Resolves once the server has received everything this connection sent before the call (a PING
+   * it answers in order). Calls in the same moment share one round trip.
+   */
+  #received(): Promise<void> {
+    this.#flushing ??= Promise.resolve().then(() => {
+      this.#flushing = undefined;
+      return this.#call('confirming acknowledgements with NATS', () => this.#nc.flush());
+    });
+    return this.#flushing;
   }
 
   async #consumerInfo(topic: string, durable: string): Promise<ConsumerInfo | undefined> {

@@ -4,7 +4,9 @@
  * yet acknowledged message.
  *
  * - Durability: every record is written to the file (a `write` system call) before the operation
- *   that produced it resolves, so killing the process loses nothing. Against power loss, `fsync`
+ *   that produced it resolves, so killing the process loses nothing. Records appended in the same
+ *   moment share one write, made before any other code runs (a microtask queued by the first of
+ *   them), and at the latest when an operation asks for durability. Against power loss, `fsync`
  *   decides: `always` (default) resolves publish and settle calls only after an fdatasync covering
  *   them (concurrent calls share one fdatasync), `interval` fdatasyncs every `fsyncIntervalMs`,
  *   `never` leaves it to the OS.
@@ -94,6 +96,13 @@ export class Journal {
   #fd = -1;
   #activeBytes = 0;
   #written = 0;
+  /** Encoded records not yet written, and their size. */
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #writeQueued = false;
+  #durable: Promise<void> | undefined;
+  /** A write that failed: the journal no longer matches the queue's state, so it takes no more. */
+  #failure: unknown;
   #synced = 0;
   #syncing: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -134,19 +143,57 @@ export class Journal {
     return journal;
   }
 
-  /** Writes records (durable against a process crash once this returns); the segment id holding them. */
+  /**
+   * Adds records (written before any other code runs, see above); the segment id holding them.
+   * Throws when the journal is closed or a write failed.
+   */
   append(records: readonly JournalRecord[]): number {
     if (this.#closed) throw new LatticeError('FAILED_PRECONDITION', `queue journal ${this.dir} is closed`);
-    if (this.#activeBytes >= this.#options.segmentBytes) this.#roll();
-    const frame = Buffer.concat(records.map(encode));
-    writeAll(this.#fd, frame);
+    if (this.#failure !== undefined) throw this.#failure;
+    if (this.#activeBytes + this.#pendingBytes >= this.#options.segmentBytes) {
+      this.#write();
+      this.#roll();
+    }
+    for (const record of records) {
+      const frame = encode(record);
+      this.#pending.push(frame);
+      this.#pendingBytes += frame.length;
+    }
+    if (!this.#writeQueued) {
+      this.#writeQueued = true;
+      queueMicrotask(() => {
+        this.#writeQueued = false;
+        try {
+          this.#write();
+        } catch {
+          // Kept in #failure: the next append or durable() reports it to its caller.
+        }
+      });
+    }
+    return this.#active.id;
+  }
+
+  /** Writes the pending records in one system call. */
+  #write(): void {
+    if (this.#failure !== undefined) throw this.#failure;
+    if (this.#pendingBytes === 0 || this.#closed) return;
+    const frame =
+      this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending, this.#pendingBytes);
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    try {
+      writeAll(this.#fd, frame);
+    } catch (err) {
+      this.#failure = err;
+      throw err;
+    }
     this.#activeBytes += frame.length;
     this.#written += frame.length;
-    return this.#active.id;
   }
 
   /** Resolves once everything appended so far is fdatasync'ed; the `always` policy awaits this. */
   async sync(): Promise<void> {
+    this.#write();
     const target = this.#written;
     while (this.#synced < target && !this.#closed) {
       this.#syncing ??= this.#syncOnce().finally(() => {
@@ -157,8 +204,15 @@ export class Journal {
   }
 
   /** Resolves when a publish or settle may report success under the fsync policy. */
-  async durable(): Promise<void> {
-    if (this.#options.fsync === 'always') await this.sync();
+  durable(): Promise<void> {
+    // One promise for every caller of this moment, settled after the queued write (which then
+    // carries every record they appended) and, under `always`, the fdatasync covering it.
+    this.#durable ??= Promise.resolve().then(() => {
+      this.#durable = undefined;
+      this.#write();
+      return this.#options.fsync === 'always' ? this.sync() : undefined;
+    });
+    return this.#durable;
   }
 
   /** Counts one more retained message in `segment`, kept at least until `holdUntilMs`. */
@@ -196,7 +250,12 @@ export class Journal {
   async close(): Promise<void> {
     if (this.#closed) return;
     clearInterval(this.#timer);
-    if (this.#options.fsync !== 'never') await this.sync();
+    try {
+      this.#write();
+    } catch {
+      // Reported to the operations that awaited durability; closing goes on.
+    }
+    if (this.#options.fsync !== 'never' && this.#failure === undefined) await this.sync();
     this.#closed = true;
     closeSync(this.#fd);
     this.#lock.release();

@@ -24,6 +24,8 @@ export class MemoryConsumer implements Consumer, Member {
   #states: GroupPartition[] = [];
   #free: number;
   #nextState = 0;
+  /** A partition had a message for this member while every handler slot was taken. */
+  #starved = false;
   #stopping = false;
   #markClosed: () => void = () => {};
 
@@ -57,23 +59,18 @@ export class MemoryConsumer implements Consumer, Member {
   }
 
   tryTake(): boolean {
-    if (this.#stopping || this.#free === 0) return false;
+    if (this.#stopping) return false;
+    if (this.#free === 0) {
+      this.#starved = true;
+      return false;
+    }
     this.#free--;
     return true;
   }
 
   run(state: GroupPartition, message: StoredMessage, out: Outstanding): void {
     const { sequence } = message;
-    const settle = async (change: () => void) => {
-      change();
-      await this.#durable();
-    };
-    const transport: DeliveryTransport = {
-      ack: () => settle(() => state.ack(sequence)),
-      nak: (delayMs) => settle(() => state.nak(sequence, out.token, delayMs)),
-      finish: () => settle(() => state.ack(sequence)),
-      inProgress: async () => state.touch(sequence, out.token),
-    };
+    const transport = new MemoryTransport(state, sequence, out.token, this.#durable);
     const delivery = new Delivery(
       {
         topic: this.topic,
@@ -81,7 +78,8 @@ export class MemoryConsumer implements Consumer, Member {
         sequence,
         key: message.key,
         messageId: message.messageId,
-        headers: { ...message.headers },
+        // Frozen when stored: every delivery shares it.
+        headers: message.headers,
         // A copy: a handler that writes into its payload must not change what other groups receive.
         payload: message.payload.slice(),
         publishedAt: new Date(message.publishedAtMs),
@@ -96,7 +94,12 @@ export class MemoryConsumer implements Consumer, Member {
       .finally(() => {
         this.#running.delete(run);
         this.#free++;
-        if (!this.#stopping) this.#pumpAll();
+        // Only a partition turned away for want of a slot needs offering it; the others are woken
+        // by their own publishes and settles.
+        if (this.#starved && !this.#stopping) {
+          this.#starved = false;
+          this.#pumpAll();
+        }
       });
     this.#running.add(run);
   }
@@ -134,5 +137,39 @@ export class MemoryConsumer implements Consumer, Member {
   #finish(): void {
     this.#onStop(this);
     this.#markClosed();
+  }
+}
+
+/** Settles one delivery on the topic state, resolving once the journal holds the change. */
+class MemoryTransport implements DeliveryTransport {
+  readonly #state: GroupPartition;
+  readonly #sequence: number;
+  /** The delivery a nak or a progress report applies to: an older one's are ignored. */
+  readonly #token: number;
+  readonly #durable: () => Promise<void>;
+
+  constructor(state: GroupPartition, sequence: number, token: number, durable: () => Promise<void>) {
+    this.#state = state;
+    this.#sequence = sequence;
+    this.#token = token;
+    this.#durable = durable;
+  }
+
+  ack(): Promise<void> {
+    this.#state.ack(this.#sequence);
+    return this.#durable();
+  }
+
+  nak(delayMs: number): Promise<void> {
+    this.#state.nak(this.#sequence, this.#token, delayMs);
+    return this.#durable();
+  }
+
+  finish(): Promise<void> {
+    return this.ack();
+  }
+
+  async inProgress(): Promise<void> {
+    this.#state.touch(this.#sequence, this.#token);
   }
 }

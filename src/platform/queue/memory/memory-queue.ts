@@ -74,6 +74,7 @@ export interface MemoryQueueOptions {
 export type DiscardCounts = Record<DiscardReason, number>;
 
 const HOUSEKEEPING_MS = 1000;
+const DONE = Promise.resolve();
 /** No journal, or a replay: state changes are not written anywhere. */
 const NO_SINK: StateSink = { write: () => 0, release: () => {} };
 
@@ -217,7 +218,8 @@ export class MemoryQueue implements Queue {
       partition,
       key: message.key,
       messageId: message.messageId,
-      headers: message.headers,
+      // Frozen: every delivery hands out this one object.
+      headers: Object.freeze(message.headers),
       payload: new Uint8Array(payload),
       publishedAtMs: now,
     };
@@ -303,8 +305,8 @@ export class MemoryQueue implements Queue {
     this.#journal?.retain(segment, holdUntil);
   }
 
-  async #durable(): Promise<void> {
-    await this.#journal?.durable();
+  #durable(): Promise<void> {
+    return this.#journal?.durable() ?? DONE;
   }
 
   #tidy(): void {
@@ -357,6 +359,7 @@ export class MemoryQueue implements Queue {
         state.append(
           {
             ...message,
+            headers: Object.freeze(message.headers),
             key: message.key,
             messageId: message.messageId,
             segment,

@@ -54,7 +54,14 @@ export class GroupPartition {
   readonly members: Member[] = [];
   #nextMember = 0;
   #token = 0;
+  /**
+   * No outstanding message is due (ack wait over, or redelivery time reached) before this: the
+   * delivery loop looks through `outstanding` only from then on, so a wide window
+   * (`inFlightPerPartition` in the hundreds) costs nothing per delivery and acknowledgement.
+   */
+  #dueAt = Number.POSITIVE_INFINITY;
   #timer: NodeJS.Timeout | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
   #pumping = false;
   #again = false;
 
@@ -134,6 +141,7 @@ export class GroupPartition {
     if (!entry || entry.token !== token || !entry.handling) return;
     entry.handling = false;
     entry.dueMs = Date.now() + delayMs;
+    this.#dueBy(entry.dueMs);
     this.pump();
   }
 
@@ -141,14 +149,15 @@ export class GroupPartition {
   touch(sequence: number, token: number): void {
     const entry = this.outstanding.get(sequence);
     if (!entry || entry.token !== token || !entry.handling) return;
+    // Later than before: the loop's bound and timer stay valid (at worst they look early).
     entry.dueMs = Date.now() + this.topic.config.ackWaitMs;
-    this.#arm();
   }
 
   /** Replay of a delivery record: the message is out, with `count` deliveries so far. */
   restoreDelivery(sequence: number, count: number): void {
     if (sequence <= this.floor || this.acked.has(sequence) || !this.#log.find(sequence)) return;
     this.outstanding.set(sequence, { sequence, deliveries: count, handling: false, dueMs: 0, token: 0 });
+    this.#dueAt = 0;
     if (sequence > this.cursor) this.cursor = sequence;
   }
 
@@ -170,39 +179,53 @@ export class GroupPartition {
   stop(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
   }
 
   #pumpOnce(now: number): void {
     if (this.members.length === 0) return;
+    if (now >= this.#dueAt && !this.#redeliver(now)) return;
+    while (this.outstanding.size < this.maxInFlight) {
+      const message = this.#log.after(Math.max(this.cursor, this.floor));
+      if (!message) return;
+      const member = this.#freeMember();
+      if (!member) return;
+      this.#deliver(member, message, undefined, now);
+    }
+  }
+
+  /**
+   * Ends ack waits that ran out and redelivers what is due, lowest sequence first (before anything
+   * new), then recomputes `#dueAt`. False when members ran out of slots with messages still due.
+   */
+  #redeliver(now: number): boolean {
+    const due: Outstanding[] = [];
     for (const entry of this.outstanding.values()) {
       if (entry.handling && entry.dueMs <= now) {
         entry.handling = false;
         entry.dueMs = now;
       }
+      if (!entry.handling && entry.dueMs <= now) due.push(entry);
     }
-    for (;;) {
-      const next = this.#next(now);
-      if (!next) return;
-      const member = this.#freeMember();
-      if (!member) return;
-      this.#deliver(member, next.message, next.entry, now);
-    }
-  }
-
-  #next(now: number): { message: StoredMessage; entry: Outstanding | undefined } | undefined {
-    for (;;) {
-      let due: Outstanding | undefined;
-      for (const entry of this.outstanding.values()) {
-        if (!entry.handling && entry.dueMs <= now && (!due || entry.sequence < due.sequence)) due = entry;
+    due.sort((a, b) => a.sequence - b.sequence);
+    let complete = true;
+    for (const entry of due) {
+      const message = this.#log.find(entry.sequence);
+      if (!message) {
+        this.outstanding.delete(entry.sequence);
+        continue;
       }
-      if (!due) break;
-      const message = this.#log.find(due.sequence);
-      if (message) return { message, entry: due };
-      this.outstanding.delete(due.sequence);
+      const member = this.#freeMember();
+      if (!member) {
+        complete = false;
+        break;
+      }
+      this.#deliver(member, message, entry, now);
     }
-    if (this.outstanding.size >= this.maxInFlight) return undefined;
-    const message = this.#log.after(Math.max(this.cursor, this.floor));
-    return message ? { message, entry: undefined } : undefined;
+    let next = Number.POSITIVE_INFINITY;
+    for (const entry of this.outstanding.values()) if (entry.dueMs < next) next = entry.dueMs;
+    this.#dueAt = next;
+    return complete;
   }
 
   #freeMember(): Member | undefined {
@@ -242,17 +265,33 @@ export class GroupPartition {
     entry.dueMs = now + this.topic.config.ackWaitMs;
     entry.token = ++this.#token;
     this.outstanding.set(message.sequence, entry);
+    this.#dueBy(entry.dueMs);
     if (message.sequence > this.cursor) this.cursor = message.sequence;
     member.run(this, message, { ...entry });
   }
 
+  /** Something becomes due at `dueMs`: the delivery loop must look again by then. */
+  #dueBy(dueMs: number): void {
+    if (dueMs < this.#dueAt) this.#dueAt = dueMs;
+  }
+
+  /** Wakes the loop when the earliest outstanding message falls due, unless a timer already will. */
   #arm(): void {
+    if (this.members.length === 0 || this.outstanding.size === 0) {
+      this.stop();
+      return;
+    }
+    if (this.#dueAt === Number.POSITIVE_INFINITY || this.#timerAt <= this.#dueAt) return;
     clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.members.length === 0 || this.outstanding.size === 0) return;
-    let due = Number.POSITIVE_INFINITY;
-    for (const entry of this.outstanding.values()) if (entry.dueMs < due) due = entry.dueMs;
-    this.#timer = setTimeout(() => this.pump(), Math.max(0, due - Date.now()) + 1);
+    this.#timerAt = this.#dueAt;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#timerAt = Number.POSITIVE_INFINITY;
+        this.pump();
+      },
+      Math.max(0, this.#dueAt - Date.now()) + 1,
+    );
   }
 }
 
