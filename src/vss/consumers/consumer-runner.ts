@@ -55,8 +55,8 @@ export interface ConsumerRunnerOptions<E> {
   lagIntervalMs?: number;
 }
 
-/** The queue's ceiling on `concurrency` (handlers at once), which bounds the window per partition. */
-const MAX_HANDLERS = 10_000;
+/** The queue's ceiling on `inFlightPerPartition`. */
+const MAX_WINDOW = 10_000;
 const GATE_POLL_MS = 250;
 const REJOIN_DELAY_MS = 1000;
 
@@ -173,19 +173,14 @@ export class ConsumerRunner<E> {
         }),
       );
     }
-    // Two batches per partition: one being applied, the next filling. Never below one batch when
-    // the queue's handler ceiling allows it.
-    const window = Math.max(1, Math.min(2 * batchSize, Math.floor(MAX_HANDLERS / partitions.length)));
+    // Two batches per partition: one being applied, the next filling. The handler only hands the
+    // message to its lane, so the queue's handler concurrency stays at its default.
+    const window = Math.min(2 * batchSize, MAX_WINDOW);
     const consumer = await queue.subscribe(
       topic,
       group,
       (message) => lanes.get(message.partition)?.receive(message),
-      {
-        partitions,
-        inFlightPerPartition: window,
-        concurrency: window * partitions.length,
-        autoAck: false,
-      },
+      { partitions, inFlightPerPartition: window, autoAck: false },
     );
     const membership: Membership<E> = { consumer, lanes, timers: [] };
     // Held messages (a batch waiting out a retry, a shut gate) report progress well within the ack wait.

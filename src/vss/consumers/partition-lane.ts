@@ -5,8 +5,9 @@
  * partition's ordering gate is open, so events apply in publish order across batches, retries,
  * crashes and restarts.
  *
- * The queue's handler for a message resolves when the lane settled or released it, so the queue's
- * own bound on unsettled messages per partition is the lane's window.
+ * The queue's handler returns as soon as the lane took the message (auto-ack off): the queue's own
+ * bound on unsettled messages per partition is the lane's window, and no promise per message waits
+ * for its batch.
  */
 import { describeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
@@ -18,8 +19,6 @@ interface Held {
   message: QueueMessage;
   arrivedAt: number;
   touchedAt: number;
-  /** Ends the queue's handler call for this delivery. */
-  release: () => void;
 }
 
 export interface PartitionLaneOptions<E> {
@@ -70,25 +69,24 @@ export class PartitionLane<E> {
     return this.#held.length + this.#inBatch.size;
   }
 
-  /** The queue's handler: resolves once the message is settled or released. */
-  receive(message: QueueMessage): Promise<void> {
-    if (this.#stopped) return Promise.resolve();
+  /** The queue's handler: takes the message; the lane settles it later. */
+  receive(message: QueueMessage): void {
+    if (this.#stopped) return;
     const { sequence } = message;
     this.gate.received(sequence);
     if (sequence <= this.#settledThrough) {
       // A copy of a message this lane applied and settled (the queue raced the ack): settle it again.
-      return message.ack().catch((err: unknown) => this.#settleFailed(err));
+      message.ack().catch((err: unknown) => this.#settleFailed(err));
+      return;
     }
-    return new Promise<void>((release) => {
-      const now = Date.now();
-      const entry: Held = { message, arrivedAt: now, touchedAt: now, release };
-      if (this.#inBatch.has(sequence)) {
-        this.#lateCopies.push(entry);
-        return;
-      }
-      this.#insert(entry);
-      this.schedule();
-    });
+    const now = Date.now();
+    const entry: Held = { message, arrivedAt: now, touchedAt: now };
+    if (this.#inBatch.has(sequence)) {
+      this.#lateCopies.push(entry);
+      return;
+    }
+    this.#insert(entry);
+    this.schedule();
   }
 
   /** Starts a batch when one is due, else arms the linger timer. */
@@ -135,17 +133,16 @@ export class PartitionLane<E> {
     this.#stop();
     await this.#running;
     const left = this.#held.splice(0);
-    await Promise.all(left.map((entry) => this.#giveBack(entry.message).finally(entry.release)));
-    for (const entry of this.#lateCopies.splice(0)) entry.release();
+    await Promise.all(left.map((entry) => this.#giveBack(entry.message)));
+    this.#lateCopies = [];
   }
 
   /** Stops at once without settling anything more: the queue redelivers what was held, as after a crash. */
   abort(): void {
     this.#aborted = true;
     this.#stop();
-    for (const entry of this.#held.splice(0)) entry.release();
-    for (const entry of this.#inBatch.values()) entry.release();
-    for (const entry of this.#lateCopies.splice(0)) entry.release();
+    this.#held = [];
+    this.#lateCopies = [];
   }
 
   #stop(): void {
@@ -174,12 +171,10 @@ export class PartitionLane<E> {
               .filter((entry) => !left.has(entry.message.sequence))
               .map((entry) => entry.message.ack().catch((err: unknown) => this.#settleFailed(err))),
           ]);
-          for (const entry of copies) entry.release();
         },
         (err: unknown) => this.#settleFailed(err),
       )
       .finally(() => {
-        for (const entry of batch) entry.release();
         this.#inBatch.clear();
         this.#running = undefined;
         this.schedule();
@@ -211,7 +206,6 @@ export class PartitionLane<E> {
     while (index > 0 && held[index - 1]!.message.sequence > sequence) index--;
     if (index > 0 && held[index - 1]!.message.sequence === sequence) {
       // A new delivery of a message still waiting: keep the newest (its settle is the current one).
-      held[index - 1]!.release();
       held[index - 1] = entry;
       return;
     }

@@ -341,13 +341,14 @@ function encode(record: JournalRecord): Buffer {
     meta = rest;
     payload = body;
   }
-  const json = Buffer.from(JSON.stringify(meta));
-  const bodyLength = 5 + json.length + (payload?.length ?? 0);
+  const json = JSON.stringify(meta);
+  const jsonLength = Buffer.byteLength(json);
+  const bodyLength = 5 + jsonLength + (payload?.length ?? 0);
   const frame = Buffer.allocUnsafe(FRAME_HEADER + bodyLength);
   frame.writeUInt8(TYPE_CODES[record.type], FRAME_HEADER);
-  frame.writeUInt32LE(json.length, FRAME_HEADER + 1);
-  json.copy(frame, FRAME_HEADER + 5);
-  if (payload) frame.set(payload, FRAME_HEADER + 5 + json.length);
+  frame.writeUInt32LE(jsonLength, FRAME_HEADER + 1);
+  frame.write(json, FRAME_HEADER + 5);
+  if (payload) frame.set(payload, FRAME_HEADER + 5 + jsonLength);
   frame.writeUInt32LE(bodyLength, 0);
   frame.writeUInt32LE(crc32(frame.subarray(FRAME_HEADER)), 4);
   return frame;

@@ -18,6 +18,8 @@ export interface StoredMessage {
 export class PartitionLog {
   #messages: StoredMessage[] = [];
   #start = 0;
+  /** The last two answers of #indexAfter. */
+  readonly #hints = new Int32Array(2);
 
   get size(): number {
     return this.#messages.length - this.#start;
@@ -63,7 +65,17 @@ export class PartitionLog {
     for (let i = this.#indexAfter(sequence); i < this.#messages.length; i++) yield this.#messages[i]!;
   }
 
+  /**
+   * The index of the first message above `sequence`. Consumers ask near where they asked last (the
+   * delivery cursor, the ack floor: each a step further), so the two last answers and the index after
+   * each are tried before a binary search.
+   */
   #indexAfter(sequence: number): number {
+    const hints = this.#hints;
+    for (let h = 0; h < 2; h++) {
+      if (this.#isIndexAfter(hints[h]!, sequence)) return hints[h]!;
+      if (this.#isIndexAfter(hints[h]! + 1, sequence)) return (hints[h] = hints[h]! + 1);
+    }
     let lo = this.#start;
     let hi = this.#messages.length;
     while (lo < hi) {
@@ -71,6 +83,17 @@ export class PartitionLog {
       if (this.#messages[mid]!.sequence <= sequence) lo = mid + 1;
       else hi = mid;
     }
+    hints[1] = hints[0]!;
+    hints[0] = lo;
     return lo;
+  }
+
+  #isIndexAfter(index: number, sequence: number): boolean {
+    const messages = this.#messages;
+    if (index < this.#start || index > messages.length) return false;
+    return (
+      (index === this.#start || messages[index - 1]!.sequence <= sequence) &&
+      (index === messages.length || messages[index]!.sequence > sequence)
+    );
   }
 }
