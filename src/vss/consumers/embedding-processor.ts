@@ -12,8 +12,9 @@
  *   `to_be_indexed_<variant>` = raw index flag AND its vss_filter on those attributes.
  *
  * A batch becomes a few statements whatever its size: one multi-row write per store table and
- * version, one aggregator read per entity, one index-flag read per table and version, and per
- * collection one delete, one upsert and the payload updates. Events of the same id fold into their
+ * version, one aggregator read per entity before the point writes and one after them
+ * (aggregator-recheck.ts), one index-flag read per table and version, and per collection one
+ * delete, one upsert and the payload updates. Events of the same id fold into their
  * net effect first (embedding-plan.ts). Every write is an upsert or a delete by key, so applying a
  * batch twice has the effect of applying it once.
  */
@@ -22,6 +23,7 @@ import type { Logger } from '../../platform/logging/index.js';
 import type { Payload, StoredPoint, VectorDb } from '../../platform/vectordb/index.js';
 import { collectionName, isMember, membershipFlag, mergeAttributes } from '../model/index.js';
 import type { Attributes, IngestedEvent, VectorDbType, VssStore } from '../store/index.js';
+import { changedRows, rewritesOf } from './aggregator-recheck.js';
 import { CollectionProvisioner } from './collection-provisioner.js';
 import type { EmbeddingEvent } from './embedding-event.js';
 import { parseEmbeddingEvent } from './embedding-event.js';
@@ -44,6 +46,9 @@ export interface EmbeddingProcessorOptions {
   catalog?: ModelCatalog;
   logger?: Logger;
 }
+
+/** Rewrites of points whose aggregator row changed while they were written, before the batch is retried. */
+const MAX_RECHECKS = 5;
 
 /** How one event of the batch fared before the writes. */
 type Verdict = { planned: PlannedEvent } | { rejected: string };
@@ -86,8 +91,21 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     const planned = verdicts.flatMap((v) => ('planned' in v ? [v.planned] : []));
     const plan = planBatch(planned);
     for (const writes of plan.stores) await this.#writeStore(writes);
-    const attributes = await this.#readAggregator(plan.collections);
+    let attributes = await this.#readAggregator(plan.collections);
     for (const writes of plan.collections) await this.#writePoints(writes, attributes);
+    // A real-time update may have changed a row read above and found no point yet: see aggregator-recheck.ts.
+    for (let round = 1; ; round++) {
+      const now = await this.#readAggregator(plan.collections);
+      const changed = changedRows(attributes, now);
+      if (changed.size === 0) break;
+      if (round > MAX_RECHECKS)
+        throw new Error('aggregator rows keep changing under this batch; retrying it');
+      for (const writes of plan.collections) {
+        const rewrites = rewritesOf(writes, changed);
+        if (rewrites !== undefined) await this.#writePoints(rewrites, now);
+      }
+      attributes = now;
+    }
 
     await this.#store.ingestion.recordEvents(
       events.map((event, i): IngestedEvent => {
