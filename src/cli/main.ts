@@ -22,7 +22,8 @@ Commands:
   logs       decode inference logs: "logs decode --file FILE | --from-queue TOPIC" to JSON Lines or Parquet
   modelserver  serve ONNX models over KServe v2 gRPC [--repository DIR] [--port N]; "demo-models" writes some
   orchestrator  serve orchestrator.v1.Predict and the legacy Orchestrator API [--port N] [--metrics-port N]
-  vss        "vss serving [--port N]": serve vss.v1.SimilaritySearch over the vss SQL store and vector DB
+  vss        vss serving and consumers in one process [--port N]; "vss serving" or "vss consumers" alone
+             (with a vector DB server); "vss replay [--topic T] [--limit N] [--id ID]" re-drives dead letters
   settings   print the effective settings (tokens redacted) and where each can be set
   help       this text
 

@@ -28,15 +28,20 @@ import { createComponentBuilder } from '../orchestrator/components/index.js';
 import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
 import type { Platform } from '../platform/platform.js';
 import { callerAuth, type Settings } from '../platform/settings/index.js';
+import { startVssConsumers } from '../vss/consumers/index.js';
 import { startVssServing } from '../vss/serving/index.js';
 
 export interface RunningPart {
   name: string;
-  /** The port it bound (the configured one, or a free one when configured as 0). */
-  port: number;
-  /** What listens where, e.g. `['gRPC retrieve.FeatureService', '127.0.0.1:50052']`. */
+  /** What listens (or consumes) where, e.g. `['gRPC retrieve.FeatureService', '127.0.0.1:50052']`. */
   endpoints: [string, string][];
   stop(): Promise<void>;
+}
+
+/** A part that serves on a port. */
+export interface ListeningPart extends RunningPart {
+  /** The port it bound (the configured one, or a free one when configured as 0). */
+  port: number;
 }
 
 function authOf(platform: Platform) {
@@ -52,7 +57,7 @@ export async function startOrchestratorPart(
   platform: Platform,
   port = platform.settings.orchestrator.port,
   options: { featureStoreTarget?: string } = {},
-): Promise<RunningPart> {
+): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
   const [store, cache] = await Promise.all([platform.configStore(), platform.cache()]);
   const clients = createOrchestratorClients({
@@ -114,7 +119,7 @@ export async function startOrchestratorPart(
 export async function startFeatureStorePart(
   platform: Platform,
   port = platform.settings.featurestore.port,
-): Promise<RunningPart> {
+): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
   const store = new MemoryFeatureStore();
   const registry = settings.featurestore.registry
@@ -138,7 +143,7 @@ export async function startFeatureStorePart(
 export async function startModelServerPart(
   platform: Platform,
   port = platform.settings.modelserver.port,
-): Promise<RunningPart> {
+): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
   const repository = settings.modelserver.repository;
   if (!existsSync(join(repository, CATALOG_RANKER_MODEL))) {
@@ -160,7 +165,7 @@ export async function startModelServerPart(
 export async function startComputePart(
   platform: Platform,
   port = platform.settings.compute.port,
-): Promise<RunningPart> {
+): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
   const store = await platform.configStore();
   const running = await startComputeServer({ store, host: settings.host, port, logger, metrics });
@@ -200,6 +205,16 @@ export async function seedExampleModel(
 }
 
 /**
+ * The vector database first: when another process owns the embedded one's data directory, its lock
+ * says to run the vss components together or use Qdrant (the SQL and queue locks would not).
+ */
+async function openVssAdapters(platform: Platform) {
+  const vectorDb = await platform.vectorDb();
+  const sql = await platform.sqlClient();
+  return { vectorDb, sql };
+}
+
+/**
  * VSS serving (`vss.v1.SimilaritySearch`) on the SQL store, the platform's vector database (settings
  * `vss.vectorDb`: embedded in `<dataDir>/vectordb` by default, or Qdrant), and the cache. The
  * platform owns the vector database: it reports it on /readyz and closes it on shutdown.
@@ -207,9 +222,9 @@ export async function seedExampleModel(
 export async function startVssServingPart(
   platform: Platform,
   port = platform.settings.vss.servingPort,
-): Promise<RunningPart> {
+): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
-  const [sql, vectorDb] = await Promise.all([platform.sqlClient(), platform.vectorDb()]);
+  const { sql, vectorDb } = await openVssAdapters(platform);
   // Serving keeps its own in-process LRU; a shared cache is a second level only when it is Redis.
   const cache = settings.cache.kind === 'redis' ? await platform.cache() : undefined;
   const running = await startVssServing({
@@ -233,5 +248,37 @@ export async function startVssServingPart(
     port: running.port,
     endpoints: [['gRPC vss.v1.SimilaritySearch', `${settings.host}:${running.port}`]],
     stop: () => running.stop(),
+  };
+}
+
+/**
+ * The vss consumers (src/vss/consumers/vss-consumers.ts): the vss topics ensured (settings
+ * `vss.consumers`), embedding events, EOF markers and real-time events applied to the SQL store and
+ * the platform's vector database, and the sweep of expired embedding-store rows. On the embedded
+ * vector database this must share its process with vss serving (`lattice vss`): the database lives
+ * in one process.
+ */
+export async function startVssConsumersPart(platform: Platform): Promise<RunningPart> {
+  const { settings, logger, metrics } = platform;
+  const { sql, vectorDb } = await openVssAdapters(platform);
+  const queue = await platform.queue();
+  const consumers = await startVssConsumers({
+    sql,
+    vectorDb,
+    vectorDbType: settings.vss.vectorDb.kind === 'embedded' ? 'EMBEDDED' : 'QDRANT',
+    queue,
+    settings: settings.vss.consumers,
+    metrics,
+    logger,
+  });
+  return {
+    name: 'vss-consumers',
+    endpoints: [
+      [
+        `vss consumers (group ${consumers.group}, ${consumers.partitions} partitions per topic)`,
+        `${settings.queue.kind} topics ${consumers.topics.join(', ')}`,
+      ],
+    ],
+    stop: () => consumers.stop(),
   };
 }

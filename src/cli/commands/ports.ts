@@ -25,8 +25,12 @@ export function describePorts(platform: Platform): Record<string, string> {
   };
 }
 
-/** Opens every port's adapter; rejects with the first that cannot be opened, naming it. */
+/**
+ * Opens every port's adapter; rejects with the first that cannot be opened, naming it. The vector
+ * database goes first: when another process owns the embedded one, its lock names the way out.
+ */
 export async function openAllPorts(platform: Platform): Promise<void> {
+  await platform.vectorDb();
   await Promise.all([
     platform.configStore(),
     platform.queue(),

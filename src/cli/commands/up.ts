@@ -16,6 +16,7 @@ import {
   startFeatureStorePart,
   startModelServerPart,
   startOrchestratorPart,
+  startVssConsumersPart,
   startVssServingPart,
 } from '../parts.js';
 import { openAllPorts } from './ports.js';
@@ -108,7 +109,9 @@ export async function runUp(context: CliContext): Promise<void> {
           settings.orchestrator.featureStoreTarget ?? `${settings.host}:${featureStore.port}`,
       }),
     );
+    // vss serving and consumers share this process's vector database (embedded: it lives here).
     parts.push(await startVssServingPart(platform));
+    parts.push(await startVssConsumersPart(platform));
   } catch (err) {
     await stopAll();
     throw err;

@@ -1,25 +1,34 @@
 import { parseArgs } from 'node:util';
 import { describeError, invalidArgument, LatticeError } from '../../platform/errors.js';
+import { HttpServer } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import { TopicNotFoundError } from '../../platform/queue/index.js';
 import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
-import { replayDeadLetters } from '../../vss/consumers/replay.js';
-import { vssTopics } from '../../vss/consumers/vss-topics.js';
+import { replayDeadLetters, vssTopics } from '../../vss/consumers/index.js';
 import type { CliContext } from '../main.js';
-import { type RunningPart, startVssServingPart } from '../parts.js';
+import { type RunningPart, startVssConsumersPart, startVssServingPart } from '../parts.js';
 import { describePorts } from './ports.js';
 
 /** Port of `lattice vss serving` when `--port` is not given. */
 export const DEFAULT_VSS_SERVING_PORT = 50055;
 
 const usage = `Usage:
-  lattice vss serving [--port N]
+  lattice vss [--port N] [--metrics-port N]
+      vss serving and the vss consumers in one process, sharing one SQL client, vector database and
+      queue: how the embedded vector database (it lives in one process) must run.
+  lattice vss serving [--port N] [--metrics-port N]
       serve vss.v1.SimilaritySearch (default port ${DEFAULT_VSS_SERVING_PORT}) on the configured SQL store,
       cache and vector database (settings vss.vectorDb: embedded in <dataDir>/vectordb by default).
       Settings vss.pageTokenSecret (LATTICE_VSS_PAGE_TOKEN_SECRET) sets the page-token key (share it
       between replicas); vss.recallSampleRate (LATTICE_VSS_RECALL_SAMPLE_RATE, 0..1, default 0.01) the
       share of queries re-run for avg_recall.
+  lattice vss consumers [--metrics-port N]
+      apply embedding events, EOF markers and real-time events from the vss topics (settings
+      vss.consumers: embeddingsTopic, realtimeTopic, group, partitions, batchSize, lingerMs, retries,
+      ackWaitMs) to the SQL store and the vector database, and sweep expired embedding-store rows.
+      Alone only with a vector database server (Qdrant); on the embedded one run "lattice vss".
+  Each serves /healthz, /readyz and /metrics on --metrics-port (default settings metrics.port).
   lattice vss replay [--topic T] [--limit N] [--id ID]
       re-publish dead letters to the topic they came from, once their cause is fixed: all of them,
       the oldest N, or the one whose dead-letter id (<topic>:<group>:<sequence>, as logged) or original
@@ -27,10 +36,10 @@ const usage = `Usage:
       leaves <topic>-dlq only once its re-publish is durable. On the embedded queue, stop the process
       that holds the queue journal first.`;
 
-function parsePort(text: string): number {
+function parsePort(text: string, flag: string): number {
   const port = Number(text);
   if (!/^\d+$/.test(text) || port > 65535) {
-    throw invalidArgument(`--port must be a port number from 0 to 65535, got ${JSON.stringify(text)}`);
+    throw invalidArgument(`${flag} must be a port number from 0 to 65535, got ${JSON.stringify(text)}`, flag);
   }
   return port;
 }
@@ -46,12 +55,26 @@ function parseLimit(text: string): number {
 interface VssArgs {
   positionals: string[];
   port: string | undefined;
+  metricsPort: string | undefined;
   topic: string | undefined;
   limit: string | undefined;
   id: string | undefined;
+  help: boolean;
 }
 
-/** `lattice vss serving` and `lattice vss replay`. */
+/** Which vss components one process runs. */
+interface Components {
+  serving: boolean;
+  consumers: boolean;
+}
+
+const ALL: Components = { serving: true, consumers: true };
+const ALONE = new Map<string | undefined, Components>([
+  ['serving', { serving: true, consumers: false }],
+  ['consumers', { serving: false, consumers: true }],
+]);
+
+/** `lattice vss` (serving and consumers together), `vss serving`, `vss consumers` and `vss replay`. */
 export async function runVss(context: CliContext): Promise<void> {
   let parsed: VssArgs;
   try {
@@ -59,6 +82,7 @@ export async function runVss(context: CliContext): Promise<void> {
       args: context.argv,
       options: {
         port: { type: 'string' },
+        'metrics-port': { type: 'string' },
         topic: { type: 'string' },
         limit: { type: 'string' },
         id: { type: 'string' },
@@ -67,20 +91,47 @@ export async function runVss(context: CliContext): Promise<void> {
       allowPositionals: true,
       strict: true,
     });
-    parsed = { positionals, port: values.port, topic: values.topic, limit: values.limit, id: values.id };
+    parsed = {
+      positionals,
+      port: values.port,
+      metricsPort: values['metrics-port'],
+      topic: values.topic,
+      limit: values.limit,
+      id: values.id,
+      help: values.help === true,
+    };
   } catch (err) {
     throw invalidArgument(`${describeError(err)}\n\n${usage}`);
   }
-  const [subcommand] = parsed.positionals;
-  if (subcommand === 'serving') {
+  if (parsed.help) {
+    console.log(usage);
+    return;
+  }
+  const [subcommand, ...extra] = parsed.positionals;
+  if (extra.length > 0) throw invalidArgument(`unexpected argument "${extra[0]}"\n\n${usage}`);
+  const components = subcommand === undefined ? ALL : ALONE.get(subcommand);
+  if (components !== undefined) {
     if (parsed.topic !== undefined || parsed.limit !== undefined || parsed.id !== undefined) {
       throw invalidArgument(`--topic, --limit and --id belong to "vss replay"\n\n${usage}`);
     }
-    await runServing(context, parsed.port);
+    if (!components.serving && parsed.port !== undefined) {
+      throw invalidArgument(
+        `--port belongs to "vss serving" and "vss"; the consumers serve no port\n\n${usage}`,
+      );
+    }
+    await runComponents(context, components, {
+      port: parsed.port === undefined ? undefined : parsePort(parsed.port, '--port'),
+      metricsPort:
+        parsed.metricsPort === undefined ? undefined : parsePort(parsed.metricsPort, '--metrics-port'),
+    });
     return;
   }
   if (subcommand === 'replay') {
-    if (parsed.port !== undefined) throw invalidArgument(`--port belongs to "vss serving"\n\n${usage}`);
+    if (parsed.port !== undefined || parsed.metricsPort !== undefined) {
+      throw invalidArgument(
+        `--port belongs to "vss serving" and "vss", --metrics-port to them and "vss consumers"\n\n${usage}`,
+      );
+    }
     if (parsed.id !== undefined && parsed.limit !== undefined) {
       throw invalidArgument('--id replays one dead letter; it cannot be combined with --limit', 'limit');
     }
@@ -95,25 +146,69 @@ export async function runVss(context: CliContext): Promise<void> {
   throw invalidArgument(`unknown vss subcommand "${subcommand ?? ''}"\n\n${usage}`);
 }
 
-async function runServing(context: CliContext, portText: string | undefined): Promise<void> {
+/**
+ * Starts the chosen components on one Platform (one SQL client, vector database and queue), with an
+ * ops HTTP server. SIGTERM stops serving (draining calls), then the consumers (the batches being
+ * applied settle, the rest goes back to the queue), then closes the adapters: the vector database
+ * takes its snapshot, SQL and the queue close.
+ */
+async function runComponents(
+  context: CliContext,
+  components: Components,
+  ports: { port: number | undefined; metricsPort: number | undefined },
+): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
-  const port = portText === undefined ? settings.vss.servingPort : parsePort(portText);
   const platform = new Platform(settings);
-  let part: RunningPart;
-  try {
-    part = await startVssServingPart(platform, port);
-  } catch (err) {
+  const parts: RunningPart[] = [];
+  let ops: HttpServer | undefined;
+  const stopAll = async () => {
+    // Serving first: no call is answered by a half-stopped process; then the consumers drain.
+    for (const part of parts.splice(0)) await part.stop();
+    await ops?.stop();
     await platform.close();
+  };
+  let servingPort: number | undefined;
+  let opsPort: number;
+  try {
+    if (components.serving) {
+      const serving = await startVssServingPart(platform, ports.port ?? settings.vss.servingPort);
+      servingPort = serving.port;
+      parts.push(serving);
+    }
+    if (components.consumers) parts.push(await startVssConsumersPart(platform));
+    ops = new HttpServer({
+      name: 'vss-ops',
+      host: settings.host,
+      port: ports.metricsPort ?? settings.metrics.port,
+      logger: platform.logger,
+      metrics: platform.metrics,
+      readiness: platform.readiness(),
+      readinessTimeoutMs: settings.metrics.readyTimeoutMs,
+    });
+    opsPort = await ops.start();
+  } catch (err) {
+    await stopAll().catch((stopErr: unknown) =>
+      platform.logger.warn({ err: stopErr }, 'stopping after a failed start failed'),
+    );
     throw err;
   }
-  const ports = describePorts(platform);
-  console.log(`Lattice vss serving is up (${ports.sql}; ${ports.cache}; vector DB ${ports.vectorDb}):`);
-  console.log(`  vss.v1.SimilaritySearch gRPC (health, reflection)  ${settings.host}:${part.port}`);
-  console.log('Ctrl-C stops it, draining in-flight calls.');
-  onShutdownSignal(platform.logger, async () => {
-    await part.stop();
-    await platform.close();
-  });
+  onShutdownSignal(platform.logger, stopAll);
+
+  const adapters = describePorts(platform);
+  const what =
+    components.serving && components.consumers ? 'vss' : components.serving ? 'vss serving' : 'vss consumers';
+  console.log(
+    `Lattice ${what} is up (${adapters.sql}; ${adapters.queue}; ${adapters.cache}; vector DB ${adapters.vectorDb}):`,
+  );
+  if (servingPort !== undefined) {
+    console.log(`  vss.v1.SimilaritySearch gRPC (health, reflection)  ${settings.host}:${servingPort}`);
+  }
+  for (const part of parts) {
+    if (part.name === 'vss-serving') continue;
+    for (const [name, where] of part.endpoints) console.log(`  ${name}  ${where}`);
+  }
+  console.log(`  HTTP /healthz /readyz /metrics  http://${settings.host}:${opsPort}`);
+  console.log('Ctrl-C stops it, draining in-flight calls and batches.');
 }
 
 /** Replays dead letters of each topic in turn; with --limit, N across them; with --id, the first match. */

@@ -204,6 +204,12 @@ export const settingsSchema = z
             retryBaseMs: z.number().int().min(1).default(500),
             /** Cap on the backoff between attempts, ms. */
             retryMaxMs: z.number().int().min(1).default(30_000),
+            /**
+             * How long a delivered message may stay unsettled before the queue hands it out again
+             * (the topics' ack wait, set when the consumers start): what a crashed consumer held
+             * comes back after this. Live consumers report progress well within it.
+             */
+            ackWaitMs: z.number().int().min(1000).max(3_600_000).default(30_000),
           })
           .strict()
           .refine((c) => c.retryMaxMs >= c.retryBaseMs, {

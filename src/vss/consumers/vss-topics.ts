@@ -18,7 +18,7 @@ export type ConsumerSettings = Settings['vss']['consumers'];
 const MAX_DELIVER = 20;
 
 export function vssTopicOptions(settings: ConsumerSettings): TopicOptions {
-  return { partitions: settings.partitions, maxDeliver: MAX_DELIVER };
+  return { partitions: settings.partitions, maxDeliver: MAX_DELIVER, ackWaitMs: settings.ackWaitMs };
 }
 
 /** Creates both vss topics (and their dead-letter topics), or checks the existing ones. */

@@ -1,0 +1,135 @@
+/**
+ * The vss consumers component (`lattice vss consumers`, and inside `lattice vss` / `lattice up`):
+ * ensures the vss topics, then runs the consumer runner on each, in one durable group,
+ *
+ * - the ingestion topic: embedding events and EOF markers (IngestionHandler over the embedding and
+ *   EOF processors, which share one model catalog);
+ * - the real-time topic: attribute events (RealtimeProcessor);
+ *
+ * and the periodic sweep of expired embedding-store rows. Built from adapters the caller owns (the
+ * composition root opens and closes them): `stop()` drains the runners and the sweep, nothing more.
+ */
+import type { Logger } from '../../platform/logging/index.js';
+import type { Metrics } from '../../platform/metrics/index.js';
+import type { Queue } from '../../platform/queue/index.js';
+import type { SqlClient } from '../../platform/sql/index.js';
+import type { VectorDb } from '../../platform/vectordb/index.js';
+import { type IngestionRecord, openVssStore, type VectorDbType } from '../store/index.js';
+import { ConsumerRunner } from './consumer-runner.js';
+import { EmbeddingProcessor } from './embedding-processor.js';
+import { EofProcessor } from './eof-processor.js';
+import { ExpirySweep } from './expiry-sweep.js';
+import { IngestionHandler } from './ingestion-handler.js';
+import { IngestionProgress } from './ingestion-progress.js';
+import { ModelCatalog } from './model-catalog.js';
+import { RealtimeProcessor } from './realtime-processor.js';
+import { type ConsumerSettings, ensureVssTopics, retrySettings } from './vss-topics.js';
+
+export interface VssConsumersOptions {
+  sql: SqlClient;
+  vectorDb: VectorDb;
+  /** Which kind `vectorDb` is, as variants name it: points of variants on another kind are not written here. */
+  vectorDbType: VectorDbType;
+  queue: Queue;
+  /** `vss.consumers` of the settings: topics, group, partitions, batching, retries. */
+  settings: ConsumerSettings;
+  metrics: Metrics;
+  logger: Logger;
+  /** Time between sweeps of expired embedding-store rows, ms; default 60,000. */
+  sweepIntervalMs?: number;
+  /** Told of each ingestion job completed here (after its completion is committed). */
+  onJobComplete?: (record: IngestionRecord) => void;
+}
+
+export interface VssConsumers {
+  /** The topics consumed: ingestion, then real-time. */
+  readonly topics: readonly string[];
+  readonly group: string;
+  /** Partitions of each topic. */
+  readonly partitions: number;
+  /**
+   * Stops taking messages, lets the batches being applied settle (what was not yet applied goes
+   * back to the queue for redelivery) and stops the sweep. The adapters stay open.
+   */
+  stop(): Promise<void>;
+}
+
+export async function startVssConsumers(options: VssConsumersOptions): Promise<VssConsumers> {
+  const { sql, vectorDb, vectorDbType, queue, settings, metrics, logger } = options;
+  const store = await openVssStore(sql);
+  const [ingestionTopic] = await ensureVssTopics(queue, settings);
+  const progress = new IngestionProgress(metrics);
+  const catalog = new ModelCatalog(store);
+  const ingestion = new IngestionHandler(
+    new EmbeddingProcessor({ store, vectorDb, vectorDbType, catalog, logger }),
+    new EofProcessor({
+      store,
+      // The topic's own count: fixed when it was created, and ensureVssTopics refuses another.
+      partitions: ingestionTopic!.partitions,
+      catalog,
+      logger,
+      onComplete: (record) => {
+        progress.completed(record);
+        options.onJobComplete?.(record);
+      },
+    }),
+  );
+  const common = {
+    queue,
+    group: settings.group,
+    batchSize: settings.batchSize,
+    lingerMs: settings.lingerMs,
+    retry: retrySettings(settings),
+    metrics,
+    logger,
+  };
+  const runners: { close(): Promise<void> }[] = [];
+  const sweep = new ExpirySweep(store, {
+    intervalMs: options.sweepIntervalMs,
+    logger,
+    onSwept: sweptCounter(metrics),
+  });
+  try {
+    runners.push(
+      await ConsumerRunner.start({
+        ...common,
+        topic: settings.embeddingsTopic,
+        handler: progress.track(ingestion),
+      }),
+    );
+    runners.push(
+      await ConsumerRunner.start({
+        ...common,
+        topic: settings.realtimeTopic,
+        handler: new RealtimeProcessor({ store, vectorDb, logger }),
+      }),
+    );
+  } catch (err) {
+    await Promise.all(runners.map((runner) => runner.close()));
+    throw err;
+  }
+  sweep.start();
+  let stopping: Promise<void> | undefined;
+  return {
+    topics: [settings.embeddingsTopic, settings.realtimeTopic],
+    group: settings.group,
+    partitions: ingestionTopic!.partitions,
+    stop: () => {
+      stopping ??= (async () => {
+        await Promise.all(runners.map((runner) => runner.close()));
+        await sweep.stop();
+      })();
+      return stopping;
+    },
+  };
+}
+
+function sweptCounter(metrics: Metrics): (deleted: number) => void {
+  const expired = metrics.counter(
+    'vss_embeddings_expired_total',
+    'vss embedding-store rows past their TTL deleted by the periodic sweep',
+  );
+  return (deleted) => {
+    if (deleted > 0) expired.inc(undefined, deleted);
+  };
+}
