@@ -1,0 +1,307 @@
+/**
+ * The built-in `JobRunner`: runs ingestion jobs in this process, reading `training_data_path`
+ * (Parquet or JSON Lines, see training-files.ts and event-encoder.ts) and publishing to the queue.
+ *
+ * What it guarantees beyond the port (job-runner.ts):
+ *
+ * - **Checkpoints.** At least every `checkpointEveryMs`, and after each file, it waits for the
+ *   events in flight and records in its {@link JobStateStore} the row reached and the counters up
+ *   to it. A job started again after a crash, a cancel or a failure resumes from that point
+ *   (re-reading at most the rows since it; those events keep their message ids, so within the
+ *   queue's de-duplication window they are not stored again) unless a training file changed since,
+ *   in which case it starts over. A SUCCEEDED job is never run again under its id.
+ * - **One run per job id** in a runner, and across runners sharing a state store: a RUNNING record
+ *   that another runner wrote within `leaseMs` is that runner's (start returns its status); one
+ *   older than that was interrupted and is resumed. Each runner rewrites its RUNNING records at
+ *   least every `leaseMs / 3`.
+ * - With the in-memory state store (the default) the records live as long as the process: after a
+ *   crash the job is unknown (NOT_FOUND) and a start runs it from the beginning.
+ */
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { describeError, isLatticeError, LatticeError, notFound } from '../../../platform/errors.js';
+import type { Logger } from '../../../platform/logging/index.js';
+import type { Queue } from '../../../platform/queue/index.js';
+import { quote } from '../../../platform/quote.js';
+import { type IngestionRunSettings, JobCancelledError, runFileIngestion } from './file-ingestion.js';
+import { conflictMessage, jobFingerprint, validateJob } from './ingestion-job.js';
+import type { IngestionJob, JobRunner, JobStatus } from './job-runner.js';
+import {
+  type JobCheckpoint,
+  type JobRecord,
+  type JobStateStore,
+  MemoryJobStateStore,
+} from './job-state-store.js';
+import { JobTracker } from './job-tracker.js';
+import type { PublishRetry } from './publish-window.js';
+
+export interface FileJobRunnerOptions {
+  queue: Queue;
+  /** Where job records and checkpoints are kept; default in memory (lost with the process). */
+  stateStore?: JobStateStore;
+  logger?: Logger;
+  /** Publishes in flight per job; default 256. */
+  concurrency?: number;
+  /** Rows read per batch; default 1000. */
+  batchRows?: number;
+  /** Bad rows listed in a job's status (all are counted); default 100. */
+  maxBadRows?: number;
+  /** Least time between checkpoints, ms; default 1000. */
+  checkpointEveryMs?: number;
+  /** A RUNNING record not rewritten for this long was interrupted, ms; default 30,000. */
+  leaseMs?: number;
+  /** Retries of a publish failing for a transient reason; default 8 attempts, 100 ms doubling to 5 s. */
+  publishRetry?: PublishRetry;
+}
+
+interface Run {
+  readonly job: IngestionJob;
+  readonly fingerprint: string;
+  readonly tracker: JobTracker;
+  readonly controller: AbortController;
+  checkpoint: JobCheckpoint | null;
+  /** Record writes of the run, in order. */
+  saving: Promise<void>;
+  heartbeat: NodeJS.Timeout | undefined;
+  done: Promise<JobStatus>;
+}
+
+export class FileJobRunner implements JobRunner {
+  readonly kind = 'file';
+  readonly #queue: Queue;
+  readonly #store: JobStateStore;
+  readonly #logger: Logger;
+  readonly #settings: IngestionRunSettings;
+  readonly #maxBadRows: number;
+  readonly #leaseMs: number;
+  /** Identifies this runner in the records of the jobs it runs. */
+  readonly #owner = randomUUID();
+  readonly #runs = new Map<string, Run>();
+  /** Starts in progress per job id, so two starts of one job decide one after the other. */
+  readonly #starting = new Map<string, Promise<unknown>>();
+  #closed = false;
+
+  constructor(options: FileJobRunnerOptions) {
+    this.#queue = options.queue;
+    this.#store = options.stateStore ?? new MemoryJobStateStore();
+    this.#logger = options.logger ?? pino({ level: 'silent' });
+    this.#settings = {
+      concurrency: options.concurrency ?? 256,
+      batchRows: options.batchRows ?? 1000,
+      checkpointEveryMs: options.checkpointEveryMs ?? 1000,
+      publishRetry: options.publishRetry ?? { attempts: 8, baseMs: 100, maxMs: 5000 },
+    };
+    this.#maxBadRows = options.maxBadRows ?? 100;
+    this.#leaseMs = options.leaseMs ?? 30_000;
+  }
+
+  async start(job: IngestionJob): Promise<JobStatus> {
+    if (this.#closed) throw new LatticeError('FAILED_PRECONDITION', 'the job runner is closed');
+    const valid = validateJob(job);
+    const previous = this.#starting.get(valid.jobId) ?? Promise.resolve();
+    const decided = previous.then(() => this.#start(valid));
+    const settled = decided.catch(() => undefined);
+    this.#starting.set(valid.jobId, settled);
+    void settled.then(() => {
+      if (this.#starting.get(valid.jobId) === settled) this.#starting.delete(valid.jobId);
+    });
+    return decided;
+  }
+
+  async status(jobId: string): Promise<JobStatus> {
+    const run = this.#runs.get(jobId);
+    if (run !== undefined) return run.tracker.status();
+    const record = await this.#store.load(jobId);
+    if (record === undefined)
+      throw notFound(`ingestion job ${quote(jobId)} is not known to this job runner`, 'job_id');
+    return this.#runningElsewhere(record) ? record.status : interrupted(record);
+  }
+
+  async cancel(jobId: string): Promise<JobStatus> {
+    const run = this.#runs.get(jobId);
+    if (run !== undefined) {
+      if (run.tracker.state === 'RUNNING') run.controller.abort('cancelled');
+      return run.done;
+    }
+    const record = await this.#store.load(jobId);
+    if (record === undefined)
+      throw notFound(`ingestion job ${quote(jobId)} is not known to this job runner`, 'job_id');
+    if (this.#runningElsewhere(record)) {
+      throw new LatticeError(
+        'FAILED_PRECONDITION',
+        `ingestion job ${quote(jobId)} runs in another job runner (${record.owner}); cancel it there`,
+      );
+    }
+    return interrupted(record);
+  }
+
+  /** Resolves with the job's final status once its run in this runner ends. NOT_FOUND when none runs here. */
+  async finished(jobId: string): Promise<JobStatus> {
+    const run = this.#runs.get(jobId);
+    if (run === undefined)
+      throw notFound(`ingestion job ${quote(jobId)} does not run in this job runner`, 'job_id');
+    return run.done;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const runs = [...this.#runs.values()];
+    for (const run of runs) {
+      if (run.tracker.state === 'RUNNING') run.controller.abort('stopped: the job runner closed');
+    }
+    await Promise.all(runs.map((run) => run.done));
+  }
+
+  async #start(job: IngestionJob): Promise<JobStatus> {
+    const fingerprint = jobFingerprint(job);
+    const run = this.#runs.get(job.jobId);
+    if (run !== undefined) {
+      if (run.fingerprint !== fingerprint)
+        throw new LatticeError('ALREADY_EXISTS', conflictMessage(job.jobId));
+      // Running or done: never a second run. A failed run is resumed below.
+      if (run.tracker.state !== 'FAILED') return run.tracker.status();
+      await run.done;
+    }
+    const record = await this.#store.load(job.jobId);
+    if (record !== undefined) {
+      if (record.fingerprint !== fingerprint)
+        throw new LatticeError('ALREADY_EXISTS', conflictMessage(job.jobId));
+      if (record.status.state === 'SUCCEEDED') return record.status;
+      if (this.#runningElsewhere(record)) return record.status;
+    }
+    return this.#launch(job, fingerprint, record?.checkpoint ?? null);
+  }
+
+  async #launch(
+    job: IngestionJob,
+    fingerprint: string,
+    resumeFrom: JobCheckpoint | null,
+  ): Promise<JobStatus> {
+    const tracker = new JobTracker(job.jobId, this.#maxBadRows, resumeFrom?.counters);
+    if (resumeFrom !== null) tracker.note(`resuming after ${describeCheckpoint(resumeFrom)}`);
+    const run: Run = {
+      job,
+      fingerprint,
+      tracker,
+      controller: new AbortController(),
+      checkpoint: resumeFrom,
+      saving: Promise.resolve(),
+      heartbeat: undefined,
+      done: Promise.resolve(tracker.status()),
+    };
+    // Recorded before start returns, so a crash right after still leaves the job known.
+    await this.#store.save(this.#record(run));
+    this.#runs.set(job.jobId, run);
+    run.heartbeat = setInterval(() => void this.#save(run), Math.max(10, Math.floor(this.#leaseMs / 3)));
+    run.heartbeat.unref();
+    this.#logger.info(
+      {
+        jobId: job.jobId,
+        entity: job.entity,
+        model: job.modelName,
+        version: job.version,
+        resumed: resumeFrom !== null,
+      },
+      'ingestion job started',
+    );
+    run.done = runFileIngestion({
+      queue: this.#queue,
+      job,
+      tracker,
+      signal: run.controller.signal,
+      settings: this.#settings,
+      resumeFrom,
+      checkpoint: async (point) => {
+        run.checkpoint = point;
+        await this.#save(run);
+      },
+    }).then(
+      (message) => this.#finish(run, 'SUCCEEDED', message),
+      (err: unknown) => this.#finish(run, 'FAILED', failureMessage(err, run)),
+    );
+    return tracker.status();
+  }
+
+  async #finish(run: Run, state: 'SUCCEEDED' | 'FAILED', message: string): Promise<JobStatus> {
+    clearInterval(run.heartbeat);
+    run.tracker.finish(state, message);
+    if (state === 'SUCCEEDED') run.checkpoint = null;
+    await this.#save(run);
+    const status = run.tracker.status();
+    const log = { jobId: run.job.jobId, rowsPublished: status.rowsPublished, badRows: status.badRowCount };
+    if (state === 'SUCCEEDED') this.#logger.info(log, `ingestion job succeeded: ${message}`);
+    else this.#logger.warn(log, `ingestion job failed: ${message}`);
+    return status;
+  }
+
+  /** Writes the run's record after its earlier writes; a failed write is logged (the next one retries). */
+  #save(run: Run): Promise<void> {
+    run.saving = run.saving.then(async () => {
+      try {
+        await this.#store.save(this.#record(run));
+      } catch (err) {
+        this.#logger.warn(
+          { jobId: run.job.jobId, err: describeError(err) },
+          'saving the ingestion job record failed',
+        );
+      }
+    });
+    return run.saving;
+  }
+
+  #record(run: Run): JobRecord {
+    return {
+      jobId: run.job.jobId,
+      fingerprint: run.fingerprint,
+      status: run.tracker.status(),
+      checkpoint: run.checkpoint,
+      owner: this.#owner,
+      heartbeatAt: Date.now(),
+    };
+  }
+
+  #runningElsewhere(record: JobRecord): boolean {
+    return (
+      record.status.state === 'RUNNING' &&
+      record.owner !== this.#owner &&
+      Date.now() - record.heartbeatAt < this.#leaseMs
+    );
+  }
+}
+
+function describeCheckpoint(checkpoint: JobCheckpoint): string {
+  const file = checkpoint.files[checkpoint.fileIndex];
+  if (file === undefined) return `all ${checkpoint.files.length} file(s) were read`;
+  return `${file.name} row ${checkpoint.rowsDone} (file ${checkpoint.fileIndex + 1} of ${checkpoint.files.length})`;
+}
+
+/** The status of a job whose record says RUNNING but that nothing runs any more. */
+function interrupted(record: JobRecord): JobStatus {
+  if (record.status.state !== 'RUNNING') return record.status;
+  const where =
+    record.checkpoint === null
+      ? 'before its first checkpoint'
+      : `after ${describeCheckpoint(record.checkpoint)}`;
+  return {
+    ...record.status,
+    ...(record.checkpoint?.counters ?? {}),
+    state: 'FAILED',
+    message: `interrupted ${where} (the process running it stopped); start the job again to resume`,
+  };
+}
+
+function failureMessage(err: unknown, run: Run): string {
+  const resumable =
+    run.checkpoint === null
+      ? 'start it again to retry'
+      : `start it again to resume after ${describeCheckpoint(run.checkpoint)}`;
+  if (err instanceof JobCancelledError) return `${err.message}; ${resumable}`;
+  if (
+    isLatticeError(err, 'NOT_FOUND') ||
+    isLatticeError(err, 'FAILED_PRECONDITION') ||
+    isLatticeError(err, 'INVALID_ARGUMENT')
+  ) {
+    return err.message;
+  }
+  return `${describeError(err)}; ${resumable}`;
+}
