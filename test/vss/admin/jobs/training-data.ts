@@ -177,6 +177,8 @@ export class RecordingQueue implements Queue {
   publishes = 0;
   failAfter = Number.POSITIVE_INFINITY;
   onPublish: ((payload: Uint8Array, options: PublishOptions | undefined) => void | Promise<void>) | undefined;
+  /** Changes the options of every publish (e.g. drops message ids, as if the de-duplication window had passed). */
+  rewrite: ((options: PublishOptions | undefined) => PublishOptions | undefined) | undefined;
   #held: (() => void)[] | undefined;
 
   constructor(readonly inner: Queue) {}
@@ -203,7 +205,7 @@ export class RecordingQueue implements Queue {
       throw new LatticeError('INTERNAL', 'the queue broke (test)');
     }
     if (this.#held !== undefined) await new Promise<void>((resolve) => this.#held!.push(resolve));
-    return this.inner.publish(topic, payload, options);
+    return this.inner.publish(topic, payload, this.rewrite ? this.rewrite(options) : options);
   }
 
   ensureTopic: Queue['ensureTopic'] = (...args) => this.inner.ensureTopic(...args);
