@@ -14,7 +14,7 @@ import {
   SlateData,
 } from '../matrix/component-matrix.js';
 import type { ExecutionContext, InferencePattern } from './execution-context.js';
-import { requireRequestFeatures } from './request-features.js';
+import { checkModelInputWidths, requireRequestFeatures } from './request-features.js';
 import { checkLimit, REQUEST_LIMITS } from './request-limits.js';
 
 export { REQUEST_LIMITS } from './request-limits.js';
@@ -277,6 +277,7 @@ async function initPredict(
     matrix.byteColumn(contextColumns[i]!.name).broadcast(feature.value);
   });
   requireRequestFeatures(snapshot, matrix, slate);
+  checkModelInputWidths(snapshot, matrix);
   return { matrix, slate };
 }
 

@@ -1,3 +1,4 @@
+import { dataTypeInfo } from '../../datatypes/data-type.js';
 import { invalidArgument } from '../../platform/errors.js';
 import type { ModelSnapshot, ValidatedModel } from '../config/index.js';
 import { quote } from '../config/index.js';
@@ -84,5 +85,42 @@ export function requireRequestFeatures(
         `model ${quote(snapshot.id)} needs the request feature ${quote(name)} (as a context, target, pair or slate input feature)`,
         name,
       );
+  }
+}
+
+/**
+ * A model input takes a fixed number of values per row (its shape, unless it has a -1): a request
+ * feature it reads must give its share of them, which its data type and vector_dim decide. A vector
+ * feature of another dimension (or of none, `vector_dim` 0) is the client's mistake, INVALID_ARGUMENT
+ * naming the feature, found here before any batch is sent rather than as the component's failure.
+ */
+export function checkModelInputWidths(
+  snapshot: ModelSnapshot<ExecutionContext>,
+  matrix: ComponentMatrix,
+): void {
+  const requested = new Set(snapshot.model.requestFeatures);
+  for (const plan of snapshot.model.components.values()) {
+    if (plan.kind !== 'model') continue;
+    for (const input of plan.config.inputs) {
+      if (input.shape.includes(-1) || !input.features.some((f) => requested.has(f))) continue;
+      let perRow = 0;
+      for (const name of input.features) {
+        if (!matrix.hasByteColumn(name)) {
+          perRow += 1;
+          continue;
+        }
+        const spec = matrix.byteColumn(name).spec;
+        perRow += dataTypeInfo(spec.dataType).isVector ? spec.vectorDim : 1;
+      }
+      const expected = input.shape.reduce((a, d) => (d > 0 ? a * d : a), 1);
+      if (perRow === expected) continue;
+      const culprit =
+        input.features.find((f) => requested.has(f) && matrix.hasByteColumn(f)) ?? input.features[0]!;
+      const spec = matrix.hasByteColumn(culprit) ? matrix.byteColumn(culprit).spec : undefined;
+      throw invalidArgument(
+        `request feature ${quote(culprit)}${spec ? ` (vector_dim ${spec.vectorDim})` : ''}: model input ${quote(input.name)} of component ${quote(plan.name)} has shape [${input.shape.join(', ')}], but its features (${input.features.map((f) => quote(f)).join(', ')}) give ${perRow} values per row`,
+        culprit,
+      );
+    }
   }
 }

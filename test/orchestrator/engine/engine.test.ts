@@ -11,7 +11,15 @@ import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engi
 import { MatrixBudget } from '../../../src/orchestrator/engine/matrix-budget.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
-import { blendOnly, fp32, fp64, schema, testRegistry } from '../../support/orchestrator.js';
+import {
+  blendOnly,
+  computeOnlyBuilder,
+  fp32,
+  fp64,
+  schema,
+  testRegistry,
+} from '../../support/orchestrator.js';
+import { duoConfig } from '../../support/orchestrator-process.js';
 
 const registry = testRegistry(new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-engine-')) }));
 const engine = new InferenceEngine(registry);
@@ -247,5 +255,42 @@ describe('InferenceEngine with FeatureInit and an in-process compute component',
       'NOT_FOUND',
       /unknown model_config_id "nope"/,
     );
+  });
+});
+
+describe('FeatureInit checks request features against the model inputs that read them', () => {
+  test("a request feature of another width than its model input's shape is INVALID_ARGUMENT naming it, before any call", async () => {
+    // The duo scorer reads price and quality into a [2] input; its model component must never run.
+    const noCalls = testRegistry(
+      new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-engine-')) }),
+      (plan, model) =>
+        plan.kind === 'compute'
+          ? computeOnlyBuilder(plan, model)
+          : ({
+              name: plan.name,
+              run: () => {
+                throw new Error('the model component ran');
+              },
+            } as never),
+    );
+    const duo = noCalls.build('duo', '1', duoConfig('127.0.0.1:1'));
+    const duoRequest = (price: ReturnType<typeof schema>, value: Uint8Array): PredictRequest => ({
+      ...request([1]),
+      modelConfigId: 'duo',
+      contextFeatures: [{ ...schema('weight', DataType.FP32), value: fp32(1) }],
+      targetInputSchema: [price, schema('quality', DataType.FP32)],
+      targets: [{ id: 'a', featureValues: [Buffer.from(value), fp32(2)] }],
+    });
+    for (const [price, value] of [
+      [{ ...schema('price', DataType.FP32_VECTOR), vectorDim: 0 }, new Uint8Array(0)],
+      [{ ...schema('price', DataType.FP32_VECTOR), vectorDim: 3 }, new Uint8Array(12)],
+    ] as const) {
+      await rejectsWith(
+        engine.executeOn(duo, { pattern: 'point', request: duoRequest(price, value) }, 't'),
+        'INVALID_ARGUMENT',
+        /request feature "price" \(vector_dim \d\): model input "features" of component "scorer" has shape \[2\]/,
+        'price',
+      );
+    }
   });
 });
