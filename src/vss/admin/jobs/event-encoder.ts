@@ -115,25 +115,17 @@ export class EventEncoder {
     if (vector.length !== dimension) {
       return { bad: `has ${vector.length} values, the model's vector_dimension is ${dimension}` };
     }
-    let negativeZero = false;
+    let text = '[';
     for (let i = 0; i < vector.length; i++) {
       let x = vector[i];
       if (typeof x === 'bigint') x = Number(x);
       if (typeof x !== 'number' || !Number.isFinite(x) || Math.abs(x) > FLOAT32_MAX) {
         return { bad: `value [${i}] (${String(x)}) is not a finite number within float32 range` };
       }
-      if (x === 0 && 1 / x < 0) negativeZero = true;
+      if (i > 0) text += ',';
+      text += float32Text(x);
     }
-    if (!negativeZero && !(vector instanceof BigInt64Array) && !(vector instanceof BigUint64Array)) {
-      // Number → text is JSON's for finite numbers, so join writes the same text JSON.stringify would.
-      return `[${Array.prototype.join.call(vector, ',')}]`;
-    }
-    const parts: string[] = new Array(vector.length);
-    for (let i = 0; i < vector.length; i++) {
-      const x = Number(vector[i]);
-      parts[i] = x === 0 && 1 / x < 0 ? '-0' : String(x);
-    }
-    return `[${parts.join(',')}]`;
+    return `${text}]`;
   }
 
   /**
@@ -239,6 +231,18 @@ export class EventEncoder {
     }
     return { bad: 'an object cannot be an attribute (flatten it into columns)' };
   }
+}
+
+/**
+ * A number as decimal text that reads back as its float32, the value the consumers store: 9
+ * significant digits always round-trip a float32 and are cheaper to write and to parse than the 17
+ * the float32 needs as a double (`0.123456791`, not `0.12345679104328156`). Rounding to float32
+ * first makes the text store exactly what the original number would have (no double rounding).
+ */
+function float32Text(x: number): string {
+  const f = Math.fround(x);
+  if (f === 0) return 1 / f < 0 ? '-0' : '0';
+  return f.toPrecision(9);
 }
 
 function isNumberArray(value: unknown): value is ArrayLike<number | bigint> {

@@ -64,6 +64,8 @@ async function run(runner: FileJobRunner, job: IngestionJob): Promise<JobStatus>
   return runner.finished(job.jobId);
 }
 
+/** A vector of an event as the consumers store it (float32). */
+const stored = (values: unknown) => [...Float32Array.from(values as number[])];
 const events = (messages: Published[]) => messages.filter((m) => m.body.eof !== true);
 const markers = (messages: Published[]) => messages.filter((m) => m.body.eof === true);
 
@@ -136,7 +138,7 @@ describe('built-in job runner: what it publishes', () => {
       assert.equal(body.job_id, 'job-1');
       const space = body.index_space as Record<string, unknown>;
       assert.equal(space.operation, 'A');
-      assert.deepEqual(space.embedding, row.emb, `vector of ${row.id}`);
+      assert.deepEqual(stored(space.embedding), row.emb, `vector of ${row.id}`);
       assert.deepEqual(jsonOf(space.variants_version_map), { brand_a: 1, live: 1, organic: 1 });
       assert.deepEqual(jsonOf(space.variants_index_map), {
         brand_a: row.flag,
@@ -170,6 +172,7 @@ describe('built-in job runner: what it publishes', () => {
       { id: 42, emb: vectorOf(6), flag: 1, note: null },
       // JSON.stringify writes -0 as 0: the line as a producer that keeps it would write it.
       '{"id": "g", "emb": [0.5, -0, 1e-7, -3], "flag": "{\\"live\\": false}"}',
+      { id: 'h', emb: [0.1, 1 / 3, 1e-30, 3.4e38] },
     ]);
     const name = await topic();
     const runner = runnerOn(queue);
@@ -185,15 +188,15 @@ describe('built-in job runner: what it publishes', () => {
     });
     const status = await run(runner, job);
     assert.equal(status.state, 'SUCCEEDED', status.message);
-    assert.equal(status.rowsPublished, 7);
-    const messages = await readTopic(queue, name, 7 + PARTITIONS);
+    assert.equal(status.rowsPublished, 8);
+    const messages = await readTopic(queue, name, 8 + PARTITIONS);
     assertEofLast(messages, 'job-1');
     const byId = new Map(events(messages).map((m) => [m.body.candidate_id as string, m.body]));
     const space = (id: string) => byId.get(id)!.index_space as Record<string, unknown>;
     const flags = (id: string) => jsonOf(space(id).variants_index_map);
 
-    assert.deepEqual(space('a').embedding, vectorOf(1));
-    assert.deepEqual(byId.get('a')!.search_space, { embedding: vectorOf(11) });
+    assert.deepEqual(stored(space('a').embedding), vectorOf(1));
+    assert.deepEqual(stored((byId.get('a')!.search_space as { embedding: unknown }).embedding), vectorOf(11));
     assert.deepEqual(jsonOf(space('a').payload), { brand: 'a', tags: ['x', 'y'] });
     assert.deepEqual(flags('a'), { brand_a: true, live: true, organic: true });
     assert.deepEqual(
@@ -202,7 +205,7 @@ describe('built-in job runner: what it publishes', () => {
       'a map; defaults for the rest',
     );
     assert.deepEqual(flags('c'), { brand_a: true, live: false, organic: false }, 'a list of variants');
-    assert.deepEqual(space('d').embedding, vectorOf(4), 'a vector as JSON text');
+    assert.deepEqual(stored(space('d').embedding), vectorOf(4), 'a vector as JSON text');
     assert.deepEqual(flags('d'), { brand_a: false, live: false, organic: false });
     assert.deepEqual(flags('e'), { brand_a: true, live: false, organic: true }, 'null: the job defaults');
     assert.equal(space('e').payload, undefined, 'no attributes: no payload');
@@ -210,6 +213,8 @@ describe('built-in job runner: what it publishes', () => {
     assert.equal(byId.get('42')!.search_space, undefined);
     assert.ok(Object.is((space('g').embedding as number[])[1], -0), 'negative zero survives');
     assert.deepEqual(flags('g'), { brand_a: true, live: false, organic: true });
+    // Doubles: the event stores exactly their float32 rounding.
+    assert.deepEqual(stored(space('h').embedding), [...Float32Array.from([0.1, 1 / 3, 1e-30, 3.4e38])]);
   });
 
   test('bad rows are reported with file, row and reason, and skipped; the rest is published', async () => {
