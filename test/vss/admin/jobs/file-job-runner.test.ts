@@ -9,7 +9,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { Field, Float32, List } from 'apache-arrow';
-import { isLatticeError } from '../../../../src/platform/errors.js';
+import { isLatticeError, unavailable } from '../../../../src/platform/errors.js';
 import { createQueue, partitionForKey, type Queue } from '../../../../src/platform/queue/index.js';
 import {
   FileJobRunner,
@@ -482,6 +482,37 @@ describe('built-in job runner: one run per job, progress, resume', () => {
     assert.equal(rest.length, 100 + PARTITIONS - stored);
     assert.equal((await queue.topicStats(name)).messages, 100 + PARTITIONS - stored, 'nothing stored twice');
     assert.equal(markers(rest).length, PARTITIONS);
+  });
+  test('an event larger than the topic accepts is a bad row; transient publish failures are retried', async () => {
+    const root = dir();
+    writeJsonLinesFile(join(root, 'a.jsonl'), [
+      { id: 'small', emb: vectorOf(1) },
+      { id: 'large', emb: vectorOf(2), text: 'x'.repeat(2000) },
+      ...trainingRows(30, { from: 10 }),
+    ]);
+    const name = uniqueName('jobs');
+    await queue.ensureTopic(name, { partitions: PARTITIONS, maxMessageBytes: 1024 });
+    const flaky = new RecordingQueue(queue);
+    // Every 7th publish call fails once as UNAVAILABLE.
+    flaky.onPublish = () => {
+      if (flaky.publishes % 7 === 0) throw unavailable('queue briefly away (test)');
+    };
+    const runner = runnerOn(flaky, { publishRetry: { attempts: 3, baseMs: 1, maxMs: 2 } });
+    const status = await run(runner, jobFor(root, { topic: name }));
+    assert.equal(status.state, 'SUCCEEDED', status.message);
+    assert.deepEqual({ published: status.rowsPublished, bad: status.badRowCount }, { published: 31, bad: 1 });
+    assert.equal(status.badRows[0]!.row, 2);
+    assert.match(status.badRows[0]!.reason, /exceeds the 1024-byte limit of queue topic/);
+    assert.ok(flaky.publishes > 31 + PARTITIONS + 1, 'some publishes were retried');
+    assert.equal((await queue.topicStats(name)).messages, 31 + PARTITIONS);
+
+    // A queue that stays away fails the job, resumable.
+    flaky.onPublish = () => {
+      throw unavailable('queue down (test)');
+    };
+    const down = await run(runner, jobFor(root, { topic: name, jobId: 'down' }));
+    assert.equal(down.state, 'FAILED');
+    assert.match(down.message, /failed after 3 attempts: queue down \(test\); start it again to retry$/);
   });
 });
 
