@@ -3,7 +3,7 @@ import { Metadata, type MethodDefinition, status } from '@grpc/grpc-js';
 import { BrokenCircuitError, type CircuitBreakerPolicy, CircuitState } from 'cockatiel';
 import { LatticeError } from '../../platform/errors.js';
 import type { Metrics } from '../../platform/metrics/index.js';
-import { FairGates } from '../../platform/scheduling/index.js';
+import { FairGates, pause } from '../../platform/scheduling/index.js';
 import { CallerCancelled, failureKind, isServiceError, NoBudget, toLatticeError } from './call-errors.js';
 import { bindCallSeries, type CallInstruments, type CallSeries, callInstruments } from './call-metrics.js';
 import type { ChannelPool } from './channel-pool.js';
@@ -13,7 +13,7 @@ import {
   defaultBreakerOptions,
   endpointBreaker,
 } from './circuit-breaker.js';
-import { backoffDelay, defaultRetryOptions, pause, type RetryOptions } from './retry-backoff.js';
+import { backoffDelay, defaultRetryOptions, type RetryOptions } from './retry-backoff.js';
 import { unaryCall } from './unary-call.js';
 
 // The transport's pass-through serialiser, for the clients that import it from here (numerix-client).

@@ -20,17 +20,3 @@ export function backoffDelay(retry: RetryOptions, attempt: number): number {
   const bound = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
   return Math.floor(Math.random() * bound);
 }
-
-/** Waits `ms`, or less when `signal` aborts (the caller checks it next). */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

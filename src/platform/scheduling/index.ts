@@ -4,6 +4,7 @@
  * and shared fairly between requests (fair-gate.ts).
  */
 export { FairGate, FairGates } from './fair-gate.js';
+export { pause } from './pause.js';
 export {
   CHECK_EVERY,
   inChunks,

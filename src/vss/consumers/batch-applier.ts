@@ -25,9 +25,10 @@
 import { describeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { QueueMessage } from '../../platform/queue/index.js';
+import { pause } from '../../platform/scheduling/index.js';
 import type { ConsumerSeries } from './consumer-metrics.js';
 import { type EventBatchHandler, type EventOutcome, RejectedEvent } from './event-batch.js';
-import { pause, type RetryBackoff } from './retry-backoff.js';
+import type { RetryBackoff } from './retry-backoff.js';
 
 /** How the applier settles messages; the runner's lane supplies it (and mutes it once aborted). */
 export interface BatchSettler {

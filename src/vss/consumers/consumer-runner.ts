@@ -28,12 +28,13 @@ import { describeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { Metrics } from '../../platform/metrics/index.js';
 import type { Consumer, Queue } from '../../platform/queue/index.js';
+import { pause } from '../../platform/scheduling/index.js';
 import { BatchApplier } from './batch-applier.js';
 import { ConsumerMetrics } from './consumer-metrics.js';
 import type { EventBatchHandler } from './event-batch.js';
 import { OrderingGate } from './ordering-gate.js';
 import { PartitionLane } from './partition-lane.js';
-import { pause, RetryBackoff, type RetrySettings } from './retry-backoff.js';
+import { RetryBackoff, type RetrySettings } from './retry-backoff.js';
 
 export interface ConsumerRunnerOptions<E> {
   queue: Queue;

@@ -44,17 +44,3 @@ export class RetryBackoff {
     };
   }
 }
-
-/** Waits `ms`, or less when `signal` aborts (the runner is closing): resolves either way. */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted || ms <= 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

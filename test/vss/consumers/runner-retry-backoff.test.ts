@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pause, RetryBackoff } from '../../../src/vss/consumers/retry-backoff.js';
+import { pause } from '../../../src/platform/scheduling/index.js';
+import { RetryBackoff } from '../../../src/vss/consumers/retry-backoff.js';
 
 describe('RetryBackoff', () => {
   it('doubles from the base up to the cap, each delay between half and all of the nominal one', () => {
