@@ -20,7 +20,9 @@ export class MemoryConsumer implements Consumer, Member {
   /** Resolves when a publish or settle may report success (the journal's fsync policy). */
   readonly #durable: () => Promise<void>;
   readonly #onStop: (consumer: MemoryConsumer) => void;
-  readonly #running = new Set<Promise<void>>();
+  /** Handlers running, and who waits for none to be (drain). */
+  #running = 0;
+  readonly #idle: Array<() => void> = [];
   #states: GroupPartition[] = [];
   #free: number;
   #nextState = 0;
@@ -88,21 +90,26 @@ export class MemoryConsumer implements Consumer, Member {
       transport,
       this.#context,
     );
-    // Not synchronously: the topic state is in the middle of its delivery loop.
-    const run: Promise<void> = Promise.resolve()
-      .then(() => runHandler(delivery, this.#handler, this.#context))
-      .finally(() => {
-        this.#running.delete(run);
-        this.#free++;
-        // Only a partition turned away for want of a slot needs offering it; the others are woken
-        // by their own publishes and settles.
-        if (this.#starved && !this.#stopping) {
-          this.#starved = false;
-          this.#pumpAll();
-        }
-      });
-    this.#running.add(run);
+    // Not synchronously: the topic state is in the middle of its delivery loop. runHandler never
+    // rejects.
+    this.#running++;
+    queueMicrotask(() => void runHandler(delivery, this.#handler, this.#context).then(this.#handled));
   }
+
+  /** A handler finished: its slot is free again. */
+  readonly #handled = (): void => {
+    this.#running--;
+    this.#free++;
+    if (this.#running === 0) {
+      for (const resolve of this.#idle.splice(0)) resolve();
+    }
+    // Only a partition turned away for want of a slot needs offering it; the others are woken by
+    // their own publishes and settles.
+    if (this.#starved && !this.#stopping) {
+      this.#starved = false;
+      this.#pumpAll();
+    }
+  };
 
   /** Offers the freed slot to each partition in turn, starting one further each time, so none starves. */
   #pumpAll(): void {
@@ -123,7 +130,9 @@ export class MemoryConsumer implements Consumer, Member {
       timer = setTimeout(resolve, timeoutMs);
       timer.unref();
     });
-    await Promise.race([Promise.all(this.#running), timeout]);
+    const idle =
+      this.#running === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.#idle.push(resolve));
+    await Promise.race([idle, timeout]);
     clearTimeout(timer);
     this.#finish();
   }
