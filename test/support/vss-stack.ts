@@ -1,0 +1,145 @@
+/**
+ * vss serving and consumers running together, as `lattice vss` runs them, for end-to-end tests of
+ * the write path, with what a test needs beside them: the SQL store (to register models, as the
+ * admin will), the queue (to publish, as producers do) and a SimilaritySearch client.
+ *
+ * - `inProcessVssStack`: the same parts `lattice vss` starts (src/cli/parts.ts), on one Platform in
+ *   this process, on embedded defaults: the only way to publish into the in-process queue while the
+ *   consumers run.
+ * - `childVssStack`: `lattice vss` as a process of its own on JetStream + PostgreSQL (with its
+ *   embedded vector DB), the test sharing the queue and the SQL store with it.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startVssConsumersPart, startVssServingPart } from '../../src/cli/parts.js';
+import { createLogger } from '../../src/platform/logging/index.js';
+import { Platform } from '../../src/platform/platform.js';
+import { createQueue, type Queue } from '../../src/platform/queue/index.js';
+import { type LoadedSettings, loadSettings } from '../../src/platform/settings/index.js';
+import { createSqlClient } from '../../src/platform/sql/index.js';
+import { type ConsumerSettings, ensureVssTopics } from '../../src/vss/consumers/index.js';
+import { openVssStore, type VssStore } from '../../src/vss/store/index.js';
+import { Client } from '../vss/serving/harness.js';
+import { type LatticeVssProcess, metricSum, startLatticeVss } from './lattice-vss-process.js';
+import { uniqueName } from './servers.js';
+
+export interface VssStack {
+  store: VssStore;
+  queue: Queue;
+  consumers: ConsumerSettings;
+  client: Client;
+  /** The sum of a metric's samples whose labels include `labels`, from the stack's /metrics. */
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Fast consumer batching, so a test's few events are not held by linger. */
+const CONSUMERS = { lingerMs: 5, retryBaseMs: 50, retryMaxMs: 500 };
+
+export async function inProcessVssStack(): Promise<VssStack> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'lattice-vss-stack-'));
+  const settings = loadSettings({
+    env: { LATTICE_DATA_DIR: dataDir },
+    overrides: { queue: { journalDir: '' }, vss: { consumers: CONSUMERS } },
+  });
+  const platform = new Platform(settings, { logger: createLogger('vss-stack', { level: 'silent' }) });
+  try {
+    const serving = await startVssServingPart(platform, 0);
+    const consumers = await startVssConsumersPart(platform);
+    const store = await openVssStore(await platform.sqlClient());
+    const client = new Client(`127.0.0.1:${serving.port}`);
+    return {
+      store,
+      queue: await platform.queue(),
+      consumers: settings.vss.consumers,
+      client,
+      metric: async (name, labels = {}) => {
+        const { body } = await platform.metrics.scrape();
+        return metricSum(body, name, labels);
+      },
+      close: async () => {
+        client.close();
+        await consumers.stop();
+        await serving.stop();
+        await platform.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await platform.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** A settings file for a child on JetStream + PostgreSQL, with topics and a group of its own. */
+export function distributedSettings(
+  dir: string,
+  servers: { nats: string; postgres: string },
+): { settingsFile: string; settings: LoadedSettings; env: Record<string, string> } {
+  const name = uniqueName('vstack');
+  const settingsFile = join(dir, 'settings.json');
+  writeFileSync(
+    settingsFile,
+    JSON.stringify({
+      queue: { kind: 'jetstream', servers: [servers.nats] },
+      sql: { kind: 'postgres', url: servers.postgres },
+      vss: {
+        consumers: {
+          embeddingsTopic: `${name}-emb`,
+          realtimeTopic: `${name}-rt`,
+          group: name,
+          ackWaitMs: 2000,
+          ...CONSUMERS,
+        },
+      },
+    }),
+  );
+  const env = { LATTICE_DATA_DIR: dir };
+  return { settingsFile, settings: loadSettings({ env, file: settingsFile }), env };
+}
+
+export async function childVssStack(servers: { nats: string; postgres: string }): Promise<VssStack> {
+  const dir = mkdtempSync(join(tmpdir(), 'lattice-vss-child-'));
+  const { settingsFile, settings, env } = distributedSettings(dir, servers);
+  const sql = await createSqlClient({ kind: 'postgres', url: servers.postgres });
+  const queue = await createQueue({ kind: 'jetstream', servers: [servers.nats] });
+  let child: LatticeVssProcess | undefined;
+  try {
+    child = await startLatticeVss({ command: 'vss', env, settingsFile });
+    await ensureVssTopics(queue, settings.vss.consumers);
+    const client = new Client(child.servingAddress!);
+    const running = child;
+    return {
+      store: await openVssStore(sql),
+      queue,
+      consumers: settings.vss.consumers,
+      client,
+      metric: (name, labels) => running.metric(name, labels),
+      close: async () => {
+        client.close();
+        const code = await running.stop();
+        await deleteTopics(queue, settings.vss.consumers);
+        await queue.close();
+        await sql.close();
+        rmSync(dir, { recursive: true, force: true });
+        if (code !== 0) throw new Error(`lattice vss exited ${code}:\n${running.output()}`);
+      },
+    };
+  } catch (err) {
+    await child?.kill();
+    await deleteTopics(queue, settings.vss.consumers);
+    await queue.close();
+    await sql.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+export async function deleteTopics(queue: Queue, consumers: ConsumerSettings): Promise<void> {
+  for (const topic of [consumers.embeddingsTopic, consumers.realtimeTopic]) {
+    await queue.deleteTopic(topic).catch(() => false);
+    await queue.deleteTopic(`${topic}-dlq`).catch(() => false);
+  }
+}
