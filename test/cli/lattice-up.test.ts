@@ -81,6 +81,7 @@ describe('lattice up', () => {
     const httpBase = /HTTP \/healthz \/readyz \/metrics\s+(\S+)/.exec(output.stdout)?.[1];
     assert.ok(grpcAddress && httpBase && orchestratorAddress, output.stdout);
     assert.match(output.stdout, /Seeded the example model "catalog_ranker"/);
+    assert.match(output.stdout, /vss consumers \(group vss-consumers, 8 partitions per topic\)/);
 
     // The seeded example answers a real request through the feature store, model server and compute server.
     const client = new OrchestratorClient(orchestratorAddress);
