@@ -71,7 +71,11 @@ export class PartitionLane<E> {
 
   /** The queue's handler: takes the message; the lane settles it later. */
   receive(message: QueueMessage): void {
-    if (this.#stopped) return;
+    if (this.#stopped) {
+      // Arrived as the runner stopped: back at once when closing, left to the ack wait when aborted.
+      if (!this.#aborted) void this.#giveBack(message);
+      return;
+    }
     const { sequence } = message;
     this.gate.received(sequence);
     if (sequence <= this.#settledThrough) {
