@@ -12,9 +12,10 @@
  *   `to_be_indexed_<variant>` = raw index flag AND its vss_filter on those attributes.
  *
  * A batch becomes a few statements whatever its size: one multi-row write per store table and
- * version, one aggregator read per entity before the point writes and one after them
- * (aggregator-recheck.ts), one index-flag read per table and version, and per collection one
- * delete, one upsert and the payload updates. Events of the same id fold into their
+ * version (answering with the rows' index flags when points need them), one aggregator read per
+ * entity before the point writes and one after them (aggregator-recheck.ts), one index-flag read per
+ * table and version only for payload-only events, one ledger write, and per collection one delete,
+ * one upsert and the payload updates. Events of the same id fold into their
  * net effect first (embedding-plan.ts). Every write is an upsert or a delete by key, so applying a
  * batch twice has the effect of applying it once.
  */
@@ -22,7 +23,7 @@ import { describeError, isLatticeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { Payload, StoredPoint, VectorDb } from '../../platform/vectordb/index.js';
 import { collectionName, isMember, membershipFlag, mergeAttributes } from '../model/index.js';
-import type { Attributes, IngestedEvent, VectorDbType, VssStore } from '../store/index.js';
+import type { Attributes, IndexFlags, IngestedEvent, VectorDbType, VssStore } from '../store/index.js';
 import { changedRows, rewritesOf } from './aggregator-recheck.js';
 import { CollectionProvisioner } from './collection-provisioner.js';
 import type { EmbeddingEvent } from './embedding-event.js';
@@ -90,9 +91,14 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
 
     const planned = verdicts.flatMap((v) => ('planned' in v ? [v.planned] : []));
     const plan = planBatch(planned);
-    for (const writes of plan.stores) await this.#writeStore(writes);
+    const flagsNeeded = this.#rowFlagsNeeded(plan.collections);
+    const written = new Map<string, IndexFlags>();
+    for (const writes of plan.stores) {
+      const key = storeKey(writes.model, writes.version);
+      written.set(key, await this.#writeStore(writes, flagsNeeded.has(key)));
+    }
     let attributes = await this.#readAggregator(plan.collections);
-    for (const writes of plan.collections) await this.#writePoints(writes, attributes);
+    for (const writes of plan.collections) await this.#writePoints(writes, attributes, written);
     // A real-time update may have changed a row read above and found no point yet: see aggregator-recheck.ts.
     for (let round = 1; ; round++) {
       const now = await this.#readAggregator(plan.collections);
@@ -102,7 +108,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
         throw new Error('aggregator rows keep changing under this batch; retrying it');
       for (const writes of plan.collections) {
         const rewrites = rewritesOf(writes, changed);
-        if (rewrites !== undefined) await this.#writePoints(rewrites, now);
+        if (rewrites !== undefined) await this.#writePoints(rewrites, now, written);
       }
       attributes = now;
     }
@@ -207,7 +213,35 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     }
   }
 
-  async #writeStore(writes: StoreWrites): Promise<void> {
+  /** The variants whose membership the points of a collection carry (its version read or written here). */
+  #pointVariants(model: CatalogModel, version: number): CatalogVariant[] {
+    return [...model.variants.values()].filter(
+      ({ variant, rule }) =>
+        rule !== undefined &&
+        variant.vectorDbType === this.#vectorDbType &&
+        (variant.readVersion === version || variant.writeVersion === version),
+    );
+  }
+
+  /**
+   * The store versions (storeKey) whose written rows' flags some point needs: a put whose events did
+   * not name every variant's flag takes the others from its row.
+   */
+  #rowFlagsNeeded(collections: readonly PointWrites[]): Set<string> {
+    const needed = new Set<string>();
+    for (const writes of collections) {
+      const variants = this.#pointVariants(writes.model, writes.version);
+      for (const put of writes.puts.values()) {
+        if (variants.some((v) => put.indexFlags[v.variant.variant] === undefined)) {
+          needed.add(storeKey(writes.model, put.storeVersion));
+        }
+      }
+    }
+    return needed;
+  }
+
+  /** Writes one model version's rows; with `returnFlags`, answers with the written rows' flags. */
+  async #writeStore(writes: StoreWrites, returnFlags: boolean): Promise<IndexFlags> {
     const { model, version } = writes;
     const table = model.embeddingsTable;
     const modelName = model.model.modelName;
@@ -234,14 +268,17 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       const [variant, toBeIndexed] = JSON.parse(key) as [string, boolean];
       await embeddings.setMembership(table, { modelName, version, ids, variant, toBeIndexed });
     }
-    if (writes.puts.length > 0) {
-      await embeddings.upsert(table, {
-        modelName,
-        version,
-        rows: writes.puts,
-        ttlSeconds: ttl,
-      });
+    if (writes.puts.length === 0) return new Map();
+    const batch = { modelName, version, rows: writes.puts, ttlSeconds: ttl };
+    if (!returnFlags) {
+      await embeddings.upsert(table, batch);
+      return new Map();
     }
+    // Every variant on this vector DB: the points of any of its versions may need them.
+    const variants = [...model.variants.values()]
+      .filter(({ variant, rule }) => rule !== undefined && variant.vectorDbType === this.#vectorDbType)
+      .map(({ variant }) => variant.variant);
+    return embeddings.upsertReturningFlags(table, batch, variants);
   }
 
   /** The aggregator rows of every id the batch writes a point for: one read per entity. */
@@ -264,18 +301,17 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     return rows;
   }
 
-  async #writePoints(writes: PointWrites, aggregator: Map<string, Map<string, Attributes>>): Promise<void> {
+  async #writePoints(
+    writes: PointWrites,
+    aggregator: Map<string, Map<string, Attributes>>,
+    written: ReadonlyMap<string, IndexFlags>,
+  ): Promise<void> {
     const { collection, model } = writes;
     // The variants searching or filling this version here: the ones an event may name, plus those
     // it leaves out, whose membership is kept (recomputed from their stored flags).
-    const variants = [...model.variants.values()].filter(
-      ({ variant, rule }) =>
-        rule !== undefined &&
-        variant.vectorDbType === this.#vectorDbType &&
-        (variant.readVersion === writes.version || variant.writeVersion === writes.version),
-    );
+    const variants = this.#pointVariants(model, writes.version);
     const rows = aggregator.get(model.aggregatorTable) ?? new Map<string, Attributes>();
-    const stored = await this.#storedFlags(writes, variants);
+    const stored = await this.#storedFlags(writes, variants, written);
     const existing = await this.#existingPayloads(writes);
 
     /** Each variant's membership: its raw index flag (the store row's, else the events') AND its filter. */
@@ -327,11 +363,17 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     }
   }
 
-  /** Raw index flags from the store rows the points' events wrote (one read per store version). */
+  /**
+   * Raw index flags from the store rows the points' events wrote: as the batch's row writes
+   * answered them, else read (one read per store version: payload-only events).
+   */
   async #storedFlags(
     writes: PointWrites,
     variants: readonly CatalogVariant[],
+    written: ReadonlyMap<string, IndexFlags>,
   ): Promise<Map<string, Record<string, boolean>>> {
+    const flags = new Map<string, Record<string, boolean>>();
+    if (variants.length === 0) return flags;
     const idsByVersion = new Map<number, string[]>();
     const add = (id: string, version: number) => {
       const ids = idsByVersion.get(version);
@@ -340,11 +382,12 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     };
     // A put whose events named every variant's flag knows the row's flags: no need to read them.
     for (const [id, put] of writes.puts) {
-      if (variants.some((v) => put.indexFlags[v.variant.variant] === undefined)) add(id, put.storeVersion);
+      if (variants.every((v) => put.indexFlags[v.variant.variant] !== undefined)) continue;
+      const row = written.get(storeKey(writes.model, put.storeVersion))?.get(id);
+      if (row !== undefined) flags.set(id, row);
+      else add(id, put.storeVersion);
     }
     for (const [id, update] of writes.payloads) add(id, update.storeVersion);
-    const flags = new Map<string, Record<string, boolean>>();
-    if (variants.length === 0) return flags;
     for (const [version, ids] of idsByVersion) {
       const read = await this.#store.embeddings.indexFlags(writes.model.embeddingsTable, {
         modelName: writes.model.model.modelName,
@@ -397,6 +440,11 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       throw err;
     }
   }
+}
+
+/** A model version's rows in the store. */
+function storeKey(model: CatalogModel, version: number): string {
+  return JSON.stringify([model.model.entity, model.model.modelName, version]);
 }
 
 function withoutFlags(payload: Payload): Payload {

@@ -1,9 +1,9 @@
 /**
  * The embedding store: one table per entity (named by its store), rows keyed by (model_name,
- * version, id), vectors as `real[]` in and `Float32Array` out, one `to_be_indexed_<variant>` flag
- * per variant. Rows written with a TTL carry `expires_at`: reads never return them once it has
- * passed, and `purgeExpired` deletes them. Times are the database's clock, for writers and readers
- * alike.
+ * version, id), vectors `Float32Array` in and out, stored as float32 `bytea` (vector-bytes.ts), one
+ * `to_be_indexed_<variant>` flag per variant. Rows written with a TTL carry `expires_at`: reads
+ * never return them once it has passed, and `purgeExpired` deletes them. Times are the database's
+ * clock, for writers and readers alike.
  */
 import { LatticeError } from '../../platform/errors.js';
 import type { SqlQueryable, SqlValue } from '../../platform/sql/index.js';
@@ -17,6 +17,7 @@ import {
   variantColumn,
 } from './identifiers.js';
 import { atomically, integerField } from './sql-support.js';
+import { type VectorTransport, vectorBytes, vectorFromBytes } from './vector-bytes.js';
 
 export interface EmbeddingRow {
   id: string;
@@ -62,13 +63,20 @@ export interface EmbeddingScan {
   variant?: string;
 }
 
-/** Rows per INSERT: well under PostgreSQL's 65535 parameters and a few MB of text per statement. */
-const ROWS_PER_STATEMENT = 256;
+/** Id → variant → index flag, for the variants asked about; unset flags absent. */
+export type IndexFlags = Map<string, Record<string, boolean>>;
+
+/**
+ * Bounds on one upsert statement: its id and flag arrays, and its vectors parameter (which PGlite
+ * receives as hex text, twice the bytes). A batch beyond them takes several statements.
+ */
+const MAX_ROWS_PER_STATEMENT = 1000;
+const MAX_VECTOR_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
 const live = '(expires_at IS NULL OR expires_at > now())';
 
 function toStored(row: Record<string, unknown>): StoredEmbedding {
-  const embedding = Float32Array.from(row.embedding as number[]);
-  const search = row.search_embedding as number[] | null;
+  const embedding = vectorFromBytes(row.embedding as Uint8Array, 'embedding');
+  const search = row.search_embedding as Uint8Array | null;
   const toBeIndexed: Record<string, boolean> = {};
   for (const [column, value] of Object.entries(row)) {
     if (column.startsWith(VARIANT_COLUMN_PREFIX) && typeof value === 'boolean') {
@@ -78,7 +86,7 @@ function toStored(row: Record<string, unknown>): StoredEmbedding {
   return {
     id: row.id as string,
     embedding,
-    searchEmbedding: search === null ? embedding : Float32Array.from(search),
+    searchEmbedding: search === null ? embedding : vectorFromBytes(search, 'search_embedding'),
     toBeIndexed,
     expiresAt: (row.expires_at as Date | null) ?? null,
   };
@@ -95,18 +103,88 @@ function idList(ids: readonly string[], field = 'ids'): string[] {
   return [...ids];
 }
 
+/** The rows of one upsert statement: their vectors have one length, and their search vectors one. */
+interface UpsertChunk {
+  rows: EmbeddingRow[];
+  /** Bytes of each embedding, and of each search embedding. */
+  width: number;
+  searchWidth: number;
+}
+
+/**
+ * Rows in id order (concurrent batches then lock alike), cut into statements: one for a batch of
+ * one dimension within the bounds above.
+ */
+function chunksOf(rows: Iterable<EmbeddingRow>): UpsertChunk[] {
+  const byShape = new Map<string, UpsertChunk[]>();
+  const chunks: UpsertChunk[] = [];
+  for (const row of [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+    const width = row.embedding.byteLength;
+    const searchWidth = (row.searchEmbedding ?? row.embedding).byteLength;
+    const shape = `${width}:${searchWidth}`;
+    let open = byShape.get(shape);
+    if (open === undefined) {
+      open = [];
+      byShape.set(shape, open);
+    }
+    let chunk = open.at(-1);
+    const rowBytes = width + (row.searchEmbedding ? searchWidth : 0);
+    if (
+      chunk === undefined ||
+      chunk.rows.length >= MAX_ROWS_PER_STATEMENT ||
+      chunkBytes(chunk) + rowBytes > MAX_VECTOR_BYTES_PER_STATEMENT
+    ) {
+      chunk = { rows: [], width, searchWidth };
+      open.push(chunk);
+      chunks.push(chunk);
+    }
+    chunk.rows.push(row);
+  }
+  return chunks;
+}
+
+function chunkBytes(chunk: UpsertChunk): number {
+  let bytes = 0;
+  for (const row of chunk.rows) bytes += chunk.width + (row.searchEmbedding ? chunk.searchWidth : 0);
+  return bytes;
+}
+
 export class EmbeddingsRepository {
   constructor(
     private readonly db: SqlQueryable,
     private readonly tables: EntityTables,
+    private readonly transport: VectorTransport,
   ) {}
 
   /**
-   * Inserts or replaces the rows (multi-row parameterised statements, in one transaction); returns
-   * how many distinct rows were written. A flag for a variant with no column is FAILED_PRECONDITION:
-   * register the variant first.
+   * Inserts or replaces the rows (one statement for a batch of one dimension, several in one
+   * transaction beyond a few MB); returns how many distinct rows were written. A flag for a variant
+   * with no column is FAILED_PRECONDITION: register the variant first.
    */
   async upsert(table: string, batch: EmbeddingBatch): Promise<number> {
+    const { written } = await this.#upsert(table, batch, []);
+    return written;
+  }
+
+  /**
+   * {@link upsert}, answering with the index flags of `variants` that the written rows hold now
+   * (their own, and for variants a row did not name, the flag it kept): what reading them back
+   * would return, without the read.
+   */
+  async upsertReturningFlags(
+    table: string,
+    batch: EmbeddingBatch,
+    variants: readonly string[],
+  ): Promise<IndexFlags> {
+    const { flags } = await this.#upsert(table, batch, variants);
+    return flags;
+  }
+
+  async #upsert(
+    table: string,
+    batch: EmbeddingBatch,
+    returned: readonly string[],
+  ): Promise<{ written: number; flags: IndexFlags }> {
     const name = tableName(table, 'embeddings_table');
     integerField(batch.version, 'version', 1);
     const ttl = integerField(batch.ttlSeconds ?? 0, 'ttl_seconds', 0);
@@ -118,10 +196,15 @@ export class EmbeddingsRepository {
           field: `rows[${i}].id`,
         });
       }
-      if (!(row.embedding instanceof Float32Array) || row.embedding.length === 0) {
-        throw new LatticeError('INVALID_ARGUMENT', `rows[${i}].embedding must be a non-empty Float32Array`, {
-          field: `rows[${i}].embedding`,
-        });
+      for (const [vector, field] of [
+        [row.embedding, 'embedding'],
+        [row.searchEmbedding ?? row.embedding, 'search_embedding'],
+      ] as const) {
+        if (!(vector instanceof Float32Array) || vector.length === 0) {
+          throw new LatticeError('INVALID_ARGUMENT', `rows[${i}].${field} must be a non-empty Float32Array`, {
+            field: `rows[${i}].${field}`,
+          });
+        }
       }
       for (const variant of Object.keys(row.toBeIndexed ?? {})) {
         flagColumns.set(variant, variantColumn(variant, `rows[${i}].to_be_indexed.${variant}`));
@@ -129,70 +212,106 @@ export class EmbeddingsRepository {
       latest.delete(row.id); // re-inserted below, so the map keeps the last write's position
       latest.set(row.id, row);
     });
-    if (latest.size === 0) return 0;
-    await this.#requireFlagColumns(name, flagColumns);
+    const returnedColumns = new Map(returned.map((v, i) => [v, variantColumn(v, `variants[${i}]`)]));
+    const flags: IndexFlags = new Map();
+    if (latest.size === 0) return { written: 0, flags };
+    await this.#requireFlagColumns(name, new Map([...flagColumns, ...returnedColumns]));
 
-    // Rows with the same set of flags share statements; ids ascend so concurrent batches lock alike.
-    const groups = new Map<string, EmbeddingRow[]>();
-    for (const row of [...latest.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
-      const flags = Object.keys(row.toBeIndexed ?? {})
-        .sort()
-        .join(',');
-      const group = groups.get(flags);
-      if (group === undefined) groups.set(flags, [row]);
-      else group.push(row);
-    }
-    await atomically(this.db, async (tx) => {
-      for (const [flags, rows] of groups) {
-        const variants = flags === '' ? [] : flags.split(',');
-        for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
-          const chunk = rows.slice(start, start + ROWS_PER_STATEMENT);
-          await withConstraintErrors(() =>
-            tx.query(
-              this.#upsertStatement(name, variants, chunk.length, ttl),
-              this.#upsertParams(batch, chunk, variants, ttl),
-            ),
-          );
+    const variants = [...flagColumns.keys()].sort();
+    const chunks = chunksOf(latest.values());
+    const write = async (db: SqlQueryable, chunk: UpsertChunk) => {
+      const { rows } = await withConstraintErrors(() =>
+        db.query<Record<string, unknown>>(
+          this.#upsertStatement(name, chunk, variants, [...returnedColumns.values()], ttl),
+          this.#upsertParams(batch, chunk, variants, ttl),
+        ),
+      );
+      for (const row of rows) {
+        const own: Record<string, boolean> = {};
+        for (const [variant, column] of returnedColumns) {
+          const value = row[column];
+          if (typeof value === 'boolean') own[variant] = value;
         }
+        flags.set(row.id as string, own);
       }
-    });
-    return latest.size;
+    };
+    if (chunks.length === 1) await write(this.db, chunks[0]!);
+    else {
+      await atomically(this.db, async (tx) => {
+        for (const chunk of chunks) await write(tx, chunk);
+      });
+    }
+    return { written: latest.size, flags };
   }
 
-  #upsertStatement(table: SqlIdentifier, variants: readonly string[], rows: number, ttl: number): string {
+  /**
+   * One INSERT … SELECT over arrays: the ids, a flag array per variant (null: not named, so a row
+   * that exists keeps its flag), and every vector in one bytea that the statement cuts per row
+   * (embeddings first, by position; then the search embeddings, by the byte offset each row names).
+   * Parameters: $1 model_name, $2 version, $3 vectors, $4 ids, $5 search offsets, $6… flags, then ttl.
+   */
+  #upsertStatement(
+    table: SqlIdentifier,
+    chunk: UpsertChunk,
+    variants: readonly string[],
+    returned: readonly SqlIdentifier[],
+    ttl: number,
+  ): string {
     const flags = variants.map((variant) => quoteIdentifier(variantColumn(variant)));
-    const fixed = ttl > 0 ? 3 : 2; // $1 model_name, $2 version, [$3 ttl]
-    const perRow = 3 + flags.length;
-    const expires = ttl > 0 ? `now() + $3::integer * interval '1 second'` : 'NULL::timestamptz';
-    const values: string[] = [];
-    for (let r = 0; r < rows; r++) {
-      const p = fixed + r * perRow;
-      const flagParams = flags.map((_, f) => `$${p + 4 + f}::boolean`);
-      values.push(
-        `($1::text, $2::integer, $${p + 1}::text, $${p + 2}::real[], $${p + 3}::real[], ${expires}${flagParams.map((x) => `, ${x}`).join('')})`,
-      );
-    }
-    const updates = ['embedding', 'search_embedding', 'expires_at', ...flags].map(
-      (c) => `${c} = EXCLUDED.${c}`,
-    );
-    return `INSERT INTO ${quoteIdentifier(table)}
-              (model_name, version, id, embedding, search_embedding, expires_at${flags.map((c) => `, ${c}`).join('')})
-            VALUES ${values.join(',\n')}
-            ON CONFLICT (model_name, version, id) DO UPDATE SET ${updates.join(', ')}`;
+    const flagParams = flags.map((_, f) => `$${6 + f}::boolean[]`);
+    const expires =
+      ttl > 0 ? `now() + $${6 + flags.length}::integer * interval '1 second'` : 'NULL::timestamptz';
+    const columns = ['model_name', 'version', 'id', 'embedding', 'search_embedding', 'expires_at', ...flags];
+    const flagValues = flags.map((_, f) => `, u.f${f}`).join('');
+    const updates = [
+      'embedding = EXCLUDED.embedding',
+      'search_embedding = EXCLUDED.search_embedding',
+      'expires_at = EXCLUDED.expires_at',
+      ...flags.map((c) => `${c} = coalesce(EXCLUDED.${c}, vss_row.${c})`),
+    ];
+    const returning =
+      returned.length === 0 ? '' : `RETURNING id, ${returned.map(quoteIdentifier).join(', ')}`;
+    // The vectors are decoded once (MATERIALIZED), not per row; vss_ names cannot be a table's.
+    return `WITH vss_vectors AS MATERIALIZED (SELECT ${this.transport.expression('$3')} AS bytes)
+            INSERT INTO ${quoteIdentifier(table)} AS vss_row (${columns.join(', ')})
+            SELECT $1::text, $2::integer, u.id,
+                   substr(v.bytes, (u.n::integer - 1) * ${chunk.width} + 1, ${chunk.width}),
+                   substr(v.bytes, u.search_at + 1, ${chunk.searchWidth}),
+                   ${expires}${flagValues}
+              FROM vss_vectors v,
+                   unnest($4::text[], $5::integer[]${flagParams.map((p) => `, ${p}`).join('')})
+                     WITH ORDINALITY AS u(id, search_at${flags.map((_, f) => `, f${f}`).join('')}, n)
+            ON CONFLICT (model_name, version, id) DO UPDATE SET ${updates.join(', ')}
+            ${returning}`;
   }
 
   #upsertParams(
     batch: EmbeddingBatch,
-    rows: readonly EmbeddingRow[],
+    chunk: UpsertChunk,
     variants: readonly string[],
     ttl: number,
-  ) {
-    const params: SqlValue[] = [batch.modelName, batch.version];
+  ): SqlValue[] {
+    const { rows, width } = chunk;
+    const vectors = Buffer.allocUnsafe(chunkBytes(chunk));
+    const searchAt: (number | null)[] = [];
+    let searchOffset = rows.length * width;
+    rows.forEach((row, i) => {
+      vectors.set(vectorBytes(row.embedding), i * width);
+      if (row.searchEmbedding) {
+        vectors.set(vectorBytes(row.searchEmbedding), searchOffset);
+        searchAt.push(searchOffset);
+        searchOffset += chunk.searchWidth;
+      } else searchAt.push(null);
+    });
+    const params: SqlValue[] = [
+      batch.modelName,
+      batch.version,
+      this.transport.value(vectors),
+      rows.map((row) => row.id),
+      searchAt,
+    ];
+    for (const variant of variants) params.push(rows.map((row) => row.toBeIndexed?.[variant] ?? null));
     if (ttl > 0) params.push(ttl);
-    for (const row of rows) {
-      params.push(row.id, row.embedding, row.searchEmbedding ?? null);
-      for (const variant of variants) params.push(row.toBeIndexed?.[variant] ?? null);
-    }
     return params;
   }
 

@@ -109,14 +109,18 @@ export class EntityTables {
     await atomically(this.db, async (tx) => {
       await lockTableName(tx, name);
       const existing = await readColumns(tx, name);
-      if (existing !== undefined) return requireShape(name, existing, EMBEDDINGS_COLUMNS, field);
+      if (existing !== undefined) {
+        requireShape(name, existing, EMBEDDINGS_COLUMNS, field);
+        return requireVectorColumns(tx, name, field);
+      }
+      // Vectors are float32 little-endian bytes (vector-bytes.ts).
       await tx.query(
         `CREATE TABLE ${t} (
            model_name text NOT NULL,
            version integer NOT NULL CHECK (version > 0),
            id text NOT NULL,
-           embedding real[] NOT NULL,
-           search_embedding real[],
+           embedding bytea NOT NULL,
+           search_embedding bytea,
            expires_at timestamptz,
            PRIMARY KEY (model_name, version, id)
          )`,
@@ -220,6 +224,28 @@ function requireShape(
     throw new LatticeError(
       'FAILED_PRECONDITION',
       `table "${table}" already exists without the column(s) ${absent.join(', ')}: name another table`,
+      { field },
+    );
+  }
+}
+
+/**
+ * An adopted table's vector columns hold bytes: `real[]` ones (the layout before migration 6) are
+ * converted in place, as the migration converts the tables of registered stores; any other type is
+ * refused.
+ */
+async function requireVectorColumns(tx: SqlQueryable, table: SqlIdentifier, field: string): Promise<void> {
+  await tx.query('SELECT vss_embeddings_as_bytea(to_regclass($1))', [quoteIdentifier(table)]);
+  const { rows } = await tx.query<{ column: string; type: string }>(
+    `SELECT attname AS column, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+      WHERE attrelid = to_regclass($1) AND attname IN ('embedding', 'search_embedding') AND NOT attisdropped`,
+    [quoteIdentifier(table)],
+  );
+  const wrong = rows.filter((row) => row.type !== 'bytea');
+  if (wrong.length > 0) {
+    throw new LatticeError(
+      'FAILED_PRECONDITION',
+      `table "${table}" already exists with ${wrong.map((r) => `column ${r.column} of type ${r.type}`).join(' and ')} (vectors are bytea): name another table`,
       { field },
     );
   }

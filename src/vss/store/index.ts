@@ -16,6 +16,7 @@ export type {
   EmbeddingRow,
   EmbeddingScan,
   EmbeddingsRepository,
+  IndexFlags,
   StoredEmbedding,
 } from './embeddings-repository.js';
 export { APPLIED_AT_COLUMN, attributeColumn, type EntityTables } from './entity-tables.js';

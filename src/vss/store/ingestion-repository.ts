@@ -10,7 +10,7 @@
  * others are claimed by the first job of their version to complete after they were processed.
  */
 import { LatticeError } from '../../platform/errors.js';
-import type { SqlQueryable } from '../../platform/sql/index.js';
+import type { SqlQueryable, SqlValue } from '../../platform/sql/index.js';
 import { withConstraintErrors } from './database-errors.js';
 import { resourceName } from './identifiers.js';
 import { atomically, integerField } from './sql-support.js';
@@ -132,12 +132,13 @@ export class IngestionRepository {
   constructor(private readonly db: SqlQueryable) {}
 
   /**
-   * Records processed events in the ledger (one statement). Recording an event again rewrites its
+   * Records processed events in the ledger: one statement per model version and job the events
+   * name (a batch is usually one), in one transaction. Recording an event again rewrites its
    * outcome (a dead letter replayed and applied counts as applied) but never moves it to another job.
    */
   async recordEvents(events: readonly IngestedEvent[]): Promise<void> {
     // One row per key: ON CONFLICT cannot touch a row twice in one statement, and the last wins.
-    const latest = new Map<string, IngestedEvent>();
+    const groups = new Map<string, { first: IngestedEvent; byKey: Map<string, IngestedEvent> }>();
     events.forEach((event, i) => {
       versionKey(event);
       if (!EVENT_KEY.test(event.eventKey)) {
@@ -147,27 +148,44 @@ export class IngestionRepository {
       }
       if (event.jobId !== undefined) jobIdField(event.jobId, `events[${i}].job_id`);
       integerField(event.points, `events[${i}].points`, 0);
-      const key = JSON.stringify([event.entity, event.modelName, event.version, event.eventKey]);
-      latest.delete(key);
-      latest.set(key, event);
+      const group = JSON.stringify([event.entity, event.modelName, event.version, event.jobId ?? null]);
+      let found = groups.get(group);
+      if (found === undefined) {
+        found = { first: event, byKey: new Map() };
+        groups.set(group, found);
+      }
+      found.byKey.delete(event.eventKey);
+      found.byKey.set(event.eventKey, event);
     });
-    if (latest.size === 0) return;
-    const rows = [...latest.values()];
-    await this.db.query(
-      `INSERT INTO vss_ingestion_events AS e (entity, model_name, version, event_key, job_id, rejected, points)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::boolean[], $7::integer[])
-       ON CONFLICT (entity, model_name, version, event_key) DO UPDATE
-         SET rejected = EXCLUDED.rejected, points = EXCLUDED.points, job_id = coalesce(e.job_id, EXCLUDED.job_id)`,
-      [
-        rows.map((r) => r.entity),
-        rows.map((r) => r.modelName),
-        rows.map((r) => r.version),
+    // A key is a hash of the event's bytes, job_id included: it falls in one group only.
+    const statements = [...groups.values()].map(({ first, byKey }) => {
+      const rows = [...byKey.values()];
+      return [
+        first.entity,
+        first.modelName,
+        first.version,
+        first.jobId ?? null,
         rows.map((r) => r.eventKey),
-        rows.map((r) => r.jobId ?? null),
         rows.map((r) => r.rejected),
         rows.map((r) => r.points),
-      ],
-    );
+      ];
+    });
+    if (statements.length === 0) return;
+    const record = (db: SqlQueryable, params: SqlValue[]) =>
+      db.query(
+        `INSERT INTO vss_ingestion_events AS e (entity, model_name, version, job_id, event_key, rejected, points)
+         SELECT $1::text, $2::text, $3::integer, $4::text, u.event_key, u.rejected, u.points
+           FROM unnest($5::uuid[], $6::boolean[], $7::integer[]) AS u(event_key, rejected, points)
+         ON CONFLICT (event_key, entity, model_name, version) DO UPDATE
+           SET rejected = EXCLUDED.rejected, points = EXCLUDED.points, job_id = coalesce(e.job_id, EXCLUDED.job_id)`,
+        params,
+      );
+    if (statements.length === 1) await record(this.db, statements[0]!);
+    else {
+      await atomically(this.db, async (tx) => {
+        for (const params of statements) await record(tx, params);
+      });
+    }
   }
 
   /**

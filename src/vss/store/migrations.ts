@@ -264,10 +264,66 @@ CREATE TABLE vss_ingestion_events (
 CREATE INDEX vss_ingestion_events_job ON vss_ingestion_events (entity, model_name, version, job_id);
 `;
 
+/**
+ * Embeddings tables hold vectors as float32 little-endian `bytea` rather than `real[]` (parsing the
+ * text of every value made ingestion slow: vector-bytes.ts). The tables of registered stores are
+ * converted bit for bit (`float4send` gives each value's bytes, big-endian); the function stays for
+ * EntityTables, which converts a `real[]` table it adopts the same way.
+ */
+const vectorsAsBytes = `
+CREATE FUNCTION vss_float4_bytes(v real[]) RETURNS bytea LANGUAGE sql IMMUTABLE STRICT AS $$
+  SELECT coalesce(string_agg(substr(b, 4, 1) || substr(b, 3, 1) || substr(b, 2, 1) || substr(b, 1, 1),
+                             ''::bytea ORDER BY o), ''::bytea)
+    FROM unnest(v) WITH ORDINALITY AS u(x, o), float4send(x) AS b
+$$;
+
+CREATE FUNCTION vss_embeddings_as_bytea(t regclass) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  changes text;
+BEGIN
+  SELECT string_agg(format('ALTER COLUMN %I TYPE bytea USING vss_float4_bytes(%I)', attname, attname), ', ')
+    INTO changes
+    FROM pg_attribute
+   WHERE attrelid = t AND attname IN ('embedding', 'search_embedding') AND NOT attisdropped
+     AND atttypid = 'real[]'::regtype;
+  IF changes IS NOT NULL THEN
+    EXECUTE format('ALTER TABLE %s %s', t, changes);
+  END IF;
+END
+$$;
+
+DO $$
+DECLARE
+  t regclass;
+BEGIN
+  FOR t IN SELECT to_regclass(quote_ident(embeddings_table)) FROM vss_stores ORDER BY store_id LOOP
+    IF t IS NOT NULL THEN
+      PERFORM vss_embeddings_as_bytea(t);
+    END IF;
+  END LOOP;
+END
+$$;
+`;
+
+/**
+ * The ledger takes a row per embedding event, as many as the embeddings tables: its key becomes a
+ * 16-byte uuid (the same 32 hex digits, validated by the type instead of a pattern) and leads the
+ * primary key, so that most comparisons of an insert end at the first column. Queries by version
+ * and job use vss_ingestion_events_job.
+ */
+const compactLedgerKey = `
+ALTER TABLE vss_ingestion_events DROP CONSTRAINT vss_ingestion_events_pkey, DROP CONSTRAINT event_key;
+ALTER TABLE vss_ingestion_events ALTER COLUMN event_key TYPE uuid USING event_key::uuid;
+ALTER TABLE vss_ingestion_events
+  ADD CONSTRAINT vss_ingestion_events_pkey PRIMARY KEY (event_key, entity, model_name, version);
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
   { version: 3, name: 'operations', up: operations },
   { version: 4, name: 'configuration change notifications', up: configNotifications },
   { version: 5, name: 'ingestion jobs, EOF markers and the event ledger', up: ingestion },
+  { version: 6, name: 'embeddings tables store vectors as float32 bytea', up: vectorsAsBytes },
+  { version: 7, name: 'ingestion ledger keyed by a uuid first', up: compactLedgerKey },
 ];

@@ -19,6 +19,7 @@ import { flipReadVersion, type ReadVersionFlip } from './read-version.js';
 import { StoresRepository } from './stores-repository.js';
 import type { VariantKey } from './types.js';
 import { VariantsRepository } from './variants-repository.js';
+import { type VectorTransport, vectorTransport } from './vector-bytes.js';
 import { VersionsRepository } from './versions-repository.js';
 
 export interface VssRepositories {
@@ -50,6 +51,7 @@ class BoundRepositories implements VssRepositories {
   constructor(
     private readonly db: SqlQueryable,
     columns: ColumnCache,
+    vectors: VectorTransport,
   ) {
     this.stores = new StoresRepository(db);
     this.models = new ModelsRepository(db);
@@ -57,7 +59,7 @@ class BoundRepositories implements VssRepositories {
     this.versions = new VersionsRepository(db);
     this.operations = new OperationsRepository(db);
     this.entityTables = new EntityTables(db, columns);
-    this.embeddings = new EmbeddingsRepository(db, this.entityTables);
+    this.embeddings = new EmbeddingsRepository(db, this.entityTables, vectors);
     this.aggregator = new AggregatorRepository(db, this.entityTables);
     this.ingestion = new IngestionRepository(db);
   }
@@ -69,7 +71,7 @@ class BoundRepositories implements VssRepositories {
 
 export class VssStore extends BoundRepositories {
   private constructor(private readonly sql: SqlClient) {
-    super(sql, new ColumnCache());
+    super(sql, new ColumnCache(), vectorTransport(sql.kind));
   }
 
   /** Brings the schema up to date (safe from several replicas at once) and opens the store. */
@@ -85,7 +87,9 @@ export class VssStore extends BoundRepositories {
    */
   transaction<T>(fn: (repositories: VssRepositories) => Promise<T>): Promise<T> {
     // A column added inside may still roll back: the transaction gets its own column cache.
-    return this.sql.transaction((tx) => fn(new BoundRepositories(tx, new ColumnCache())));
+    return this.sql.transaction((tx) =>
+      fn(new BoundRepositories(tx, new ColumnCache(), vectorTransport(this.sql.kind))),
+    );
   }
 }
 

@@ -69,6 +69,75 @@ export function entityDataTests(context: Context): void {
       assert.equal(await store.embeddings.count(table, 'm1', 2), 0, 'versions are separate');
     });
 
+    test('vectors round-trip bit for bit, stored as float32 little-endian bytes: -0, subnormals, infinities, NaN payloads', async () => {
+      const { store, sql } = context();
+      const { n, entity } = await registerModel(store);
+      await store.variants.create(newVariant(entity, 'm1', 'organic'));
+      const table = `emb_${n}`;
+      // Bit patterns: ±0, the smallest and largest subnormals, the smallest normal, the largest
+      // finite, ±Infinity, the quiet NaN, NaNs with payloads (quiet, signalling, negative, all ones).
+      const special = [
+        0x00000000, 0x80000000, 0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, 0x7f800000, 0xff800000,
+        0x7fc00000, 0x7fc00001, 0x7f800001, 0x7fa5a5a5, 0xffc12345, 0xffffffff, 0x3f800000, 0xbeaaaaab,
+      ];
+      const bits = (values: number[]) => new Float32Array(Uint32Array.from(values).buffer);
+      const embedding = bits(special);
+      const search = bits([...special].reverse());
+      // Vectors that are views into a larger buffer at an offset: only their own bytes are stored.
+      const backing = new Float32Array(special.length + 3);
+      backing.set(embedding, 3);
+      const view = backing.subarray(3);
+      await store.embeddings.upsert(table, {
+        modelName: 'm1',
+        version: 1,
+        rows: [
+          { id: 'special', embedding, searchEmbedding: search, toBeIndexed: { organic: true } },
+          { id: 'view', embedding: view },
+        ],
+      });
+      const sameBits = (got: Float32Array, want: Float32Array, what: string) => {
+        assert.ok(got instanceof Float32Array, what);
+        assert.equal(got.byteOffset, 0, `${what}: its own aligned buffer`);
+        assert.equal(got.buffer.byteLength, want.byteLength, `${what}: its own aligned buffer`);
+        assert.deepEqual(
+          [...new Uint32Array(got.buffer)].map((b) => b.toString(16)),
+          [...new Uint32Array(want.buffer, want.byteOffset, want.length)].map((b) => b.toString(16)),
+          what,
+        );
+      };
+      const read = await store.embeddings.read(table, {
+        modelName: 'm1',
+        version: 1,
+        ids: ['special', 'view'],
+      });
+      sameBits(read.get('special')!.embedding, embedding, 'read embedding');
+      sameBits(read.get('special')!.searchEmbedding, search, 'read search embedding');
+      sameBits(read.get('view')!.embedding, embedding, 'a vector given as a view');
+      sameBits(
+        read.get('view')!.searchEmbedding,
+        embedding,
+        'the search embedding defaults to the index one',
+      );
+      const [scanned] = await store.embeddings.scan(table, { modelName: 'm1', version: 1, limit: 1 });
+      sameBits(scanned!.embedding, embedding, 'scanned embedding');
+      sameBits(scanned!.searchEmbedding, search, 'scanned search embedding');
+
+      // The column holds dimension × 4 bytes, little-endian, whatever reads it.
+      const { rows } = await sql.query<{ bytes: string; search: string | null; type: string }>(
+        `SELECT encode(embedding, 'hex') AS bytes, encode(search_embedding, 'hex') AS search,
+                pg_typeof(embedding)::text AS type
+           FROM ${table} WHERE id = 'special'`,
+      );
+      const le = (values: number[]) => {
+        const buffer = Buffer.alloc(values.length * 4);
+        values.forEach((v, i) => {
+          buffer.writeUInt32LE(v, i * 4);
+        });
+        return buffer.toString('hex');
+      };
+      assert.deepEqual(rows[0], { bytes: le(special), search: le([...special].reverse()), type: 'bytea' });
+    });
+
     test('upsert replaces, keeps flags it does not name, and the last row for an id wins', async () => {
       const { store } = context();
       const { n, entity } = await registerModel(store);

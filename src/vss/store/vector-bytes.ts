@@ -1,0 +1,75 @@
+/**
+ * How the embeddings tables hold vectors: `bytea` of float32 little-endian values, dimension × 4
+ * bytes, bit for bit what the Float32Array held (-0, subnormals, infinities and NaN payloads
+ * included). Text arrays (`real[]`) cost the database a float parse per value on every write and
+ * limited ingestion to ~1,500 events/s (README, "vss embedding ingestion").
+ *
+ * Writes send a whole statement's vectors as one parameter, back to back, which the statement cuts
+ * per row (embeddings-repository.ts); {@link VectorTransport} is how that parameter travels, the one
+ * place the adapters differ.
+ */
+import { endianness } from 'node:os';
+import { LatticeError } from '../../platform/errors.js';
+import type { SqlClientKind, SqlValue } from '../../platform/sql/index.js';
+
+const littleEndian = endianness() === 'LE';
+
+/** Bytes of a vector as stored: a view of its own memory on little-endian hosts (no copy). */
+export function vectorBytes(vector: Float32Array): Uint8Array {
+  if (littleEndian) return new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
+  const bytes = new Uint8Array(vector.byteLength);
+  const view = new DataView(bytes.buffer);
+  const source = new DataView(vector.buffer, vector.byteOffset, vector.byteLength);
+  // Through the integer bits, so a NaN's payload is kept as is.
+  for (let i = 0; i < vector.length; i++) view.setUint32(i * 4, source.getUint32(i * 4), true);
+  return bytes;
+}
+
+/**
+ * A stored vector as a Float32Array of its own: always copied, since the driver's bytes may sit at
+ * any offset of a shared buffer (a Float32Array needs a multiple of 4) and may be reused.
+ */
+export function vectorFromBytes(bytes: Uint8Array, column: string): Float32Array {
+  if (bytes.byteLength % 4 !== 0) {
+    throw new LatticeError(
+      'INTERNAL',
+      `stored ${column} has ${bytes.byteLength} bytes, not a whole number of float32 values`,
+    );
+  }
+  const vector = new Float32Array(bytes.byteLength / 4);
+  if (littleEndian) {
+    new Uint8Array(vector.buffer).set(bytes);
+    return vector;
+  }
+  const source = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const target = new DataView(vector.buffer);
+  for (let i = 0; i < vector.length; i++) target.setUint32(i * 4, source.getUint32(i * 4, true));
+  return vector;
+}
+
+/** How a statement's vectors (one `Buffer`, back to back) travel as one parameter. */
+export interface VectorTransport {
+  /** The SQL expression, of type bytea, for parameter `param` (`$3`). */
+  expression(param: string): string;
+  value(vectors: Buffer): SqlValue;
+}
+
+/**
+ * PostgreSQL's driver sends a Uint8Array as a binary parameter. PGlite's turns bytea into hex text
+ * one byte at a time in JavaScript, then measures and copies the text char by char; base64 made by
+ * Buffer and decoded by the database once is a few times cheaper there (hex is 15% dearer: more
+ * text), but on PostgreSQL slower than binary (measured with bench/vss-ingest/store-floor.ts).
+ */
+export function vectorTransport(kind: SqlClientKind): VectorTransport {
+  return kind === 'pglite' ? BASE64_TEXT : BINARY;
+}
+
+const BINARY: VectorTransport = {
+  expression: (param) => `${param}::bytea`,
+  value: (vectors) => vectors,
+};
+
+const BASE64_TEXT: VectorTransport = {
+  expression: (param) => `decode(${param}::text, 'base64')`,
+  value: (vectors) => vectors.toString('base64'),
+};
