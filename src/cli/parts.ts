@@ -258,7 +258,10 @@ export async function startVssServingPart(
  * vector database this must share its process with vss serving (`lattice vss`): the database lives
  * in one process.
  */
-export async function startVssConsumersPart(platform: Platform): Promise<RunningPart> {
+export async function startVssConsumersPart(
+  platform: Platform,
+  options: { partitions?: readonly number[] } = {},
+): Promise<RunningPart> {
   const { settings, logger, metrics } = platform;
   const { sql, vectorDb } = await openVssAdapters(platform);
   const queue = await platform.queue();
@@ -270,12 +273,17 @@ export async function startVssConsumersPart(platform: Platform): Promise<Running
     settings: settings.vss.consumers,
     metrics,
     logger,
+    ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
   });
+  const own =
+    consumers.ownPartitions.length === consumers.partitions
+      ? `${consumers.partitions} partitions per topic`
+      : `partitions ${consumers.ownPartitions.join(',')} of ${consumers.partitions} per topic`;
   return {
     name: 'vss-consumers',
     endpoints: [
       [
-        `vss consumers (group ${consumers.group}, ${consumers.partitions} partitions per topic)`,
+        `vss consumers (group ${consumers.group}, ${own})`,
         `${settings.queue.kind} topics ${consumers.topics.join(', ')}`,
       ],
     ],

@@ -82,13 +82,28 @@ describe('lattice vss', () => {
     assert.equal(await vss.stop(), 0, vss.output());
   });
 
-  test('lattice vss consumers runs the consumers alone and stops on SIGTERM', async () => {
+  test('lattice vss consumers runs the consumers alone (on a share of the partitions) and stops on SIGTERM', async () => {
     const consumers = await startLatticeVss({
       command: 'vss consumers',
+      args: ['--partitions', '0-2,5'],
       env: { LATTICE_DATA_DIR: dataDir() },
     });
     running.push(consumers);
     assert.match(consumers.output(), /Lattice vss consumers is up/);
+    assert.match(
+      consumers.output(),
+      /vss consumers \(group vss-consumers, partitions 0,1,2,5 of 8 per topic\)/,
+    );
+    const metrics = await (await fetch(`${consumers.opsUrl}/metrics`)).text();
+    assert.match(
+      metrics,
+      /^vss_consumer_lag\{topic="vss-realtime",group="vss-consumers",partition="5"\} 0$/m,
+    );
+    assert.doesNotMatch(
+      metrics,
+      /^vss_consumer_lag\{[^}]*partition="4"\}/m,
+      'lag of its own partitions only',
+    );
     assert.equal(consumers.servingAddress, undefined);
     assert.doesNotMatch(consumers.output(), /SimilaritySearch/);
     assert.equal(await consumers.stop(), 0, consumers.output());
@@ -101,7 +116,10 @@ describe('lattice vss', () => {
       [['--topic', 'x'], /belong to "vss replay"/],
       [['serving', 'extra'], /unexpected argument "extra"/],
       [['frobnicate'], /unknown vss subcommand "frobnicate"/],
-      [['replay', '--metrics-port', '1'], /--metrics-port to them/],
+      [['replay', '--metrics-port', '1'], /--metrics-port and --partitions to them/],
+      [['serving', '--partitions', '0-3'], /--partitions belongs to "vss consumers" and "vss"/],
+      [['consumers', '--partitions', '3-1'], /--partitions must be partition numbers and ranges/],
+      [['--partitions', 'all'], /--partitions must be partition numbers and ranges/],
     ];
     for (const [argv, message] of cases) {
       await assert.rejects(runVss({ args: [], argv, settingsFile: undefined }), (err) => {

@@ -32,6 +32,8 @@ export interface LatticeVssProcess {
 
 export interface LatticeVssOptions {
   command: VssCommand;
+  /** Options after the command (`--partitions 0-3`). */
+  args?: readonly string[];
   /** LATTICE_* settings (data directory, adapters); the test's own LATTICE_* variables are not passed on. */
   env: Record<string, string>;
   /** A JSON or YAML settings file (`--settings`). */
@@ -81,7 +83,7 @@ function childEnv(env: Record<string, string>): Record<string, string> {
 
 /** Starts the command and waits until it printed where it listens (or fails with its output). */
 export async function startLatticeVss(options: LatticeVssOptions): Promise<LatticeVssProcess> {
-  const args = [bin, ...options.command.split(' ')];
+  const args = [bin, ...options.command.split(' '), ...(options.args ?? [])];
   if (options.settingsFile) args.push('--settings', options.settingsFile);
   const child = spawn(process.execPath, args, {
     env: childEnv(options.env),

@@ -14,7 +14,7 @@ import { describePorts } from './ports.js';
 export const DEFAULT_VSS_SERVING_PORT = 50055;
 
 const usage = `Usage:
-  lattice vss [--port N] [--metrics-port N]
+  lattice vss [--port N] [--metrics-port N] [--partitions LIST]
       vss serving and the vss consumers in one process, sharing one SQL client, vector database and
       queue: how the embedded vector database (it lives in one process) must run.
   lattice vss serving [--port N] [--metrics-port N]
@@ -23,11 +23,13 @@ const usage = `Usage:
       Settings vss.pageTokenSecret (LATTICE_VSS_PAGE_TOKEN_SECRET) sets the page-token key (share it
       between replicas); vss.recallSampleRate (LATTICE_VSS_RECALL_SAMPLE_RATE, 0..1, default 0.01) the
       share of queries re-run for avg_recall.
-  lattice vss consumers [--metrics-port N]
+  lattice vss consumers [--metrics-port N] [--partitions LIST]
       apply embedding events, EOF markers and real-time events from the vss topics (settings
       vss.consumers: embeddingsTopic, realtimeTopic, group, partitions, batchSize, lingerMs, retries,
       ackWaitMs) to the SQL store and the vector database, and sweep expired embedding-store rows.
       Alone only with a vector database server (Qdrant); on the embedded one run "lattice vss".
+      --partitions (e.g. 0-3 or 0,2,4,6; default all) is the share of each topic this process
+      consumes: processes of one group must split the partitions between them.
   Each serves /healthz, /readyz and /metrics on --metrics-port (default settings metrics.port).
   lattice vss replay [--topic T] [--limit N] [--id ID]
       re-publish dead letters to the topic they came from, once their cause is fixed: all of them,
@@ -44,6 +46,24 @@ function parsePort(text: string, flag: string): number {
   return port;
 }
 
+/** `0-3,6` → [0, 1, 2, 3, 6]. */
+function parsePartitions(text: string): number[] {
+  const partitions = new Set<number>();
+  for (const part of text.split(',')) {
+    const range = /^\s*(\d{1,4})\s*(?:-\s*(\d{1,4})\s*)?$/.exec(part);
+    const from = Number(range?.[1]);
+    const to = range?.[2] === undefined ? from : Number(range[2]);
+    if (range === null || to < from) {
+      throw invalidArgument(
+        `--partitions must be partition numbers and ranges such as 0-3,6, got ${JSON.stringify(text)}`,
+        'partitions',
+      );
+    }
+    for (let p = from; p <= to; p++) partitions.add(p);
+  }
+  return [...partitions].sort((a, b) => a - b);
+}
+
 function parseLimit(text: string): number {
   const limit = Number(text);
   if (!/^\d+$/.test(text) || limit < 1 || !Number.isSafeInteger(limit)) {
@@ -56,6 +76,7 @@ interface VssArgs {
   positionals: string[];
   port: string | undefined;
   metricsPort: string | undefined;
+  partitions: string | undefined;
   topic: string | undefined;
   limit: string | undefined;
   id: string | undefined;
@@ -83,6 +104,7 @@ export async function runVss(context: CliContext): Promise<void> {
       options: {
         port: { type: 'string' },
         'metrics-port': { type: 'string' },
+        partitions: { type: 'string' },
         topic: { type: 'string' },
         limit: { type: 'string' },
         id: { type: 'string' },
@@ -95,6 +117,7 @@ export async function runVss(context: CliContext): Promise<void> {
       positionals,
       port: values.port,
       metricsPort: values['metrics-port'],
+      partitions: values.partitions,
       topic: values.topic,
       limit: values.limit,
       id: values.id,
@@ -114,6 +137,9 @@ export async function runVss(context: CliContext): Promise<void> {
     if (parsed.topic !== undefined || parsed.limit !== undefined || parsed.id !== undefined) {
       throw invalidArgument(`--topic, --limit and --id belong to "vss replay"\n\n${usage}`);
     }
+    if (!components.consumers && parsed.partitions !== undefined) {
+      throw invalidArgument(`--partitions belongs to "vss consumers" and "vss"\n\n${usage}`, 'partitions');
+    }
     if (!components.serving && parsed.port !== undefined) {
       throw invalidArgument(
         `--port belongs to "vss serving" and "vss"; the consumers serve no port\n\n${usage}`,
@@ -121,15 +147,16 @@ export async function runVss(context: CliContext): Promise<void> {
     }
     await runComponents(context, components, {
       port: parsed.port === undefined ? undefined : parsePort(parsed.port, '--port'),
+      partitions: parsed.partitions === undefined ? undefined : parsePartitions(parsed.partitions),
       metricsPort:
         parsed.metricsPort === undefined ? undefined : parsePort(parsed.metricsPort, '--metrics-port'),
     });
     return;
   }
   if (subcommand === 'replay') {
-    if (parsed.port !== undefined || parsed.metricsPort !== undefined) {
+    if (parsed.port !== undefined || parsed.metricsPort !== undefined || parsed.partitions !== undefined) {
       throw invalidArgument(
-        `--port belongs to "vss serving" and "vss", --metrics-port to them and "vss consumers"\n\n${usage}`,
+        `--port belongs to "vss serving" and "vss", --metrics-port and --partitions to them and "vss consumers"\n\n${usage}`,
       );
     }
     if (parsed.id !== undefined && parsed.limit !== undefined) {
@@ -155,7 +182,7 @@ export async function runVss(context: CliContext): Promise<void> {
 async function runComponents(
   context: CliContext,
   components: Components,
-  ports: { port: number | undefined; metricsPort: number | undefined },
+  ports: { port: number | undefined; metricsPort: number | undefined; partitions: number[] | undefined },
 ): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
   const platform = new Platform(settings);
@@ -175,7 +202,14 @@ async function runComponents(
       servingPort = serving.port;
       parts.push(serving);
     }
-    if (components.consumers) parts.push(await startVssConsumersPart(platform));
+    if (components.consumers) {
+      parts.push(
+        await startVssConsumersPart(
+          platform,
+          ports.partitions === undefined ? {} : { partitions: ports.partitions },
+        ),
+      );
+    }
     ops = new HttpServer({
       name: 'vss-ops',
       host: settings.host,

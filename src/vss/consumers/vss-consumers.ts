@@ -39,6 +39,11 @@ export interface VssConsumersOptions {
   sweepIntervalMs?: number;
   /** Told of each ingestion job completed here (after its completion is committed). */
   onJobComplete?: (record: IngestionRecord) => void;
+  /**
+   * The partitions of each topic this process consumes; default all. Processes of one group must
+   * split the partitions between them (a partition consumed twice at once loses its order).
+   */
+  partitions?: readonly number[];
 }
 
 export interface VssConsumers {
@@ -47,6 +52,8 @@ export interface VssConsumers {
   readonly group: string;
   /** Partitions of each topic. */
   readonly partitions: number;
+  /** The partitions this process consumes, ascending. */
+  readonly ownPartitions: readonly number[];
   /**
    * Stops taking messages, lets the batches being applied settle (what was not yet applied goes
    * back to the queue for redelivery) and stops the sweep. The adapters stay open.
@@ -82,8 +89,9 @@ export async function startVssConsumers(options: VssConsumersOptions): Promise<V
     retry: retrySettings(settings),
     metrics,
     logger,
+    ...(options.partitions === undefined ? {} : { partitions: options.partitions }),
   };
-  const runners: { close(): Promise<void> }[] = [];
+  const runners: { close(): Promise<void>; readonly partitions: number[] }[] = [];
   const sweep = new ExpirySweep(store, {
     intervalMs: options.sweepIntervalMs,
     logger,
@@ -114,6 +122,7 @@ export async function startVssConsumers(options: VssConsumersOptions): Promise<V
     topics: [settings.embeddingsTopic, settings.realtimeTopic],
     group: settings.group,
     partitions: ingestionTopic!.partitions,
+    ownPartitions: runners[0]!.partitions,
     stop: () => {
       stopping ??= (async () => {
         await Promise.all(runners.map((runner) => runner.close()));
