@@ -74,7 +74,10 @@ export class PartitionLog {
     const hints = this.#hints;
     for (let h = 0; h < 2; h++) {
       if (this.#isIndexAfter(hints[h]!, sequence)) return hints[h]!;
-      if (this.#isIndexAfter(hints[h]! + 1, sequence)) return (hints[h] = hints[h]! + 1);
+      if (this.#isIndexAfter(hints[h]! + 1, sequence)) {
+        hints[h] = hints[h]! + 1;
+        return hints[h];
+      }
     }
     let lo = this.#start;
     let hi = this.#messages.length;
