@@ -73,10 +73,11 @@ export class PartitionLog {
   #indexAfter(sequence: number): number {
     const hints = this.#hints;
     for (let h = 0; h < 2; h++) {
-      if (this.#isIndexAfter(hints[h]!, sequence)) return hints[h]!;
-      if (this.#isIndexAfter(hints[h]! + 1, sequence)) {
-        hints[h] = hints[h]! + 1;
-        return hints[h];
+      const hint = hints[h]!;
+      if (this.#isIndexAfter(hint, sequence)) return hint;
+      if (this.#isIndexAfter(hint + 1, sequence)) {
+        hints[h] = hint + 1;
+        return hint + 1;
       }
     }
     let lo = this.#start;
