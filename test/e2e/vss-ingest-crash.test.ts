@@ -164,7 +164,9 @@ async function publishPortion(
   }
 }
 
-async function crashScenario(target: Target, log: (line: string) => void): Promise<void> {
+async function crashScenario(target: Target, diagnostic: (line: string) => void): Promise<void> {
+  const began = performance.now();
+  const log = (line: string) => diagnostic(`${((performance.now() - began) / 1000).toFixed(1)}s ${line}`);
   const next = random(SEED);
   log(`seed ${SEED} (VSS_CRASH_SEED replays the kill points)`);
   const consumers = target.settings.vss.consumers;
@@ -204,6 +206,7 @@ async function crashScenario(target: Target, log: (line: string) => void): Promi
         await queue.close();
         queue = undefined;
       }
+      log(`run ${run}: published; starting lattice vss consumers`);
       child = await startLatticeVss({
         command: 'vss consumers',
         env: target.env,
@@ -217,11 +220,11 @@ async function crashScenario(target: Target, log: (line: string) => void): Promi
         });
       if (!last) {
         // A random point of this run's progress: mid-batch, some batches applied and not acknowledged.
-        const killAt = 1 + Math.floor(next() * Math.min(2500, portion - 1));
+        const killAt = 1 + Math.floor(next() * Math.max(1, Math.floor(portion / 3)));
         await eventually(async () => (await applied()) >= killAt, 300_000, `${killAt} events applied`);
         const seen = await applied();
         await child.kill();
-        log(`run ${run}: SIGKILL after ${seen} events applied (kill point ${killAt})`);
+        log(`run ${run}: SIGKILL after ${seen} events applied in this run (kill point ${killAt})`);
         child = undefined;
         continue;
       }
@@ -244,7 +247,9 @@ async function crashScenario(target: Target, log: (line: string) => void): Promi
 
     sql ??= await target.openSql();
     await verifyStore(sql, model.value);
+    log('the store holds every row once, as sent');
     await verifyCollection(target, model.value);
+    log('the collection holds every point once, as sent');
     queue ??= await target.openQueue();
     await verifyNoDeadLetters(queue, embeddingsTopic);
   } catch (err) {
