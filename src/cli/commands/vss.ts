@@ -189,9 +189,16 @@ async function runComponents(
   const parts: RunningPart[] = [];
   let ops: HttpServer | undefined;
   const stopAll = async () => {
-    // Serving first: no call is answered by a half-stopped process; then the consumers drain.
-    for (const part of parts.splice(0)) await part.stop();
-    await ops?.stop();
+    // Serving first: no call is answered by a half-stopped process; then the consumers drain. A part
+    // that fails to stop does not keep the others, or the adapters, from closing.
+    for (const part of parts.splice(0)) {
+      await part
+        .stop()
+        .catch((err: unknown) => platform.logger.error({ err, part: part.name }, 'stopping failed'));
+    }
+    await ops
+      ?.stop()
+      .catch((err: unknown) => platform.logger.error({ err }, 'stopping the ops server failed'));
     await platform.close();
   };
   let servingPort: number | undefined;
@@ -221,9 +228,7 @@ async function runComponents(
     });
     opsPort = await ops.start();
   } catch (err) {
-    await stopAll().catch((stopErr: unknown) =>
-      platform.logger.warn({ err: stopErr }, 'stopping after a failed start failed'),
-    );
+    await stopAll();
     throw err;
   }
   onShutdownSignal(platform.logger, stopAll);

@@ -80,6 +80,11 @@ export class JetStreamConsumer implements Consumer {
         });
         this.#subscriptions.push(messages);
         this.#loops.push(this.#loop(partition, messages));
+        // Closed while starting (the subscribe timed out): no more subscriptions, this one closed.
+        if (this.#stopping) {
+          void messages.close().catch(() => undefined);
+          break;
+        }
       }
     } catch (err) {
       await this.close();

@@ -309,6 +309,9 @@ export class JetStreamQueue implements Queue {
     try {
       await this.#call(`subscribing to queue topic "${topic}"`, () => consumer.start());
     } catch (err) {
+      // A start cut short by the timeout goes on in the background: stop it, or the caller, told the
+      // subscription failed, would still get messages.
+      await consumer.close();
       this.#consumers.delete(consumer);
       throw err;
     }
