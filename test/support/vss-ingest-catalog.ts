@@ -24,6 +24,8 @@ export interface IngestModelSpec {
   variants: Record<string, JsonObject>;
   /** Result caches off (memory and distributed TTL 0), so every Search reads the vector DB. */
   cachesOff?: boolean;
+  /** The variants' vector database; default EMBEDDED. */
+  vectorDbType?: 'EMBEDDED' | 'QDRANT';
 }
 
 /** Registers the store, model and variants, and points every variant's write version at version 1. */
@@ -62,7 +64,7 @@ export async function registerIngestModel(store: VssStore, spec: IngestModelSpec
       modelName: model.modelName,
       variant,
       vssFilter,
-      vectorDbType: 'EMBEDDED',
+      vectorDbType: spec.vectorDbType ?? 'EMBEDDED',
       vectorDbConfig: {},
       jobFrequency: 'FREQ_1D',
       ...(spec.cachesOff ? { cache: { memoryTtlSeconds: 0, distributedTtlSeconds: 0 } } : {}),
