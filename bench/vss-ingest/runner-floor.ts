@@ -105,9 +105,10 @@ async function measureOn(name: string, open: () => Promise<Queue>): Promise<Figu
 
 async function measureRound(name: string, open: () => Promise<Queue>): Promise<Figures> {
   const queue = await open();
+  const baseTopic = `floor_base_${process.pid}_${Date.now()}`;
+  const topic = `floor_runner_${process.pid}_${Date.now()}`;
   try {
     const window = 2 * BATCH;
-    const baseTopic = `floor_base_${process.pid}_${Date.now()}`;
     await fill(queue, baseTopic);
     let started = performance.now();
     const bare = await queue.subscribe(baseTopic, 'baseline', () => {}, {
@@ -116,9 +117,7 @@ async function measureRound(name: string, open: () => Promise<Queue>): Promise<F
     });
     const baselineSeconds = await settled(queue, baseTopic, 'baseline', started);
     await bare.close();
-    await queue.deleteTopic(baseTopic);
 
-    const topic = `floor_runner_${process.pid}_${Date.now()}`;
     const publishRate = await fill(queue, topic);
     const metrics = new Metrics();
     started = performance.now();
@@ -134,7 +133,6 @@ async function measureRound(name: string, open: () => Promise<Queue>): Promise<F
     });
     const runnerSeconds = await settled(queue, topic, 'runner', started);
     await runner.close();
-    await queue.deleteTopic(topic);
     const figures: Figures = {
       publish_per_s: Math.round(publishRate),
       runner_per_s: Math.round(EVENTS / runnerSeconds),
@@ -145,6 +143,8 @@ async function measureRound(name: string, open: () => Promise<Queue>): Promise<F
     console.log(`${name}: ${JSON.stringify(figures)}`);
     return figures;
   } finally {
+    // A failed round leaves nothing on a shared server.
+    for (const t of [baseTopic, topic]) await queue.deleteTopic(t).catch(() => false);
     await queue.close();
   }
 }
