@@ -61,6 +61,13 @@ async function healthCheck(address: string, service: string): Promise<unknown> {
   }
 }
 
+/**
+ * How long start-up may take here: `lattice up` starts every part (reference servers, orchestrator,
+ * vss serving and consumers, each opening its adapters), and a shared 2-core machine under other
+ * tests has taken 50 s for it; an idle one takes a few seconds.
+ */
+const START_TIMEOUT_MS = 120_000;
+
 describe('lattice up', () => {
   const children: ChildProcess[] = [];
   after(() => {
@@ -73,7 +80,7 @@ describe('lattice up', () => {
     children.push(child);
     await eventually(
       () => output.stdout.includes('Ctrl-C'),
-      60_000,
+      START_TIMEOUT_MS,
       `lattice up to start (stderr: ${output.stderr})`,
     );
     const grpcAddress = /gRPC platform \(health, reflection\)\s+(\S+)/.exec(output.stdout)?.[1];
@@ -134,7 +141,7 @@ describe('lattice up', () => {
     children.push(child);
     await eventually(
       () => output.stdout.includes('Ctrl-C'),
-      90_000,
+      START_TIMEOUT_MS,
       `lattice vss serving to start (stderr: ${output.stderr})`,
     );
     const address = /vss\.v1\.SimilaritySearch gRPC \(health, reflection\)\s+(\S+)/.exec(output.stdout)?.[1];
@@ -156,7 +163,7 @@ describe('lattice up', () => {
       children.push(started.child);
       await eventually(
         () => started.output.stdout.includes('Ctrl-C') || started.child.exitCode !== null,
-        60_000,
+        START_TIMEOUT_MS,
         `lattice up to start (stderr: ${started.output.stderr})`,
       );
       assert.match(started.output.stdout, /Ctrl-C/, started.output.stderr);
