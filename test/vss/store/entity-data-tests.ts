@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { EmbeddingRow } from '../../../src/vss/store/index.js';
+import { type EmbeddingRow, openVssStore } from '../../../src/vss/store/index.js';
 import {
   type Context,
   columnsOf,
@@ -136,6 +136,37 @@ export function entityDataTests(context: Context): void {
         return buffer.toString('hex');
       };
       assert.deepEqual(rows[0], { bytes: le(special), search: le([...special].reverse()), type: 'bytea' });
+    });
+
+    test('reads return the flag of a variant registered through another store after the first read', async () => {
+      const { store, sql } = context();
+      const { n, entity } = await registerModel(store);
+      await store.variants.create(newVariant(entity, 'm1', 'organic'));
+      const table = `emb_${n}`;
+      const key = { modelName: 'm1', version: 1 };
+      const embedding = new Float32Array([1, 2]);
+      await store.embeddings.upsert(table, {
+        ...key,
+        rows: [{ id: 'a', embedding, toBeIndexed: { organic: true } }],
+      });
+      assert.deepEqual((await store.embeddings.read(table, { ...key, ids: ['a'] })).get('a')?.toBeIndexed, {
+        organic: true,
+      });
+      // Another replica (here: another store on the same database) registers a variant and flags the row.
+      const other = await openVssStore(sql);
+      await other.variants.create(newVariant(entity, 'm1', 'late'));
+      await other.embeddings.setMembership(table, {
+        ...key,
+        ids: ['a'],
+        variant: 'late',
+        toBeIndexed: false,
+      });
+      assert.deepEqual((await store.embeddings.read(table, { ...key, ids: ['a'] })).get('a')?.toBeIndexed, {
+        organic: true,
+        late: false,
+      });
+      const [scanned] = await store.embeddings.scan(table, { ...key, limit: 1 });
+      assert.deepEqual(scanned?.toBeIndexed, { organic: true, late: false });
     });
 
     test('upsert replaces, keeps flags it does not name, and the last row for an id wins', async () => {
