@@ -74,9 +74,9 @@ const MAX_ROWS_PER_STATEMENT = 1000;
 const MAX_VECTOR_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
 const live = '(expires_at IS NULL OR expires_at > now())';
 
-function toStored(row: Record<string, unknown>): StoredEmbedding {
-  const embedding = vectorFromBytes(row.embedding as Uint8Array, 'embedding');
-  const search = row.search_embedding as Uint8Array | null;
+function toStored(row: Record<string, unknown>, transport: VectorTransport): StoredEmbedding {
+  const embedding = vectorFromBytes(transport.bytes(row.embedding)!, 'embedding');
+  const search = transport.bytes(row.search_embedding);
   const toBeIndexed: Record<string, boolean> = {};
   for (const [column, value] of Object.entries(row)) {
     if (column.startsWith(VARIANT_COLUMN_PREFIX) && typeof value === 'boolean') {
@@ -338,16 +338,44 @@ export class EmbeddingsRepository {
     const ids = idList(request.ids);
     const found = new Map<string, StoredEmbedding>();
     if (ids.length === 0) return found;
-    const { rows } = await this.db.query<Record<string, unknown>>(
-      `SELECT * FROM ${quoteIdentifier(name)}
-        WHERE model_name = $1 AND version = $2 AND id = ANY($3::text[]) AND ${live}`,
+    const rows = await this.#selectRows(
+      name,
+      `model_name = $1 AND version = $2 AND id = ANY($3::text[]) AND ${live}`,
       [request.modelName, request.version, ids],
     );
-    for (const row of rows) {
-      const stored = toStored(row);
-      found.set(stored.id, stored);
-    }
+    for (const stored of rows) found.set(stored.id, stored);
     return found;
+  }
+
+  /**
+   * Whole rows `where` selects (a condition, then any ORDER BY and LIMIT; its parameters from $1),
+   * the vectors read as the transport reads them. The flag columns come from the column cache, and
+   * each statement also counts the table's columns: a count the cache does not match means a variant
+   * registered since (through another store or process), so the columns are read again and the
+   * statement repeated, once.
+   */
+  async #selectRows(table: SqlIdentifier, where: string, params: SqlValue[]): Promise<StoredEmbedding[]> {
+    let columns = await this.tables.allColumns(table);
+    for (let reloaded = false; ; reloaded = true) {
+      const flags = [...columns]
+        .filter((column) => column.startsWith(VARIANT_COLUMN_PREFIX))
+        .map((column) => `, ${quoteIdentifier(column as SqlIdentifier)}`)
+        .join('');
+      const { rows } = await this.db.query<Record<string, unknown>>(
+        `SELECT id, expires_at${flags},
+                ${this.transport.read('embedding')} AS embedding,
+                ${this.transport.read('search_embedding')} AS search_embedding,
+                (SELECT count(*)::integer FROM pg_attribute
+                  WHERE attrelid = $${params.length + 1}::regclass AND attnum > 0 AND NOT attisdropped) AS vss_columns
+           FROM ${quoteIdentifier(table)}
+          WHERE ${where}`,
+        [...params, quoteIdentifier(table)],
+      );
+      if (reloaded || rows.length === 0 || rows[0]!.vss_columns === columns.size) {
+        return rows.map((row) => toStored(row, this.transport));
+      }
+      columns = await this.tables.allColumns(table, true);
+    }
   }
 
   /**
@@ -392,13 +420,11 @@ export class EmbeddingsRepository {
       await this.#requireFlagColumns(name, new Map([[request.variant, column]]));
       flag = `AND ${quoteIdentifier(column)} IS TRUE`;
     }
-    const { rows } = await this.db.query<Record<string, unknown>>(
-      `SELECT * FROM ${quoteIdentifier(name)}
-        WHERE model_name = $1 AND version = $2 AND id > $3 AND ${live} ${flag}
-        ORDER BY id LIMIT $4`,
+    return this.#selectRows(
+      name,
+      `model_name = $1 AND version = $2 AND id > $3 AND ${live} ${flag} ORDER BY id LIMIT $4`,
       params,
     );
-    return rows.map(toStored);
   }
 
   /** Sets the variant's flag on the given rows (a real-time membership change); rows updated. */

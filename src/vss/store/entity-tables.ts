@@ -178,6 +178,19 @@ export class EntityTables {
     return withoutBookkeeping(columns);
   }
 
+  /**
+   * Every column of the table, bookkeeping ones included: from the cache, or (when it has none, or
+   * with `reload`) from the catalog. NOT_FOUND when the table does not exist.
+   */
+  async allColumns(table: SqlIdentifier, reload = false): Promise<ReadonlySet<string>> {
+    const known = this.cache.get(table);
+    if (known !== undefined && !reload) return known;
+    const columns = await readColumns(this.db, table);
+    if (columns === undefined) throw missingTable(table);
+    this.cache.remember(table, columns);
+    return this.cache.get(table)!;
+  }
+
   private async addColumns(
     table: SqlIdentifier,
     columns: readonly SqlIdentifier[],

@@ -47,18 +47,22 @@ export function vectorFromBytes(bytes: Uint8Array, column: string): Float32Array
   return vector;
 }
 
-/** How a statement's vectors (one `Buffer`, back to back) travel as one parameter. */
+/** How vectors travel: a statement's vectors to the database (one `Buffer`, back to back), and back. */
 export interface VectorTransport {
   /** The SQL expression, of type bytea, for parameter `param` (`$3`). */
   expression(param: string): string;
   value(vectors: Buffer): SqlValue;
+  /** The SQL expression selecting the stored vector column `column`. */
+  read(column: string): string;
+  /** That expression's value in a result row as bytes (null stays null). */
+  bytes(value: unknown): Uint8Array | null;
 }
 
 /**
- * PostgreSQL's driver sends a Uint8Array as a binary parameter. PGlite's turns bytea into hex text
- * one byte at a time in JavaScript, then measures and copies the text char by char; base64 made by
- * Buffer and decoded by the database once is a few times cheaper there (hex is 15% dearer: more
- * text), but on PostgreSQL slower than binary (measured with bench/vss-ingest/store-floor.ts).
+ * PostgreSQL's driver sends a Uint8Array as a binary parameter and reads bytea with Buffer. PGlite's
+ * turns bytea into hex text and back one byte at a time in JavaScript; base64 made (or read) by
+ * Buffer and decoded (or encoded) by the database is a few times cheaper there (hex is 15% dearer:
+ * more text), but on PostgreSQL slower than binary (measured with bench/vss-ingest/store-floor.ts).
  */
 export function vectorTransport(kind: SqlClientKind): VectorTransport {
   return kind === 'pglite' ? BASE64_TEXT : BINARY;
@@ -67,9 +71,14 @@ export function vectorTransport(kind: SqlClientKind): VectorTransport {
 const BINARY: VectorTransport = {
   expression: (param) => `${param}::bytea`,
   value: (vectors) => vectors,
+  read: (column) => column,
+  bytes: (value) => (value ?? null) as Uint8Array | null,
 };
 
 const BASE64_TEXT: VectorTransport = {
   expression: (param) => `decode(${param}::text, 'base64')`,
   value: (vectors) => vectors.toString('base64'),
+  read: (column) => `encode(${column}, 'base64')`,
+  // The database breaks base64 into lines: Buffer skips the line breaks.
+  bytes: (value) => (value === null || value === undefined ? null : Buffer.from(value as string, 'base64')),
 };
