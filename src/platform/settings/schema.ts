@@ -217,6 +217,45 @@ export const settingsSchema = z
             message: 'must be at least retryBaseMs',
           })
           .prefault({}),
+        /** vss admin: the model lifecycle over HTTP (src/vss/admin/). */
+        admin: z
+          .object({
+            /** Port of the admin HTTP API (lattice vss admin, and in lattice vss / lattice up). */
+            port: port.default(8090),
+            /**
+             * API keys accepted as `Authorization: Bearer <key>`; empty (the embedded default) turns
+             * auth off. Several keys let one be rotated without downtime.
+             */
+            apiKeys: z.array(z.string().min(16, 'must be at least 16 characters')).default([]),
+            /** Topic the outbox relay publishes operation events to; the admin consumers read it. */
+            operationsTopic: queueName.default('vss-admin-operations'),
+            /** Durable consumer group of the admin consumers. */
+            group: queueName.default('vss-admin'),
+            /** How often waiting steps (ingestion, indexing) are polled, and the outbox relayed, ms. */
+            pollIntervalMs: z.number().int().min(10).max(60_000).default(1000),
+            /** How often due `job_frequency` schedules are checked, ms (one replica fires: SQL advisory lock). */
+            scheduleIntervalMs: z.number().int().min(1000).max(3_600_000).default(60_000),
+            /** Where ingestion jobs run: the built-in file runner, or an external batch platform over HTTP. */
+            jobRunner: z
+              .object({
+                kind: z.enum(['file', 'http']).default('file'),
+                /** http: base URL of the batch platform (POST <url>/jobs, GET <url>/jobs/<id>). */
+                url: url.optional(),
+              })
+              .strict()
+              .superRefine((runner, ctx) => {
+                if (runner.kind === 'http' && runner.url === undefined) {
+                  ctx.addIssue({
+                    code: 'custom',
+                    path: ['url'],
+                    message: 'is required when the job runner is http (LATTICE_VSS_JOB_RUNNER_URL)',
+                  });
+                }
+              })
+              .prefault({}),
+          })
+          .strict()
+          .prefault({}),
         /** The vector database: embedded (files under `<dataDir>/vectordb`) or a Qdrant server. */
         vectorDb: z
           .object({

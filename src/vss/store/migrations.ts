@@ -318,6 +318,43 @@ ALTER TABLE vss_ingestion_events
   ADD CONSTRAINT vss_ingestion_events_pkey PRIMARY KEY (event_key, entity, model_name, version);
 `;
 
+/**
+ * vss admin: the transactional outbox (an operation's queue event is written in the transaction that
+ * records the operation; a relay publishes it and marks it published), the responses remembered per
+ * `Idempotency-Key` so any POST is safe to retry, and two more operation kinds: DELTA_MODEL (a
+ * scheduled delta load into the current version) and FILL_VARIANT (a variant registered on a model
+ * that already has data gets its membership from the embedding store, without re-ingesting).
+ */
+const adminOutbox = `
+CREATE TABLE vss_outbox (
+  outbox_id bigserial PRIMARY KEY,
+  topic text NOT NULL CONSTRAINT topic CHECK (topic <> '' AND length(topic) <= 256),
+  message_key text NOT NULL CONSTRAINT message_key CHECK (length(message_key) <= 256),
+  payload jsonb NOT NULL CONSTRAINT payload CHECK (jsonb_typeof(payload) = 'object'),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  published_at timestamptz
+);
+CREATE INDEX vss_outbox_unpublished ON vss_outbox (outbox_id) WHERE published_at IS NULL;
+
+CREATE TABLE vss_admin_requests (
+  idempotency_key text NOT NULL CONSTRAINT idempotency_key
+    CHECK (idempotency_key <> '' AND length(idempotency_key) <= 256),
+  method text NOT NULL,
+  path text NOT NULL,
+  body_sha256 text NOT NULL,
+  status_code integer NOT NULL,
+  response jsonb NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT vss_admin_requests_pkey PRIMARY KEY (idempotency_key)
+);
+
+ALTER TABLE vss_operations DROP CONSTRAINT kind, DROP CONSTRAINT variant;
+ALTER TABLE vss_operations ADD CONSTRAINT kind CHECK (kind IN (
+  'RESET_MODEL', 'DELTA_MODEL', 'TRIGGER_MODEL_MACHINE', 'FILL_VARIANT', 'PROMOTE_MODEL', 'PROMOTE_VARIANT'));
+ALTER TABLE vss_operations ADD CONSTRAINT variant
+  CHECK ((kind IN ('TRIGGER_MODEL_MACHINE', 'FILL_VARIANT', 'PROMOTE_VARIANT')) = (variant IS NOT NULL));
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
@@ -326,4 +363,5 @@ export const vssMigrations: readonly Migration[] = [
   { version: 5, name: 'ingestion jobs, EOF markers and the event ledger', up: ingestion },
   { version: 6, name: 'embeddings tables store vectors as float32 bytea', up: vectorsAsBytes },
   { version: 7, name: 'ingestion ledger keyed by a uuid first', up: compactLedgerKey },
+  { version: 8, name: 'admin outbox, idempotent requests, delta and fill operations', up: adminOutbox },
 ];

@@ -40,13 +40,21 @@ export type VectorDbType = (typeof VECTOR_DB_TYPES)[number];
 
 export const OPERATION_KINDS = [
   'RESET_MODEL',
+  /** A scheduled delta load: events into the current write version, no flip. */
+  'DELTA_MODEL',
   'TRIGGER_MODEL_MACHINE',
+  /** A variant registered on a model with data: membership from the embedding store, no re-ingestion. */
+  'FILL_VARIANT',
   'PROMOTE_MODEL',
   'PROMOTE_VARIANT',
 ] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 /** Kinds that act on one variant (and so name it). */
-export const VARIANT_OPERATION_KINDS: readonly OperationKind[] = ['TRIGGER_MODEL_MACHINE', 'PROMOTE_VARIANT'];
+export const VARIANT_OPERATION_KINDS: readonly OperationKind[] = [
+  'TRIGGER_MODEL_MACHINE',
+  'FILL_VARIANT',
+  'PROMOTE_VARIANT',
+];
 
 export const OPERATION_STATUSES = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED'] as const;
 export type OperationStatus = (typeof OPERATION_STATUSES)[number];
