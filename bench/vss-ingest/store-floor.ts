@@ -7,7 +7,9 @@
  *
  * Per adapter it prints events/s for:
  * - `floor`: the raw table insert alone, the same rows (bytea float32 vectors, both flags) written
- *   with one hand-written multi-row upsert per batch into a table of the embeddings table's shape;
+ *   with one hand-written upsert per batch into a table of the embeddings table's shape, in the
+ *   fastest form measured (INSERT … SELECT over arrays, every vector in one parameter), and
+ *   `floor_values` in the plain form (multi-row VALUES, a parameter per vector);
  * - `repository`: `store.embeddings.upsert` alone (the rows the processor would write);
  * - `processor_sql`: the whole processor against a vector DB that does nothing, so what is left is
  *   the processor and its SQL (store rows, aggregator read, ledger);
@@ -224,31 +226,52 @@ async function timed(events: number, work: () => Promise<void>): Promise<Rate> {
 
 const show = (r: Rate) => `${r.perS} events/s (${r.perCpuS} per CPU-s of this process)`;
 
-/** The raw table insert: the same rows, one multi-row upsert per batch, into a fresh table. */
-async function floor(world: World): Promise<Rate> {
-  const t = 'raw_floor';
+/**
+ * The raw table insert: the same rows (bytea vectors, both flags), one hand-written upsert per batch
+ * into a fresh table of the embeddings table's shape, with no repository around it. `values`: a
+ * multi-row VALUES with a parameter per vector; `unnest`: INSERT … SELECT over arrays with every
+ * vector in one parameter, sent as each driver sends bytes best (binary to PostgreSQL, base64 text
+ * to PGlite, whose bytea encoder works byte by byte in JavaScript).
+ */
+async function floor(world: World, adapter: Adapter, form: 'values' | 'unnest'): Promise<Rate> {
+  const t = `raw_floor_${form}`;
   await world.sql.query(
     `CREATE TABLE ${t} (model_name text NOT NULL, version integer NOT NULL, id text NOT NULL,
        embedding bytea NOT NULL, search_embedding bytea, expires_at timestamptz,
        to_be_indexed_organic boolean, to_be_indexed_live boolean, PRIMARY KEY (model_name, version, id))`,
   );
   const vectors = Array.from({ length: BATCH }, (_, i) => Buffer.from(Float32Array.from(vectorOf(i)).buffer));
+  const width = DIMENSION * 4;
+  const update = `ON CONFLICT (model_name, version, id) DO UPDATE
+    SET embedding = EXCLUDED.embedding, search_embedding = EXCLUDED.search_embedding,
+        expires_at = EXCLUDED.expires_at, to_be_indexed_organic = EXCLUDED.to_be_indexed_organic,
+        to_be_indexed_live = EXCLUDED.to_be_indexed_live`;
   return timed(EVENTS, async () => {
     for (let from = 0; from < EVENTS; from += BATCH) {
-      const params: SqlValue[] = ['m', 1];
-      const values: string[] = [];
-      for (let i = from; i < Math.min(EVENTS, from + BATCH); i++) {
-        params.push(`f-${i}`, vectors[i - from]!);
-        const p = params.length;
-        values.push(`($1, $2, $${p - 1}, $${p}, NULL, NULL, true, true)`);
+      const to = Math.min(EVENTS, from + BATCH);
+      if (form === 'values') {
+        const params: SqlValue[] = ['m', 1];
+        const values: string[] = [];
+        for (let i = from; i < to; i++) {
+          params.push(`f-${i}`, vectors[i - from]!);
+          const p = params.length;
+          values.push(`($1, $2, $${p - 1}, $${p}, NULL, NULL, true, true)`);
+        }
+        await world.sql.query(`INSERT INTO ${t} VALUES ${values.join(',')} ${update}`, params);
+      } else {
+        const ids: string[] = [];
+        for (let i = from; i < to; i++) ids.push(`f-${i}`);
+        const all = Buffer.concat(vectors.slice(0, to - from));
+        const [bytes, value] =
+          adapter === 'pglite' ? [`decode($3::text, 'base64')`, all.toString('base64')] : ['$3::bytea', all];
+        await world.sql.query(
+          `WITH v AS MATERIALIZED (SELECT ${bytes} AS b)
+           INSERT INTO ${t} SELECT $1::text, $2::integer, u.id, substr(v.b, (u.n::integer - 1) * ${width} + 1, ${width}),
+                  NULL, NULL, true, true
+             FROM v, unnest($4::text[]) WITH ORDINALITY AS u(id, n) ${update}`,
+          ['m', 1, value, ids],
+        );
       }
-      await world.sql.query(
-        `INSERT INTO ${t} VALUES ${values.join(',')} ON CONFLICT (model_name, version, id) DO UPDATE
-         SET embedding = EXCLUDED.embedding, search_embedding = EXCLUDED.search_embedding,
-             expires_at = EXCLUDED.expires_at, to_be_indexed_organic = EXCLUDED.to_be_indexed_organic,
-             to_be_indexed_live = EXCLUDED.to_be_indexed_live`,
-        params,
-      );
     }
   });
 }
@@ -324,7 +347,10 @@ async function measure(adapter: Adapter): Promise<Record<string, number>> {
   };
   const world = await openWorld(adapter);
   try {
-    if (selected('floor')) record('floor', 'floor (raw multi-row upsert)', await floor(world));
+    if (selected('floor')) {
+      record('floor', 'floor (raw INSERT … SELECT unnest)', await floor(world, adapter, 'unnest'));
+      record('floor_values', 'raw multi-row VALUES upsert', await floor(world, adapter, 'values'));
+    }
     if (selected('repository')) record('repository', 'store.embeddings.upsert', await repository(world));
     for (const lanes of selected('processor_sql') ? LANES : []) {
       const nil = await processor(world, new NullVectorDb(), `n${lanes}`, lanes);
