@@ -1,0 +1,152 @@
+/**
+ * The routes that start operations: reset-model, trigger-model-machine, promote-model,
+ * promote-variant and POST /operations/{id}/retry. Each validates, hands the request to the
+ * lifecycle (which records the operation and queues it) and answers 202 with the operation id; the
+ * work runs asynchronously (GET /operations/{id} follows it). A client's Idempotency-Key is passed on
+ * (as `lifecycleKey`), so a retried request returns the first operation.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { resourceName, variantName } from '../../store/index.js';
+import type { OperationAccepted, SubmitOptions } from '../model-lifecycle.js';
+import { lifecycleKey } from './idempotency.js';
+import {
+  type ModelRequest,
+  modelBody,
+  operationParams,
+  type ResetModelRequest,
+  resetModelBody,
+  type VariantRequest,
+  variantBody,
+} from './request-schemas.js';
+import { ref } from './response-schemas.js';
+import { bodyPreparation, POST_ERRORS, type RouteContext } from './route-context.js';
+
+function acceptedJson(accepted: OperationAccepted): Record<string, unknown> {
+  return {
+    operation_id: accepted.operation.operationId,
+    status: accepted.operation.status,
+    created: accepted.created,
+  };
+}
+
+function modelKey(body: ModelRequest) {
+  return {
+    entity: resourceName(body.entity, 'entity'),
+    modelName: resourceName(body.model_name, 'model_name'),
+  };
+}
+
+function variantKey(body: VariantRequest) {
+  return { ...modelKey(body), variant: variantName(body.variant, 'variant') };
+}
+
+export function operationRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { lifecycle, idempotent } = context;
+  const submitOptions = (request: FastifyRequest): SubmitOptions => {
+    const clientKey = context.clientKeyOf(request);
+    return clientKey === undefined ? {} : { idempotencyKey: lifecycleKey(clientKey) };
+  };
+  const accepted = { 202: ref('OperationAccepted'), ...POST_ERRORS };
+
+  app.post<{ Body: ResetModelRequest }>(
+    '/reset-model',
+    {
+      schema: {
+        summary: 'Ingest the model into its next version, index it and flip every variant to it',
+        description: '409 while another reset of the model runs.',
+        tags: ['operations'],
+        body: resetModelBody,
+        response: { 202: ref('ResetAccepted'), ...POST_ERRORS },
+      },
+      preValidation: bodyPreparation(),
+      preHandler: idempotent,
+    },
+    async (request, reply) => {
+      const options = submitOptions(request);
+      const frequency = request.body.frequency;
+      const reset = await lifecycle.resetModel(
+        modelKey(request.body),
+        frequency === undefined ? options : { ...options, frequency },
+      );
+      return reply.status(202).send({
+        ...acceptedJson(reset),
+        variant_version_map: reset.variantVersionMap,
+        mq_id: reset.mqId,
+        training_data_path: reset.trainingDataPath,
+        version: reset.version,
+      });
+    },
+  );
+
+  app.post<{ Body: VariantRequest }>(
+    '/trigger-model-machine',
+    {
+      schema: {
+        summary: 'Start indexing a variant whose write version is ingested',
+        tags: ['operations'],
+        body: variantBody,
+        response: accepted,
+      },
+      preValidation: bodyPreparation(),
+      preHandler: idempotent,
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(
+          acceptedJson(await lifecycle.triggerModelMachine(variantKey(request.body), submitOptions(request))),
+        ),
+  );
+
+  app.post<{ Body: ModelRequest }>(
+    '/promote-model',
+    {
+      schema: {
+        summary: 'Copy the model’s variants to the production cluster and switch serving to it',
+        tags: ['operations'],
+        body: modelBody,
+        response: accepted,
+      },
+      preValidation: bodyPreparation(),
+      preHandler: idempotent,
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(acceptedJson(await lifecycle.promoteModel(modelKey(request.body), submitOptions(request)))),
+  );
+
+  app.post<{ Body: VariantRequest }>(
+    '/promote-variant',
+    {
+      schema: {
+        summary: 'Copy one variant to the production cluster and switch its serving to it',
+        tags: ['operations'],
+        body: variantBody,
+        response: accepted,
+      },
+      preValidation: bodyPreparation(),
+      preHandler: idempotent,
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(acceptedJson(await lifecycle.promoteVariant(variantKey(request.body), submitOptions(request)))),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/operations/:id/retry',
+    {
+      schema: {
+        summary: 'Resume a FAILED operation at the step it failed in',
+        description: 'Send no body. 409 when the operation has not failed.',
+        tags: ['operations'],
+        params: operationParams,
+        response: accepted,
+      },
+      preHandler: idempotent,
+    },
+    async (request, reply) =>
+      reply.status(202).send(acceptedJson(await lifecycle.retryOperation(request.params.id))),
+  );
+}
