@@ -3,7 +3,7 @@
  * display, and turn its outcome into the exit status — 0 SUCCEEDED, 1 FAILED (with its last error),
  * 130 when the user stopped waiting (the operation runs on; the message says how to watch it again).
  */
-import { type CommandContext, printJson, printLine } from './command-context.js';
+import { type CommandContext, printJson, printLine, stringFlag } from './command-context.js';
 import { describeOperation, type OperationView } from './operation-view.js';
 import { ProgressRenderer } from './progress.js';
 import { watchOperation } from './watch-operation.js';
@@ -25,10 +25,15 @@ export async function followAccepted(
   context: CommandContext,
   accepted: unknown,
   operation: OperationView,
-  summary: string,
+  text: string,
   wait: boolean,
 ): Promise<number> {
   const { stdout } = context.io;
+  let summary = text;
+  const repeated =
+    stringFlag(context, 'idempotency-key') !== undefined &&
+    (accepted as { created?: unknown }).created === false;
+  if (repeated) summary += '\n(Recorded earlier under this Idempotency-Key: nothing new was started.)';
   if (!wait) {
     if (context.json) printJson(stdout, accepted);
     else {

@@ -14,6 +14,8 @@ export interface OperationView {
   /** 0..1 */
   progress: number | undefined;
   rowsPublished: number | undefined;
+  /** Rows the job could not read (counted, not fatal). */
+  badRowCount: number | undefined;
   lastError: string | undefined;
 }
 
@@ -34,7 +36,8 @@ export function readOperation(body: unknown): OperationView | undefined {
     status: text(fields.status),
     step: text(fields.step),
     progress: fraction(fields.progress),
-    rowsPublished: rowsPublished(fields),
+    rowsPublished: jobCount(fields, 'rows_published'),
+    badRowCount: jobCount(fields, 'bad_row_count'),
     lastError: text(fields.last_error),
   };
 }
@@ -48,6 +51,7 @@ export function bareOperation(operationId: string): OperationView {
     step: undefined,
     progress: undefined,
     rowsPublished: undefined,
+    badRowCount: undefined,
     lastError: undefined,
   };
 }
@@ -67,10 +71,12 @@ export function describeOperation(operation: OperationView): string {
   return parts.join(' ');
 }
 
-function rowsPublished(fields: Fields): number | undefined {
+/** A job counter: in `result.job` as the operations engine writes it, or at the top level or `job`. */
+function jobCount(fields: Fields, name: string): number | undefined {
   const result = isObject(fields.result) ? fields.result : {};
-  for (const holder of [fields, fields.job, result, result.job, result.progress]) {
-    if (isObject(holder) && typeof holder.rows_published === 'number') return holder.rows_published;
+  for (const holder of [result.job, fields.job, fields]) {
+    const value = isObject(holder) ? holder[name] : undefined;
+    if (typeof value === 'number') return value;
   }
   return undefined;
 }

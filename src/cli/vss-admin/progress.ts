@@ -88,5 +88,8 @@ export function progressLine(operation: OperationView, bar: boolean): string {
   if (operation.rowsPublished !== undefined) {
     parts.push(`${operation.rowsPublished.toLocaleString('en-US')} rows published`);
   }
+  if (operation.badRowCount !== undefined && operation.badRowCount > 0) {
+    parts.push(`${operation.badRowCount.toLocaleString('en-US')} bad rows`);
+  }
   return parts.join('  ');
 }

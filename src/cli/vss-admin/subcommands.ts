@@ -248,6 +248,12 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
       if (operation.rowsPublished !== undefined) {
         printLine(stdout, `  rows published: ${operation.rowsPublished.toLocaleString('en-US')}`);
       }
+      if (operation.badRowCount !== undefined && operation.badRowCount > 0) {
+        printLine(
+          stdout,
+          `  bad rows: ${operation.badRowCount.toLocaleString('en-US')} (the operation's result lists them: --json)`,
+        );
+      }
       if (operation.lastError !== undefined) printLine(stdout, `  last error: ${operation.lastError}`);
       return 0;
     },

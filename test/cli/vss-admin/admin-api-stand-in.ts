@@ -39,8 +39,18 @@ const SUCCEEDING: readonly Partial<OperationFields>[] = [
   { status: 'PENDING', step: null, progress: 0 },
   { status: 'RUNNING', step: 'INGESTING', progress: 0.25, result: { job: { rows_published: 1200 } } },
   { status: 'RUNNING', step: 'INGESTING', progress: 0.5, result: { job: { rows_published: 2400 } } },
-  { status: 'RUNNING', step: 'INDEXING', progress: 0.8, result: { job: { rows_published: 4800 } } },
-  { status: 'SUCCEEDED', step: 'DONE', progress: 1, result: { job: { rows_published: 4800 } } },
+  {
+    status: 'RUNNING',
+    step: 'INDEXING',
+    progress: 0.8,
+    result: { job: { rows_published: 4800, bad_row_count: 3 } },
+  },
+  {
+    status: 'SUCCEEDED',
+    step: 'DONE',
+    progress: 1,
+    result: { job: { rows_published: 4800, bad_row_count: 3 } },
+  },
 ];
 const FAILING: readonly Partial<OperationFields>[] = [
   { status: 'RUNNING', step: 'INGESTING', progress: 0.1 },
@@ -59,6 +69,7 @@ export class AdminApiStandIn {
   apiKey: string | undefined;
   #app: FastifyInstance | undefined;
   #next = 1;
+  readonly #byIdempotencyKey = new Map<string, string>();
   url = '';
 
   async start(): Promise<void> {
@@ -112,13 +123,16 @@ export class AdminApiStandIn {
           'a reset of catalog/busy is running (operation op-0)',
         );
       }
+      const key = request.headers['idempotency-key'];
+      const earlier = typeof key === 'string' ? this.#byIdempotencyKey.get(key) : undefined;
       const script =
         body.model_name === 'failing' ? FAILING : body.model_name === 'endless' ? ENDLESS : SUCCEEDING;
-      const id = this.#operation('RESET_MODEL', body, script);
+      const id = earlier ?? this.#operation('RESET_MODEL', body, script);
+      if (typeof key === 'string') this.#byIdempotencyKey.set(key, id);
       return reply.status(202).send({
         operation_id: id,
         status: 'PENDING',
-        created: true,
+        created: earlier === undefined,
         variant_version_map: { organic: 2, ads: 2 },
         mq_id: 1,
         training_data_path: '/data/catalog',

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { bareOperation } from '../../../src/cli/vss-admin/operation-view.js';
 import { ProgressRenderer } from '../../../src/cli/vss-admin/progress.js';
 import { AdminApiStandIn } from './admin-api-stand-in.js';
 import { CapturedStream, runCli } from './cli-harness.js';
@@ -29,8 +30,8 @@ describe('--wait', () => {
       `operation ${id}: 0%  PENDING`,
       `operation ${id}: 25%  INGESTING  1,200 rows published`,
       // 50% is in the same step and within the plain-line interval: not repeated.
-      `operation ${id}: 80%  INDEXING  4,800 rows published`,
-      `operation ${id}: 100%  DONE  (SUCCEEDED)  4,800 rows published`,
+      `operation ${id}: 80%  INDEXING  4,800 rows published  3 bad rows`,
+      `operation ${id}: 100%  DONE  (SUCCEEDED)  4,800 rows published  3 bad rows`,
       `operation ${id} (RESET_MODEL) SUCCEEDED`,
     ]);
     assert.equal(result.stderr, '');
@@ -62,7 +63,10 @@ describe('--wait', () => {
       frames[1],
       `[${'█'.repeat(6)}${'░'.repeat(18)}]  25%  INGESTING  1,200 rows published\x1b[K`,
     );
-    assert.equal(frames[4], `[${'█'.repeat(24)}] 100%  DONE  (SUCCEEDED)  4,800 rows published\x1b[K`);
+    assert.equal(
+      frames[4],
+      `[${'█'.repeat(24)}] 100%  DONE  (SUCCEEDED)  4,800 rows published  3 bad rows\x1b[K`,
+    );
     assert.equal(outcome, `operation ${id} (TRIGGER_MODEL_MACHINE) SUCCEEDED`);
   });
 
@@ -100,6 +104,24 @@ describe('--wait', () => {
     const id = lastOperationId();
     assert.match(result.stdout, new RegExp(`Watch it with: lattice vss status ${id} --wait\n$`));
     assert.equal(api.requestsTo(`/operations/${id}`).length, 0);
+  });
+
+  test('a repeated Idempotency-Key: the operation recorded earlier, said so', async () => {
+    const first = await runCli('reset', reset('products', '--idempotency-key', 'k-1', '--no-wait'), {
+      url: api.url,
+    });
+    const id = lastOperationId();
+    const again = await runCli('reset', reset('products', '--idempotency-key', 'k-1', '--no-wait'), {
+      url: api.url,
+    });
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(lastOperationId(), id);
+    assert.doesNotMatch(first.stdout, /Recorded earlier/);
+    assert.ok(
+      again.stdout.includes(`operation ${id}; version 2`) &&
+        again.stdout.includes('\n(Recorded earlier under this Idempotency-Key: nothing new was started.)\n'),
+      again.stdout,
+    );
   });
 
   test('--json with the wait: stdout holds the final operation only, the progress goes to stderr', async () => {
@@ -173,13 +195,10 @@ describe('ProgressRenderer', () => {
     let now = 0;
     const renderer = new ProgressRenderer(out, { intervalMs: 1000, now: () => now });
     const at = (progress: number, step = 'INGESTING') => ({
-      operationId: 'op',
-      kind: undefined,
+      ...bareOperation('op'),
       status: 'RUNNING',
       step,
       progress,
-      rowsPublished: undefined,
-      lastError: undefined,
     });
     renderer.update(at(0.1));
     now = 500;
