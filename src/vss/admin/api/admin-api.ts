@@ -5,7 +5,7 @@
  * (error-mapping.ts); API keys, Idempotency-Key and request metrics are hooks around the routes.
  */
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { DEFAULT_READINESS_TIMEOUT_MS, type ReadinessCheck } from '../../../platform/http/index.js';
 import type { Logger } from '../../../platform/logging/index.js';
 import type { Metrics } from '../../../platform/metrics/index.js';
@@ -58,6 +58,14 @@ export async function buildAdminApi(options: AdminApiOptions): Promise<FastifyIn
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    // Long path segments reach the schemas (400 naming the parameter) instead of the router's 414.
+    routerOptions: { maxParamLength: 1024 },
+    // Errors the router raises before any hook (a bad URL encoding, a longer segment) use the same mapping.
+    frameworkErrors: (err, _request, reply) => {
+      const answer = toErrorAnswer(err);
+      // The router's reply is typed per route generics it does not know; it is a plain reply.
+      void (reply as unknown as FastifyReply).status(answer.status).send(answer.body);
+    },
     ajv: {
       // Reject what the schemas do not allow instead of repairing it: no silently dropped fields,
       // no "1" taken for 1, and every error reported is the first one found.

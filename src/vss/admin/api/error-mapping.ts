@@ -55,6 +55,10 @@ export function toErrorAnswer(err: unknown): ErrorAnswer {
       return answer(400, 'INVALID_ARGUMENT', 'body is not valid JSON', 'body');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return answer(400, 'INVALID_ARGUMENT', 'Content-Length does not match the body', 'Content-Length');
+    case 'FST_ERR_BAD_URL':
+      return answer(400, 'INVALID_ARGUMENT', 'the path is not valid URL encoding', 'path');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return answer(400, 'INVALID_ARGUMENT', 'a path segment is too long', 'path');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return answer(413, 'RESOURCE_EXHAUSTED', 'body is larger than the admin API accepts', 'body');
     default:
