@@ -82,7 +82,8 @@ const VARIANT_FIELDS = [
   field('job_frequency'),
 ];
 
-async function postBody(context: CommandContext, path: string, body: JsonBody): Promise<unknown> {
+/** POST with the request's Idempotency-Key; `body` undefined sends none (the retry route takes none). */
+async function postBody(context: CommandContext, path: string, body: JsonBody | undefined): Promise<unknown> {
   return context.client.post(path, body, { idempotencyKey: stringFlag(context, 'idempotency-key') });
 }
 
@@ -220,7 +221,7 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     async run(context) {
       const id = context.positionals[0]!;
       const path = `/operations/${encodeURIComponent(id)}/retry`;
-      const answer = await postBody(context, path, {});
+      const answer = await postBody(context, path, undefined);
       const operation = acceptedOperation(answer, path);
       const summary = `Retry accepted: ${describeOperation(operation)}`;
       return followAccepted(context, answer, operation, summary, shouldWait(context, true));

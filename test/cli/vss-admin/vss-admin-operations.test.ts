@@ -6,9 +6,12 @@
  * advance one step per poll.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { AdminClient, AdminUnreachableError } from '../../../src/cli/vss-admin/admin-client.js';
 import { bareOperation } from '../../../src/cli/vss-admin/operation-view.js';
 import { ProgressRenderer } from '../../../src/cli/vss-admin/progress.js';
+import { watchOperation } from '../../../src/cli/vss-admin/watch-operation.js';
 import { AdminApiStandIn } from './admin-api-stand-in.js';
 import { CapturedStream, runCli } from './cli-harness.js';
 
@@ -93,6 +96,9 @@ describe('--wait', () => {
     assert.match(retried.stdout, new RegExp(`operation ${id} \\(PROMOTE_MODEL\\) SUCCEEDED\n$`));
     const request = api.requestsTo(`/operations/${id}/retry`).at(-1)!;
     assert.equal(request.headers['idempotency-key'], 'retry-1');
+    // The route takes no body (vss.md: POST /operations/{id}/retry).
+    assert.equal(request.headers['content-type'], undefined);
+    assert.equal(request.body, undefined);
     const again = await runCli('retry', [id], { url: api.url });
     assert.equal(again.code, 1);
     assert.equal(again.stderr, `lattice: operation ${id} has not failed (FAILED_PRECONDITION)\n`);
@@ -189,6 +195,30 @@ describe('status', () => {
   });
 });
 
+describe('watchOperation', () => {
+  test('rides out an unreachable API for its grace period, then gives up with the reason', async () => {
+    const client = new AdminClient({ url: `http://127.0.0.1:${await closedPort()}` });
+    let clock = 0;
+    let reads = 0;
+    await assert.rejects(
+      watchOperation(client, 'op-1', {
+        signal: new AbortController().signal,
+        pollIntervalMs: 1,
+        unreachableGraceMs: 1000,
+        // Each failed poll reads the clock and moves it 150 ms on: the wait gives up once 1000 ms have passed.
+        now: () => {
+          reads++;
+          clock += 150;
+          return clock;
+        },
+        onUpdate: () => assert.fail('no answer expected'),
+      }),
+      (err: unknown) => err instanceof AdminUnreachableError && /ECONNREFUSED/.test(err.message),
+    );
+    assert.ok(reads >= 7, `${reads} clock reads`);
+  });
+});
+
 describe('ProgressRenderer', () => {
   test('plain lines: at each change of step, else at most one per interval while progress moves', () => {
     const out = new CapturedStream(false);
@@ -215,3 +245,12 @@ describe('ProgressRenderer', () => {
     );
   });
 });
+
+/** A loopback port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
