@@ -85,6 +85,16 @@ export interface CreatedOperation {
   created: boolean;
 }
 
+/** A message of the transactional outbox (migration 8), waiting for the relay or published. */
+export interface OutboxMessage {
+  outboxId: number;
+  topic: string;
+  /** The queue key it is published under. */
+  key: string;
+  payload: JsonObject;
+  createdAt: Date;
+}
+
 export interface OperationFilter {
   entity?: string;
   modelName?: string;
@@ -298,6 +308,65 @@ export class OperationsRepository {
         { cause: err },
       );
     }
+  }
+
+  /**
+   * Queues a message in the transactional outbox: written in the caller's transaction (with the
+   * operation it announces), published after commit by a relay. Returns its id (ascending).
+   */
+  async enqueueOutbox(message: { topic: string; key: string; payload: JsonObject }): Promise<number> {
+    const { rows } = await withConstraintErrors(() =>
+      this.db.query<{ outbox_id: number | string }>(
+        `INSERT INTO vss_outbox (topic, message_key, payload) VALUES ($1, $2, $3::jsonb) RETURNING outbox_id`,
+        [message.topic, message.key, json(message.payload)],
+      ),
+    );
+    return Number(rows[0]!.outbox_id);
+  }
+
+  /** Outbox messages not yet published, oldest first. */
+  async unpublishedOutbox(limit = 100): Promise<OutboxMessage[]> {
+    const { rows } = await this.db.query<{
+      outbox_id: number | string;
+      topic: string;
+      message_key: string;
+      payload: JsonObject;
+      created_at: Date;
+    }>(
+      `SELECT outbox_id, topic, message_key, payload, created_at FROM vss_outbox
+        WHERE published_at IS NULL ORDER BY outbox_id LIMIT $1`,
+      [limit],
+    );
+    return rows.map((row) => ({
+      outboxId: Number(row.outbox_id),
+      topic: row.topic,
+      key: row.message_key,
+      payload: row.payload,
+      createdAt: row.created_at,
+    }));
+  }
+
+  /** Marks outbox messages published (once the queue holds them durably); how many were still unpublished. */
+  async markOutboxPublished(outboxIds: readonly number[]): Promise<number> {
+    if (outboxIds.length === 0) return 0;
+    const { rowCount } = await this.db.query(
+      `UPDATE vss_outbox SET published_at = now() WHERE outbox_id = ANY($1::bigint[]) AND published_at IS NULL`,
+      [[...outboxIds]],
+    );
+    return rowCount;
+  }
+
+  /**
+   * Takes the advisory lock `name` (of this schema) for the rest of the caller's transaction if no
+   * other transaction holds it: true when taken. Outside a transaction it is released at once, so
+   * call it through `store.transaction`. Used to let one admin replica at a time fire schedules.
+   */
+  async tryTransactionLock(name: string): Promise<boolean> {
+    const { rows } = await this.db.query<{ locked: boolean }>(
+      `SELECT pg_try_advisory_xact_lock(hashtext('vss_lock.' || current_schema() || '.' || $1)) AS locked`,
+      [name],
+    );
+    return rows[0]?.locked === true;
   }
 
   async #cas(

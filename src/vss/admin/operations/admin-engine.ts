@@ -1,0 +1,146 @@
+/**
+ * The vss admin operations engine (inside `lattice vss admin`, `lattice vss` and `lattice up`):
+ * the ModelLifecycle the HTTP API calls, the outbox relay, the admin consumers with their waiter,
+ * and the reset scheduler, over adapters the caller owns (the composition root opens and closes
+ * them: `stop()` stops this engine's loops and consumers, nothing more).
+ *
+ * Operation kinds run by their registered plans (step-registry.ts): RESET_MODEL, DELTA_MODEL,
+ * TRIGGER_MODEL_MACHINE and FILL_VARIANT here; more (PROMOTE_MODEL, PROMOTE_VARIANT) through
+ * `plans`. An operation of a kind without a plan is accepted and waits (PENDING) for one.
+ */
+import type { Logger } from '../../../platform/logging/index.js';
+import type { Metrics } from '../../../platform/metrics/index.js';
+import type { Queue } from '../../../platform/queue/index.js';
+import type { SqlClient } from '../../../platform/sql/index.js';
+import type { VectorDb } from '../../../platform/vectordb/index.js';
+import { openVssStore, type VectorDbType, type VssStore } from '../../store/index.js';
+import type { JobRunner } from '../jobs/index.js';
+import { AdminMetrics } from './admin-metrics.js';
+import { OperationWorker, type StepEvent } from './operation-worker.js';
+import { type AdminLifecycle, OperationsLifecycle } from './operations-lifecycle.js';
+import { OutboxRelay } from './outbox-relay.js';
+import { ResetScheduler } from './reset-scheduler.js';
+import { type OperationPlan, StepRegistry } from './step-registry.js';
+import { deltaModelPlan } from './steps/delta-model.js';
+import { fillVariantPlan } from './steps/fill-variant.js';
+import { resetModelPlan } from './steps/reset-model.js';
+import { triggerModelMachinePlan } from './steps/trigger-model-machine.js';
+import { VectorDbs } from './vector-dbs.js';
+
+export interface AdminEngineOptions {
+  /** The SQL database (the vss store is migrated and opened on it); or `store`, already open. */
+  sql?: SqlClient;
+  store?: VssStore;
+  queue: Queue;
+  /** This process's vector database, and the kind variants name it by. */
+  vectorDb: VectorDb;
+  vectorDbType: VectorDbType;
+  /** Further vector databases this admin reaches (variants on them get their collections there). */
+  otherVectorDbs?: Partial<Record<VectorDbType, VectorDb>>;
+  jobRunner: JobRunner;
+  /** `vss.consumers.embeddingsTopic` and `.partitions`: where ingestion jobs publish. */
+  embeddingsTopic: string;
+  partitions: number;
+  /** `vss.admin.operationsTopic` and `.group`. */
+  operationsTopic: string;
+  group: string;
+  /** `vss.admin.pollIntervalMs`: outbox relay and waiting steps. */
+  pollIntervalMs: number;
+  /** `vss.admin.scheduleIntervalMs`; 0 turns scheduled resets off. */
+  scheduleIntervalMs: number;
+  /** Partitions of the operations topic when this engine creates it; default 4. */
+  operationsPartitions?: number;
+  metrics: Metrics;
+  logger: Logger;
+  /** The scheduler's clock, ms since the epoch; default Date.now. */
+  now?: () => number;
+  /** Test seam: told after each committed transition of an operation (awaited). */
+  onStep?: (event: StepEvent) => void | Promise<void>;
+  /** Plans of further operation kinds (promotion). */
+  plans?: readonly OperationPlan[];
+  /** Indexed share of the points at which indexing is complete; default 0.95 (vss.md). */
+  indexedThreshold?: number;
+}
+
+export interface AdminEngine {
+  readonly lifecycle: AdminLifecycle;
+  readonly registry: StepRegistry;
+  /** One scheduler round now: the reset operation ids it queued. */
+  scheduleNow(): Promise<string[]>;
+  /** One waiter round now: nudges every unfinished operation. */
+  pollNow(): Promise<void>;
+  /** Stops the scheduler, the relay and the admin consumers (running steps settle). */
+  stop(): Promise<void>;
+}
+
+/** The default plans: every kind but promotion. */
+export function defaultPlans(): OperationPlan[] {
+  return [resetModelPlan, deltaModelPlan, triggerModelMachinePlan, fillVariantPlan];
+}
+
+export async function startAdminEngine(options: AdminEngineOptions): Promise<AdminEngine> {
+  const store = options.store ?? (options.sql === undefined ? undefined : await openVssStore(options.sql));
+  if (store === undefined) throw new TypeError('startAdminEngine needs `sql` or `store`');
+  const { queue, logger } = options;
+  const registry = new StepRegistry();
+  for (const plan of [...defaultPlans(), ...(options.plans ?? [])]) registry.register(plan);
+  const vectorDbs = new VectorDbs(options.vectorDbType, options.vectorDb, options.otherVectorDbs);
+  const metrics = new AdminMetrics(options.metrics);
+  await queue.ensureTopic(options.operationsTopic, { partitions: options.operationsPartitions ?? 4 });
+
+  const relay = new OutboxRelay({ store, queue, pollIntervalMs: options.pollIntervalMs, logger });
+  const onQueued = () => void relay.relay();
+  const lifecycle = new OperationsLifecycle({
+    store,
+    vectorDbs,
+    registry,
+    operationsTopic: options.operationsTopic,
+    onQueued,
+  });
+  const worker = new OperationWorker({
+    services: {
+      store,
+      vectorDbs,
+      jobRunner: options.jobRunner,
+      embeddingsTopic: options.embeddingsTopic,
+      partitions: options.partitions,
+      metrics,
+      logger,
+      indexedThreshold: options.indexedThreshold ?? 0.95,
+    },
+    registry,
+    queue,
+    topic: options.operationsTopic,
+    group: options.group,
+    pollIntervalMs: options.pollIntervalMs,
+    logger,
+    ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
+  });
+  const scheduler = new ResetScheduler({
+    store,
+    vectorDbs,
+    operationsTopic: options.operationsTopic,
+    intervalMs: options.scheduleIntervalMs,
+    logger,
+    now: options.now ?? Date.now,
+    onQueued,
+  });
+  await worker.start();
+  relay.start();
+  scheduler.start();
+  let stopping: Promise<void> | undefined;
+  return {
+    lifecycle,
+    registry,
+    scheduleNow: () => scheduler.tick(),
+    pollNow: () => worker.poll(),
+    stop: () => {
+      stopping ??= (async () => {
+        await scheduler.stop();
+        await relay.stop();
+        await worker.stop();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Metrics of the vss admin operations engine, on /metrics and StatsD like every platform metric:
+ *
+ * - `vss_admin_operations_started_total{kind}`: operations started (PENDING → RUNNING) and retried.
+ * - `vss_admin_operations_succeeded_total{kind}`, `vss_admin_operations_failed_total{kind}`.
+ * - `vss_admin_operation_progress{entity,model,kind}`: the latest progress (0..1) of the model's
+ *   operation of that kind, as the engine records it.
+ * - `vss_indexed_vector_ratio{entity,model,variant}`: indexed vectors ÷ points of the collection the
+ *   variant reads (or is being indexed into), from the vector DB's collection info; refreshed while
+ *   an operation waits for indexing and periodically once the variant is READY. The spec's alert
+ *   fires below 0.95.
+ * - `vss_admin_step_seconds{kind,step}`: one run of a step (a waiting step's check counts as a run).
+ *
+ * Label values come from the registered catalog (entity, model, variant names) and the code (kinds,
+ * steps), never from request bodies.
+ */
+import type { CounterMetric, GaugeMetric, Metrics, TimingMetric } from '../../../platform/metrics/index.js';
+import type { OperationKind } from '../../store/index.js';
+
+export const ADMIN_METRIC_NAMES = {
+  started: 'vss_admin_operations_started_total',
+  succeeded: 'vss_admin_operations_succeeded_total',
+  failed: 'vss_admin_operations_failed_total',
+  progress: 'vss_admin_operation_progress',
+  indexedRatio: 'vss_indexed_vector_ratio',
+  stepSeconds: 'vss_admin_step_seconds',
+} as const;
+
+const stepBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+export class AdminMetrics {
+  readonly #started: CounterMetric;
+  readonly #succeeded: CounterMetric;
+  readonly #failed: CounterMetric;
+  readonly #progress: GaugeMetric;
+  readonly #ratio: GaugeMetric;
+  readonly #step: TimingMetric;
+
+  constructor(metrics: Metrics) {
+    this.#started = metrics.counter(ADMIN_METRIC_NAMES.started, 'vss admin operations started or retried', [
+      'kind',
+    ]);
+    this.#succeeded = metrics.counter(ADMIN_METRIC_NAMES.succeeded, 'vss admin operations succeeded', [
+      'kind',
+    ]);
+    this.#failed = metrics.counter(ADMIN_METRIC_NAMES.failed, 'vss admin operations failed', ['kind']);
+    this.#progress = metrics.gauge(
+      ADMIN_METRIC_NAMES.progress,
+      'vss admin operation progress (0..1), latest operation of the kind per model',
+      ['entity', 'model', 'kind'],
+    );
+    this.#ratio = metrics.gauge(
+      ADMIN_METRIC_NAMES.indexedRatio,
+      'vss indexed vectors / points of the collection a variant reads or is indexed into',
+      ['entity', 'model', 'variant'],
+    );
+    this.#step = metrics.timing(
+      ADMIN_METRIC_NAMES.stepSeconds,
+      'vss admin operation step run time',
+      ['kind', 'step'],
+      stepBuckets,
+    );
+  }
+
+  started(kind: OperationKind): void {
+    this.#started.inc({ kind });
+  }
+
+  succeeded(kind: OperationKind): void {
+    this.#succeeded.inc({ kind });
+  }
+
+  failed(kind: OperationKind): void {
+    this.#failed.inc({ kind });
+  }
+
+  progress(op: { entity: string; modelName: string; kind: OperationKind }, progress: number): void {
+    this.#progress.set({ entity: op.entity, model: op.modelName, kind: op.kind }, progress);
+  }
+
+  indexedRatio(key: { entity: string; modelName: string; variant: string }, ratio: number): void {
+    this.#ratio.set({ entity: key.entity, model: key.modelName, variant: key.variant }, ratio);
+  }
+
+  stepMs(kind: OperationKind, step: string, ms: number): void {
+    this.#step.observeMs({ kind, step }, ms);
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * The vss admin operations engine: `startAdminEngine` composes the ModelLifecycle the HTTP API
+ * calls (operations recorded with their outbox row in one transaction), the outbox relay, the admin
+ * consumers that advance operations step by step, and the reset scheduler. Further operation kinds
+ * (promotion) plug in as `OperationPlan`s (step-registry.ts).
+ */
+
+export {
+  type AdminEngine,
+  type AdminEngineOptions,
+  defaultPlans,
+  startAdminEngine,
+} from './admin-engine.js';
+export { ADMIN_METRIC_NAMES } from './admin-metrics.js';
+export type { StepEvent } from './operation-worker.js';
+export type { AdminLifecycle } from './operations-lifecycle.js';
+export { FREQUENCY_MS } from './reset-scheduler.js';
+export {
+  type OperationPlan,
+  type StepContext,
+  type StepDefinition,
+  type StepEffect,
+  StepFailure,
+  type StepOutcome,
+  StepRegistry,
+  type StepServices,
+} from './step-registry.js';
+export { dropRetiredStep, flipStep, measureIndexing, waitIndexedStep } from './steps/indexing-steps.js';
+export {
+  failTargets,
+  loadTargets,
+  operationVariants,
+  operationVersion,
+  retryTargets,
+  variantVersionMap,
+} from './steps/operation-targets.js';
+export { RESET_STEPS } from './steps/reset-model.js';
+export { hnswOf, VectorDbs } from './vector-dbs.js';

@@ -1,0 +1,126 @@
+/**
+ * The steps after ingestion that resets, triggers and fills share: waiting until the version's
+ * collections are indexed (indexed vectors ≥ 95 % of the points, vss.md), flipping the variants'
+ * read version (all of them in one transaction, so no reader sees some variants flipped and others
+ * not), and dropping what the flip retired: the previous version's collections (on every vector DB
+ * this admin reaches; "drop if present") and, in the transaction that marks the version DROPPED,
+ * its embedding-store rows and ingestion ledger.
+ */
+import { isLatticeError, LatticeError } from '../../../../platform/errors.js';
+import { collectionName } from '../../../model/index.js';
+import type { Variant } from '../../../store/index.js';
+import { type StepContext, type StepDefinition, type StepEffect, StepFailure } from '../step-registry.js';
+import { loadTargets, operationVersion, variantKey } from './operation-targets.js';
+
+/** Indexed share of each vector DB's collection of the version, and the lowest. */
+export async function measureIndexing(
+  ctx: StepContext,
+  variants: readonly Variant[],
+  version: number,
+): Promise<{ ratio: number; indexed: number; points: number }> {
+  const { operation, services } = ctx;
+  const name = collectionName(operation.entity, operation.modelName, version);
+  let lowest = { ratio: 1, indexed: 0, points: 0 };
+  for (const [type, group] of services.vectorDbs.byType(variants)) {
+    let info: { points: number; indexedPoints: number };
+    try {
+      info = await services.vectorDbs.get(type).collectionInfo(name);
+    } catch (err) {
+      if (!isLatticeError(err, 'NOT_FOUND')) throw err;
+      throw new StepFailure(`collection ${name} is missing on the ${type} vector database`, { cause: err });
+    }
+    // An empty version is fully indexed: there is nothing to wait for.
+    const ratio = info.points === 0 ? 1 : info.indexedPoints / info.points;
+    for (const variant of group) services.metrics.indexedRatio(variant, ratio);
+    if (ratio <= lowest.ratio) lowest = { ratio, indexed: info.indexedPoints, points: info.points };
+  }
+  return lowest;
+}
+
+/** Waits for indexing of the version on every vector DB the operation's variants use. */
+export function waitIndexedStep(name: string, next: string, from: number, to: number): StepDefinition {
+  return {
+    name,
+    async run(ctx) {
+      const { variants } = await loadTargets(ctx.services.store, ctx.operation);
+      const version = operationVersion(ctx.operation);
+      const measured = await measureIndexing(ctx, variants, version);
+      const threshold = ctx.services.indexedThreshold;
+      if (measured.ratio < threshold) {
+        return ctx.wait(from + (to - from) * (measured.ratio / threshold), {
+          indexing: { indexed: measured.indexed, points: measured.points },
+        });
+      }
+      return ctx.advance(next, to, async (repositories, operation) => {
+        await repositories.versions.setIndexedCount(
+          { entity: operation.entity, modelName: operation.modelName, version },
+          measured.indexed,
+        );
+      });
+    },
+  };
+}
+
+/**
+ * Flips every variant of the operation to the version, in one transaction with the step's move.
+ * `next` undefined: the operation succeeds with the flip.
+ */
+export function flipStep(name: string, next: string | undefined, progress: number): StepDefinition {
+  return {
+    name,
+    async run(ctx) {
+      const version = operationVersion(ctx.operation);
+      const effect: StepEffect = async (repositories, operation) => {
+        const previous: Record<string, number | null> = {};
+        for (const variant of (await loadTargets(repositories, operation)).variants) {
+          const flip = await repositories.flipReadVersion(variantKey(operation, variant.variant), version);
+          if (!flip.applied) {
+            const now = await repositories.variants.get(variant);
+            throw new LatticeError(
+              'FAILED_PRECONDITION',
+              `variant ${variant.variant} is ${now.state} on write version ${now.writeVersion ?? 'none'}, not INDEXING version ${version}: it cannot be flipped`,
+            );
+          }
+          previous[variant.variant] = flip.previousReadVersion;
+        }
+        await repositories.operations.setResult(operation.operationId, {
+          ...operation.result,
+          previous_read_versions: previous,
+        });
+      };
+      return next === undefined ? ctx.succeed(undefined, effect) : ctx.advance(next, progress, effect);
+    },
+  };
+}
+
+/**
+ * Drops every RETIRED version of the model (no variant reads or writes it): its collections on each
+ * reachable vector DB first (idempotent), then in one transaction with the operation's success the
+ * version becomes DROPPED and its embedding rows and ingestion ledger are deleted.
+ */
+export function dropRetiredStep(name: string): StepDefinition {
+  return {
+    name,
+    async run(ctx) {
+      const { services, operation } = ctx;
+      const retired = (await services.store.versions.list(operation)).filter((v) => v.status === 'RETIRED');
+      for (const version of retired) {
+        for (const type of services.vectorDbs.types()) {
+          await ctx.heartbeat();
+          await services.vectorDbs.dropCollection(operation, version.version, type);
+        }
+      }
+      const dropped = retired.map((v) => v.version);
+      return ctx.succeed({ dropped_versions: dropped }, async (repositories, op) => {
+        const model = await repositories.models.get(op);
+        const store = await repositories.stores.get(model.storeId);
+        for (const version of dropped) {
+          const key = { entity: op.entity, modelName: op.modelName, version };
+          if (!(await repositories.versions.transition(key, 'RETIRED', 'DROPPED'))) continue;
+          await repositories.embeddings.dropVersion(store.embeddingsTable, op.modelName, version);
+          await repositories.ingestion.forgetVersion(key);
+        }
+      });
+    },
+  };
+}
