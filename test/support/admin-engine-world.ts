@@ -13,7 +13,7 @@ import type { Queue } from '../../src/platform/queue/index.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
 import type { SqlClient } from '../../src/platform/sql/index.js';
 import type { VectorDb } from '../../src/platform/vectordb/index.js';
-import { FileJobRunner, type JobStateStore } from '../../src/vss/admin/jobs/index.js';
+import { FileJobRunner, type FileJobRunnerOptions } from '../../src/vss/admin/jobs/index.js';
 import {
   type AdminEngine,
   type AdminEngineOptions,
@@ -41,7 +41,8 @@ export interface AdminWorldOptions {
   scheduleIntervalMs?: number;
   now?: () => number;
   onStep?: (event: StepEvent) => void | Promise<void>;
-  jobStateStore?: JobStateStore;
+  /** Options of the built-in job runner (state store, lease). */
+  jobRunner?: Partial<FileJobRunnerOptions>;
   logger?: Logger;
   /** Start no consumers (a second engine sharing the first one's). */
   withoutConsumers?: boolean;
@@ -99,7 +100,7 @@ export async function openAdminWorld(o: AdminWorldOptions): Promise<AdminWorld> 
     queue: o.queue,
     batchRows: 200,
     checkpointEveryMs: 100,
-    ...(o.jobStateStore === undefined ? {} : { stateStore: o.jobStateStore }),
+    ...o.jobRunner,
   });
   const options: AdminEngineOptions = {
     store,

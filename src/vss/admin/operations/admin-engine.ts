@@ -107,6 +107,7 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
       metrics,
       logger,
       indexedThreshold: options.indexedThreshold ?? 0.95,
+      startedJobs: new Set(),
     },
     registry,
     queue,

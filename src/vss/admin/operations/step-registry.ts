@@ -39,6 +39,12 @@ export interface StepServices {
   readonly logger: Logger;
   /** Indexed share of the points at which indexing counts as done (vss.md: 0.95). */
   readonly indexedThreshold: number;
+  /**
+   * Jobs this process has started (or re-started) since it began: a job of an unfinished operation
+   * that is not in here is started again before its status is trusted, since after a crash the
+   * runner reports the job interrupted (FAILED) until it is (the JobRunner port's recovery rule).
+   */
+  readonly startedJobs: Set<string>;
 }
 
 /** How a run of a step ended. `lost`: another worker moved the operation on first. */

@@ -48,6 +48,7 @@ export function startJobStep(name: string, next: string, kind: JobKind, progress
       const model = await ctx.services.store.models.get(ctx.operation);
       const job = ingestionJob(ctx, model, kind);
       const status = await ctx.services.jobRunner.start(job);
+      ctx.services.startedJobs.add(job.jobId);
       return ctx.advance(next, progress, async (repositories, operation) => {
         await repositories.operations.setResult(operation.operationId, {
           ...operation.result,
@@ -119,16 +120,27 @@ export function waitIngestionStep(options: WaitIngestionOptions): StepDefinition
   };
 }
 
-/** The job's status; a runner that lost it (in-memory records, restarted) is asked to start it again. */
+/**
+ * The job's status. The first time this process looks at the job it starts it again (the runner's
+ * idempotent start: the status of a running or finished job, a resume of one interrupted by a
+ * crash); so does a runner that lost the job (in-memory records, restarted).
+ */
 async function jobStatus(ctx: StepContext): Promise<JobStatus> {
   const { services } = ctx;
-  try {
-    return await services.jobRunner.status(jobIdOf(ctx.operation));
-  } catch (err) {
-    if (!isLatticeError(err, 'NOT_FOUND')) throw err;
+  const jobId = jobIdOf(ctx.operation);
+  const restart = async () => {
     const model = await services.store.models.get(ctx.operation);
     const kind: JobKind = ctx.operation.kind === 'DELTA_MODEL' ? 'DELTA' : 'RESET';
-    return services.jobRunner.start(ingestionJob(ctx, model, kind));
+    const status = await services.jobRunner.start(ingestionJob(ctx, model, kind));
+    services.startedJobs.add(jobId);
+    return status;
+  };
+  if (!services.startedJobs.has(jobId)) return restart();
+  try {
+    return await services.jobRunner.status(jobId);
+  } catch (err) {
+    if (!isLatticeError(err, 'NOT_FOUND')) throw err;
+    return restart();
   }
 }
 
