@@ -106,7 +106,7 @@ export class Collection {
       this.payloads.add(row, point.payload);
     }
     this.version++;
-    this.indexer.kick();
+    this.indexer.written();
   }
 
   delete(ids: readonly string[]): number {

@@ -3,6 +3,12 @@
  * `setImmediate`, so I/O and searches interleave with a long build: inserting the backlog into the
  * graph, and compaction (rebuilding the graph without the nodes of deleted points).
  *
+ * While writes keep arriving (an ingestion), the indexer yields most of the loop to them: after a
+ * slice it waits `WRITER_SHARE` slices' time before the next, instead of the next turn. The work is
+ * the same either way (one thread does both), but writes are acknowledged sooner and the backlog is
+ * indexed at full speed once they stop. On the 2-core VM, indexing took ~40 % of the loop while
+ * 100,000 events were ingested (bench/vss-ingest), slowing acknowledgements as much.
+ *
  * Compaction builds a second graph from the indexed rows while the first keeps serving. Rows whose
  * graph membership changes meanwhile are noted as dirty and replayed onto the new graph before the
  * swap, so the swap loses nothing. Row numbers (graph labels) do not change.
@@ -10,6 +16,11 @@
 import type { Collection } from './collection.js';
 import { HnswGraph } from './hnsw-graph.js';
 import { INDEXED } from './point-store.js';
+
+/** Slices of writer time per indexer slice while writes arrive. */
+const WRITER_SHARE = 3;
+/** Writes within this long of a slice's end count as "writes keep arriving", ms. */
+const WRITES_RECENT_MS = 50;
 
 interface Rebuild {
   graph: HnswGraph;
@@ -20,7 +31,9 @@ interface Rebuild {
 }
 
 export class Indexer {
-  private scheduled: NodeJS.Immediate | undefined;
+  private scheduled: { immediate: NodeJS.Immediate } | { timer: NodeJS.Timeout } | undefined;
+  /** performance.now() of the last write that gave the indexer work. */
+  private lastWriteAt = Number.NEGATIVE_INFINITY;
   private paused = false;
   private stopped = false;
   private idle: { resolve: () => void; reject: (err: Error) => void }[] = [];
@@ -52,7 +65,31 @@ export class Indexer {
       this.settleIdle();
       return;
     }
-    this.scheduled = setImmediate(() => this.run());
+    this.scheduled = { immediate: setImmediate(() => this.run()) };
+  }
+
+  /** A write added work: the indexer gives way to writes while they keep coming. */
+  written(): void {
+    this.lastWriteAt = performance.now();
+    this.kick();
+  }
+
+  /** After a slice: the next one at once, or after the writers' share while writes keep arriving. */
+  private next(sliceEnd: number): void {
+    if (sliceEnd - this.lastWriteAt > WRITES_RECENT_MS) {
+      this.kick();
+      return;
+    }
+    if (this.scheduled || this.paused || this.stopped || this.failure) return;
+    this.scheduled = { timer: setTimeout(() => this.run(), this.sliceMs * WRITER_SHARE) };
+  }
+
+  private unschedule(): void {
+    const scheduled = this.scheduled;
+    if (scheduled === undefined) return;
+    if ('immediate' in scheduled) clearImmediate(scheduled.immediate);
+    else clearTimeout(scheduled.timer);
+    this.scheduled = undefined;
   }
 
   /**
@@ -61,8 +98,7 @@ export class Indexer {
    */
   pause(): void {
     this.paused = true;
-    if (this.scheduled) clearImmediate(this.scheduled);
-    this.scheduled = undefined;
+    this.unschedule();
     const rebuild = this.rebuild;
     this.rebuild = undefined;
     for (const done of rebuild?.done ?? []) done();
@@ -129,7 +165,7 @@ export class Indexer {
       for (const waiter of this.idle.splice(0)) waiter.reject(this.failure);
       return;
     }
-    this.kick();
+    this.next(performance.now());
   }
 
   /** Inserts the next row into the new graph, or finishes; false when there is nothing left. */
