@@ -24,6 +24,8 @@ Commands:
   orchestrator  serve orchestrator.v1.Predict and the legacy Orchestrator API [--port N] [--metrics-port N]
   vss        vss serving and consumers in one process [--port N]; "vss serving" or "vss consumers" alone
              (with a vector DB server); "vss replay [--topic T] [--limit N] [--id ID]" re-drives dead letters
+             "vss register-store|register-model|register-variant|reset|trigger|promote|retry|status|models":
+             clients of the vss admin HTTP API
   settings   print the effective settings (tokens redacted) and where each can be set
   help       this text
 

@@ -8,6 +8,7 @@ import { onShutdownSignal } from '../../platform/shutdown.js';
 import { replayDeadLetters, vssTopics } from '../../vss/consumers/index.js';
 import type { CliContext } from '../main.js';
 import { type RunningPart, startVssConsumersPart, startVssServingPart } from '../parts.js';
+import { runVssAdminCommand, VSS_ADMIN_SUBCOMMANDS, VSS_ADMIN_USAGE } from '../vss-admin/index.js';
 import { describePorts } from './ports.js';
 
 /** Port of `lattice vss serving` when `--port` is not given. */
@@ -36,7 +37,8 @@ const usage = `Usage:
       the oldest N, or the one whose dead-letter id (<topic>:<group>:<sequence>, as logged) or original
       message id is ID. Default topics: vss.consumers.embeddingsTopic and realtimeTopic. A dead letter
       leaves <topic>-dlq only once its re-publish is durable. On the embedded queue, stop the process
-      that holds the queue journal first.`;
+      that holds the queue journal first.
+${VSS_ADMIN_USAGE}`;
 
 function parsePort(text: string, flag: string): number {
   const port = Number(text);
@@ -97,6 +99,17 @@ const ALONE = new Map<string | undefined, Components>([
 
 /** `lattice vss` (serving and consumers together), `vss serving`, `vss consumers` and `vss replay`. */
 export async function runVss(context: CliContext): Promise<void> {
+  // The admin clients parse their own flags (one set per subcommand).
+  const [first, ...rest] = context.argv;
+  if (first !== undefined && VSS_ADMIN_SUBCOMMANDS.has(first)) {
+    const settings = loadSettings({ file: context.settingsFile });
+    const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
+    process.exitCode = await runVssAdminCommand(first, rest, {
+      adminUrl: `http://${host}:${settings.vss.admin.port}`,
+      apiKey: settings.vss.admin.apiKeys[0],
+    });
+    return;
+  }
   let parsed: VssArgs;
   try {
     const { values, positionals } = parseArgs({
