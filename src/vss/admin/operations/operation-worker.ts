@@ -11,7 +11,8 @@
  * operation each `pollIntervalMs` — read from SQL, so it also finds, after a restart, operations
  * whose outbox event was published and acknowledged before the crash. Going through the queue
  * rather than running the step here keeps one execution path and spreads operations over the
- * group's members. A nudge is not re-sent while the previous one for the operation is unhandled.
+ * group's members. A nudge is not re-sent while the previous one for the operation is unhandled
+ * (for at most 5 polls or 5 s: another replica of the group may have taken it).
  *
  * Failures: a StepFailure (or a LatticeError no retry can fix: INVALID_ARGUMENT, NOT_FOUND,
  * FAILED_PRECONDITION, ALREADY_EXISTS) fails the operation with its reason, together with the
@@ -72,7 +73,8 @@ export function operationEvent(operationId: string): JsonObject {
 export class OperationWorker {
   readonly #o: OperationWorkerOptions;
   readonly #driving = new Set<string>();
-  readonly #nudged = new Set<string>();
+  /** Operation id → when its last nudge was published (a nudge another replica took never comes back here). */
+  readonly #nudged = new Map<string, number>();
   readonly #transient = new Map<string, number>();
   readonly #unknownKinds = new Set<string>();
   #consumer: Consumer | undefined;
@@ -119,12 +121,15 @@ export class OperationWorker {
       const unfinished = await services.store.operations.list({ unfinished: true, limit: 1000 });
       for (const op of unfinished) {
         if (this.#stopped) return;
-        if (this.#driving.has(op.operationId) || this.#nudged.has(op.operationId)) continue;
+        const nudgedAt = this.#nudged.get(op.operationId);
+        const pending =
+          nudgedAt !== undefined && Date.now() - nudgedAt < Math.max(5 * this.#o.pollIntervalMs, 5000);
+        if (this.#driving.has(op.operationId) || pending) continue;
         if (this.#o.registry.plan(op.kind) === undefined) {
           this.#reportUnknownKind(op);
           continue;
         }
-        this.#nudged.add(op.operationId);
+        this.#nudged.set(op.operationId, Date.now());
         await queue.publish(topic, Buffer.from(JSON.stringify(operationEvent(op.operationId))), {
           key: op.operationId,
         });
