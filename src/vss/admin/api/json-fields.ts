@@ -3,7 +3,8 @@
  * may come as JSON strings (vss.md) and are parsed into objects here, so one schema validates both
  * forms and errors name the inner field; and every body's nesting is bounded, since open objects
  * (`vectordb_config`) would otherwise carry arbitrarily deep values into recursive code (hashing,
- * JSON encoding, PostgreSQL's jsonb parser) and fail there as a 5xx.
+ * JSON encoding, PostgreSQL's jsonb parser) and fail there as a 5xx; and text PostgreSQL cannot
+ * store (NUL, unpaired surrogates) is refused here rather than by the database as a 5xx.
  */
 import { invalidArgument } from '../../../platform/errors.js';
 
@@ -37,22 +38,43 @@ export function parseJsonFields(body: unknown, fields: readonly string[]): void 
   }
 }
 
+/** Text SQL can store: no NUL character and no unpaired UTF-16 surrogate (jsonb refuses both). */
+function storableText(text: string): boolean {
+  return !text.includes('\u0000') && !unpairedSurrogate.test(text);
+}
+const unpairedSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
- * INVALID_ARGUMENT naming the top-level field whose value nests deeper than `max` levels. Walks
- * without recursion, so a hostile body cannot exhaust the stack here either.
+ * INVALID_ARGUMENT naming the top-level field whose value nests deeper than `max` levels or holds a
+ * string (or key) SQL cannot store. Walks without recursion, so a hostile body cannot exhaust the
+ * stack here either.
  */
-export function checkBodyDepth(body: unknown, max = MAX_BODY_DEPTH): void {
+export function checkBodyValues(body: unknown, max = MAX_BODY_DEPTH): void {
   if (!isPlainObject(body)) return;
   for (const [field, value] of Object.entries(body)) {
     const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
     while (pending.length > 0) {
       const next = pending.pop()!;
+      if (typeof next.value === 'string') {
+        if (!storableText(next.value)) throw unstorable(field);
+        continue;
+      }
       if (typeof next.value !== 'object' || next.value === null) continue;
       if (next.depth > max) {
         throw invalidArgument(`${field} nests deeper than ${max} levels`, field);
       }
-      const children = Array.isArray(next.value) ? next.value : Object.values(next.value);
-      for (const child of children) pending.push({ value: child, depth: next.depth + 1 });
+      if (Array.isArray(next.value)) {
+        for (const child of next.value) pending.push({ value: child, depth: next.depth + 1 });
+        continue;
+      }
+      for (const [key, child] of Object.entries(next.value)) {
+        if (!storableText(key)) throw unstorable(field);
+        pending.push({ value: child, depth: next.depth + 1 });
+      }
     }
   }
+}
+
+function unstorable(field: string) {
+  return invalidArgument(`${field} holds a NUL character or an unpaired UTF-16 surrogate`, field);
 }

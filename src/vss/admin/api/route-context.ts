@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { VssStore } from '../../store/index.js';
 import type { ModelLifecycle } from '../model-lifecycle.js';
-import { checkBodyDepth, parseJsonFields } from './json-fields.js';
+import { checkBodyValues, parseJsonFields } from './json-fields.js';
 import { errorResponses } from './response-schemas.js';
 
 export interface RouteContext {
@@ -25,11 +25,11 @@ export const POST_ERRORS = errorResponses(400, 401, 404, 409, 413, '5xx');
 /** Errors every GET route of the API may answer. */
 export const GET_ERRORS = errorResponses(400, 401, 404, '5xx');
 
-/** A POST route's preValidation: parse `jsonFields` given as strings, bound the body's nesting. */
+/** A POST route's preValidation: parse `jsonFields` given as strings; bound nesting, refuse unstorable text. */
 export function bodyPreparation(jsonFields: readonly string[] = []) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    checkBodyDepth(request.body);
+    checkBodyValues(request.body);
     parseJsonFields(request.body, jsonFields);
-    checkBodyDepth(request.body);
+    checkBodyValues(request.body);
   };
 }
