@@ -78,8 +78,15 @@ export async function buildAdminApi(options: AdminApiOptions): Promise<FastifyIn
       },
     },
   });
-  // JSON only: any other content type is a 400 naming Content-Type (error-mapping.ts).
-  app.removeContentTypeParser('text/plain');
+  // JSON only: any other content type is a 400 naming Content-Type (error-mapping.ts). An empty JSON
+  // body is no body (POST /operations/{id}/retry takes none); routes with a body schema then say so.
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') done(null, undefined);
+    else parseJson(request, text, done);
+  });
 
   const apiKeys = new ApiKeys(options.apiKeys ?? []);
   const requests = new IdempotentRequests(

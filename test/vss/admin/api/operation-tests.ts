@@ -147,6 +147,15 @@ export function operationTests(get: () => Harness): void {
     assert.equal(retried.status, 202, retried.body);
     assert.equal(retried.json.operation_id, id);
     assert.equal(retried.json.status, 'RUNNING');
+    // A client that sends a JSON content type with no body is answered the same.
+    assert.ok(await h.store.operations.fail(id, { status: 'RUNNING', step: 'ingest' }, 'failed again'));
+    const emptyJson = await h.call({
+      method: 'POST',
+      url: `/operations/${id}/retry`,
+      body: '',
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(emptyJson.status, 202, emptyJson.body);
     assertError(await h.call({ method: 'POST', url: '/operations/absent-op/retry' }), 404, 'NOT_FOUND');
     assertError(
       await h.call({ method: 'POST', url: '/operations/a%20b/retry' }),
