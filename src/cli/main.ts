@@ -54,6 +54,9 @@ const commands: Record<string, (context: CliContext) => Promise<void>> = {
   vss: runVss,
 };
 
+/** Commands that parse --help themselves. */
+const OWN_HELP = new Set(['compute', 'featurestore', 'logs', 'modelserver', 'orchestrator', 'vss']);
+
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -62,7 +65,8 @@ async function main(argv: string[]): Promise<void> {
     strict: false,
   });
   const [name, ...args] = positionals;
-  if (!name || name === 'help' || values.help) {
+  // A command with usage of its own answers its own --help (and its subcommands').
+  if (!name || name === 'help' || (values.help && !OWN_HELP.has(name))) {
     console.log(usage);
     return;
   }

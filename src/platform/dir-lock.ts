@@ -1,6 +1,6 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { LatticeError } from './errors.js';
 
 export interface DirLock {
@@ -49,6 +49,8 @@ function readOwner(path: string): { pid?: unknown; host?: unknown; start?: unkno
  */
 export function lockDirectory(dir: string, what: string, hint?: string): DirLock {
   const path = `${resolve(dir)}.lock`;
+  // The lock sits beside the directory: on a fresh data directory, its parent may not exist yet.
+  mkdirSync(dirname(path), { recursive: true });
   for (let attempt = 0; attempt < 2; attempt++) {
     let fd: number;
     try {

@@ -27,6 +27,13 @@ describe('lockDirectory', () => {
     lockDirectory(dir, 'test dir').release();
   });
 
+  test('a directory whose parent does not exist yet (a fresh data directory) can be locked', () => {
+    const dir = join(root, 'fresh', 'data', 'vectordb');
+    const lock = lockDirectory(dir, 'test dir');
+    assert.equal(existsSync(`${dir}.lock`), true);
+    lock.release();
+  });
+
   test('a lock left by a dead process, or cut short, is taken over', async () => {
     const dead = spawnSync(process.execPath, [
       '-e',

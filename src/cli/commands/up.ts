@@ -19,6 +19,7 @@ import {
   startVssConsumersPart,
   startVssServingPart,
 } from '../parts.js';
+import { startVssAdminPart } from '../vss-admin-part.js';
 import { openAllPorts } from './ports.js';
 
 function protoFiles(dir = protoRoot): string[] {
@@ -112,6 +113,7 @@ export async function runUp(context: CliContext): Promise<void> {
     // vss serving and consumers share this process's vector database (embedded: it lives here).
     parts.push(await startVssServingPart(platform));
     parts.push(await startVssConsumersPart(platform));
+    parts.push(await startVssAdminPart(platform));
   } catch (err) {
     await stopAll();
     throw err;

@@ -9,6 +9,7 @@ import { replayDeadLetters, vssTopics } from '../../vss/consumers/index.js';
 import type { CliContext } from '../main.js';
 import { type RunningPart, startVssConsumersPart, startVssServingPart } from '../parts.js';
 import { runVssAdminCommand, VSS_ADMIN_SUBCOMMANDS, VSS_ADMIN_USAGE } from '../vss-admin/index.js';
+import { startVssAdminPart } from '../vss-admin-part.js';
 import { describePorts } from './ports.js';
 
 /** Port of `lattice vss serving` when `--port` is not given. */
@@ -16,8 +17,8 @@ export const DEFAULT_VSS_SERVING_PORT = 50055;
 
 const usage = `Usage:
   lattice vss [--port N] [--metrics-port N] [--partitions LIST]
-      vss serving and the vss consumers in one process, sharing one SQL client, vector database and
-      queue: how the embedded vector database (it lives in one process) must run.
+      vss serving, the vss consumers and vss admin in one process, sharing one SQL client, vector
+      database and queue: how the embedded vector database (it lives in one process) must run.
   lattice vss serving [--port N] [--metrics-port N]
       serve vss.v1.SimilaritySearch (default port ${DEFAULT_VSS_SERVING_PORT}) on the configured SQL store,
       cache and vector database (settings vss.vectorDb: embedded in <dataDir>/vectordb by default).
@@ -31,6 +32,11 @@ const usage = `Usage:
       Alone only with a vector database server (Qdrant); on the embedded one run "lattice vss".
       --partitions (e.g. 0-3 or 0,2,4,6; default all) is the share of each topic this process
       consumes: processes of one group must split the partitions between them.
+  lattice vss admin [--metrics-port N]
+      the admin HTTP API (settings vss.admin.port, default 8090; OpenAPI at /docs; API keys
+      vss.admin.apiKeys) and the operations engine that runs its operations (outbox relay, admin
+      consumers, scheduled resets; ingestion jobs on vss.admin.jobRunner). Alone only with a vector
+      database server (Qdrant); on the embedded one run "lattice vss".
   Each serves /healthz, /readyz and /metrics on --metrics-port (default settings metrics.port).
   lattice vss replay [--topic T] [--limit N] [--id ID]
       re-publish dead letters to the topic they came from, once their cause is fixed: all of them,
@@ -89,12 +95,14 @@ interface VssArgs {
 interface Components {
   serving: boolean;
   consumers: boolean;
+  admin: boolean;
 }
 
-const ALL: Components = { serving: true, consumers: true };
+const ALL: Components = { serving: true, consumers: true, admin: true };
 const ALONE = new Map<string | undefined, Components>([
-  ['serving', { serving: true, consumers: false }],
-  ['consumers', { serving: false, consumers: true }],
+  ['serving', { serving: true, consumers: false, admin: false }],
+  ['consumers', { serving: false, consumers: true, admin: false }],
+  ['admin', { serving: false, consumers: false, admin: true }],
 ]);
 
 /** `lattice vss` (serving and consumers together), `vss serving`, `vss consumers` and `vss replay`. */
@@ -202,9 +210,12 @@ async function runComponents(
   const parts: RunningPart[] = [];
   let ops: HttpServer | undefined;
   const stopAll = async () => {
-    // Serving first: no call is answered by a half-stopped process; then the consumers drain. A part
-    // that fails to stop does not keep the others, or the adapters, from closing.
-    for (const part of parts.splice(0)) {
+    // Serving first: no call is answered by a half-stopped process; then admin (no new operation,
+    // jobs checkpoint); then the consumers drain. A part that fails to stop does not keep the others,
+    // or the adapters, from closing.
+    const order = ['vss-serving', 'vss-admin', 'vss-consumers'];
+    const stopping = parts.splice(0).sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+    for (const part of stopping) {
       await part
         .stop()
         .catch((err: unknown) => platform.logger.error({ err, part: part.name }, 'stopping failed'));
@@ -230,6 +241,8 @@ async function runComponents(
         ),
       );
     }
+    // Admin after the consumers: the operations it resumes wait on what they apply.
+    if (components.admin) parts.push(await startVssAdminPart(platform));
     ops = new HttpServer({
       name: 'vss-ops',
       host: settings.host,
@@ -248,7 +261,13 @@ async function runComponents(
 
   const adapters = describePorts(platform);
   const what =
-    components.serving && components.consumers ? 'vss' : components.serving ? 'vss serving' : 'vss consumers';
+    components.serving && components.consumers
+      ? 'vss'
+      : components.serving
+        ? 'vss serving'
+        : components.consumers
+          ? 'vss consumers'
+          : 'vss admin';
   console.log(
     `Lattice ${what} is up (${adapters.sql}; ${adapters.queue}; ${adapters.cache}; vector DB ${adapters.vectorDb}):`,
   );

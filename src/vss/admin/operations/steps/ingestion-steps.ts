@@ -91,6 +91,8 @@ export function waitIngestionStep(options: WaitIngestionOptions): StepDefinition
         jobId,
       });
       if (record?.status === 'COMPLETE' && record.counts !== null) {
+        // The job's last status, so the operation does not keep a snapshot from mid-run.
+        const finalJob = await jobStatus(ctx).then(jobSummary, () => undefined);
         const effect: StepEffect = async (repositories, op) => {
           await repositories.versions.addCounts(
             { entity: op.entity, modelName: op.modelName, version },
@@ -98,6 +100,7 @@ export function waitIngestionStep(options: WaitIngestionOptions): StepDefinition
           );
           await repositories.operations.setResult(op.operationId, {
             ...op.result,
+            ...(finalJob === undefined ? {} : { job: finalJob }),
             ingestion: countsOf(record),
           });
           await options.onComplete?.(repositories, op);

@@ -1,0 +1,88 @@
+/**
+ * vss admin as a part of `lattice vss` and `lattice up` (and `lattice vss admin` alone, with a vector
+ * database server): the operations engine (outbox relay, admin consumers, scheduled resets) and the
+ * admin HTTP API on `vss.admin.port`. Ingestion jobs run on the built-in file runner, whose job
+ * records and checkpoints live under `<dataDir>/jobs` so a job resumes after a restart, or on an
+ * external batch platform over HTTP (`vss.admin.jobRunner`).
+ */
+import { join } from 'node:path';
+import type { Platform } from '../platform/platform.js';
+import { buildAdminApi } from '../vss/admin/api/index.js';
+import { FileJobRunner, FileJobStateStore, HttpJobRunner, type JobRunner } from '../vss/admin/jobs/index.js';
+import { startAdminEngine } from '../vss/admin/operations/index.js';
+import { openVssStore } from '../vss/store/index.js';
+import type { ListeningPart } from './parts.js';
+
+function jobRunnerOf(platform: Platform, queue: Awaited<ReturnType<Platform['queue']>>): JobRunner {
+  const { settings, logger } = platform;
+  const runner = settings.vss.admin.jobRunner;
+  if (runner.kind === 'http') return new HttpJobRunner({ baseUrl: runner.url! });
+  return new FileJobRunner({
+    queue,
+    stateStore: new FileJobStateStore(join(settings.dataDir, 'jobs')),
+    logger,
+  });
+}
+
+export async function startVssAdminPart(
+  platform: Platform,
+  port = platform.settings.vss.admin.port,
+): Promise<ListeningPart> {
+  const { settings, logger, metrics } = platform;
+  // The vector database first: its lock names the way out when another process owns it.
+  const vectorDb = await platform.vectorDb();
+  const [sql, queue] = await Promise.all([platform.sqlClient(), platform.queue()]);
+  const store = await openVssStore(sql);
+  const jobRunner = jobRunnerOf(platform, queue);
+  const admin = settings.vss.admin;
+  const engine = await startAdminEngine({
+    store,
+    queue,
+    vectorDb,
+    vectorDbType: settings.vss.vectorDb.kind === 'embedded' ? 'EMBEDDED' : 'QDRANT',
+    jobRunner,
+    embeddingsTopic: settings.vss.consumers.embeddingsTopic,
+    partitions: settings.vss.consumers.partitions,
+    operationsTopic: admin.operationsTopic,
+    group: admin.group,
+    pollIntervalMs: admin.pollIntervalMs,
+    scheduleIntervalMs: admin.scheduleIntervalMs,
+    metrics,
+    logger,
+  });
+  const stopEngine = async () => {
+    await engine.stop();
+    await jobRunner.close();
+  };
+  let app: Awaited<ReturnType<typeof buildAdminApi>> | undefined;
+  try {
+    app = await buildAdminApi({
+      store,
+      lifecycle: engine.lifecycle,
+      sql,
+      logger,
+      metrics,
+      apiKeys: admin.apiKeys,
+      readiness: platform.readiness(),
+      readinessTimeoutMs: settings.metrics.readyTimeoutMs,
+    });
+    await app.listen({ host: settings.host, port });
+  } catch (err) {
+    await app?.close().catch(() => {});
+    await stopEngine();
+    throw err;
+  }
+  const address = app.server.address();
+  const bound = typeof address === 'object' && address !== null ? address.port : port;
+  const auth = admin.apiKeys.length > 0 ? 'API key required' : 'no auth';
+  return {
+    name: 'vss-admin',
+    port: bound,
+    endpoints: [[`HTTP vss admin API (${auth}; OpenAPI at /docs)`, `http://${settings.host}:${bound}`]],
+    // The API first (no new operations), then the engine: steps in flight settle, jobs checkpoint.
+    stop: async () => {
+      await app.close();
+      await stopEngine();
+    },
+  };
+}
