@@ -13,6 +13,9 @@
  *   (not yet delivered plus unsettled), refreshed periodically from the queue.
  *
  * Label values come from configuration (topic, group, the processor's kind), never from events.
+ * The retry and dead-letter series of a (topic, kind) are exported at 0 from the start: an alert on
+ * `increase(...) > 0` (ops/prometheus/vss-alerts.yml) needs a sample before the first dead letter,
+ * or the series would appear already at 1 and that first one would go unseen.
  */
 import type { BoundCounter, BoundTiming, GaugeMetric, Metrics } from '../../platform/metrics/index.js';
 
@@ -66,6 +69,12 @@ export class ConsumerMetrics {
       ['topic', 'kind', 'reason'],
     );
     const byReason = new Map<DeadLetterReason, BoundCounter>();
+    retries.inc(0);
+    for (const reason of ['rejected', 'exhausted'] as const) {
+      const counter = deadLetters.bind({ ...labels, reason });
+      counter.inc(0);
+      byReason.set(reason, counter);
+    }
     return {
       events: (outcome, count) => {
         if (count === 0) return;

@@ -1,10 +1,14 @@
 /**
  * Serving metrics per model and variant (labels `entity`, `model`, `variant`; GetEmbeddings and
- * ScoreCandidates use variant ""): latency, errors by code, cache hits and misses by level (hit
- * percentage = hits / (hits + misses)), vector DB latency, and the running means
- * `vss_avg_similar_candidates` and `vss_avg_recall`. Only configured names become labels: requests
- * for unknown models are counted under empty labels, so callers cannot grow the series.
+ * ScoreCandidates use variant ""): latency, errors by code and by the HTTP status class the code maps
+ * to (`status_class="5xx"` is the spec's "service 5xx count", which an alert reads), cache hits and
+ * misses by level with the hit ratio beside them, cache, embedding-store and vector DB latency, and
+ * the running means `vss_avg_similar_candidates` and `vss_avg_recall`. Only configured names become
+ * labels: requests for unknown models are counted under empty labels, so callers cannot grow the
+ * series.
  */
+import type { ErrorCode } from '../../platform/errors.js';
+import { httpStatusOf } from '../../platform/http/status.js';
 import type {
   BoundCounter,
   BoundTiming,
@@ -35,6 +39,8 @@ interface VariantSeries {
   errors: Map<string, BoundCounter>;
   cache: Map<string, BoundCounter>;
   vectorDb: BoundTiming;
+  store: BoundTiming;
+  cacheLatency: BoundTiming;
   similar: Mean;
   recall: Mean;
   hits: number;
@@ -47,6 +53,9 @@ export class ServingMetrics {
   private readonly cache: CounterMetric;
   private readonly cacheErrors: CounterMetric;
   private readonly vectorDb: TimingMetric;
+  private readonly store: TimingMetric;
+  private readonly cacheLatency: TimingMetric;
+  private readonly hitRatio: GaugeMetric;
   private readonly similarGauge: GaugeMetric;
   private readonly recallGauge: GaugeMetric;
   private readonly variants = new Map<string, VariantSeries>();
@@ -57,10 +66,11 @@ export class ServingMetrics {
       ...names,
       'method',
     ]);
-    this.errors = metrics.counter('vss_serving_errors_total', 'vss serving failed calls, by status', [
-      ...names,
-      'code',
-    ]);
+    this.errors = metrics.counter(
+      'vss_serving_errors_total',
+      'vss serving failed calls, by status code and the HTTP status class it maps to (5xx: server errors)',
+      [...names, 'code', 'status_class'],
+    );
     this.cache = metrics.counter('vss_serving_cache_total', 'vss result cache look-ups', [
       ...names,
       'level',
@@ -72,6 +82,21 @@ export class ServingMetrics {
       ['failure'],
     );
     this.vectorDb = metrics.timing('vss_serving_vectordb_seconds', 'vss vector DB search latency', names);
+    this.store = metrics.timing(
+      'vss_serving_store_seconds',
+      'vss embedding store (SQL) read latency while answering a call',
+      names,
+    );
+    this.cacheLatency = metrics.timing(
+      'vss_serving_cache_seconds',
+      'vss result cache look-up latency',
+      names,
+    );
+    this.hitRatio = metrics.gauge(
+      'vss_serving_cache_hit_ratio',
+      'Share of result cache look-ups that hit, since the process started',
+      names,
+    );
     this.similarGauge = metrics.gauge(
       'vss_avg_similar_candidates',
       'Mean candidates returned per query',
@@ -91,7 +116,19 @@ export class ServingMetrics {
 
   error(labels: ServingLabels, code: string): void {
     const series = this.series(labels);
-    bound(series.errors, code, () => this.errors.bind({ ...series.labels, code })).inc();
+    bound(series.errors, code, () =>
+      this.errors.bind({ ...series.labels, code, status_class: statusClassOf(code) }),
+    ).inc();
+  }
+
+  /** One read of the embedding store (SQL) made to answer a call. */
+  storeMs(labels: ServingLabels, ms: number): void {
+    this.series(labels).store.observeMs(ms);
+  }
+
+  /** One result cache look-up, hit or miss, every level it asked included. */
+  cacheMs(labels: ServingLabels, ms: number): void {
+    this.series(labels).cacheLatency.observeMs(ms);
   }
 
   /** A distributed result cache failure (see result-cache.ts). */
@@ -106,6 +143,7 @@ export class ServingMetrics {
     ).inc();
     if (outcome === 'hit') series.hits++;
     else series.misses++;
+    this.hitRatio.set(series.labels, series.hits / (series.hits + series.misses));
   }
 
   vectorDbMs(labels: ServingLabels, ms: number): void {
@@ -152,6 +190,8 @@ export class ServingMetrics {
         errors: new Map(),
         cache: new Map(),
         vectorDb: this.vectorDb.bind({ ...own }),
+        store: this.store.bind({ ...own }),
+        cacheLatency: this.cacheLatency.bind({ ...own }),
         similar: { sum: 0, count: 0 },
         recall: { sum: 0, count: 0 },
         hits: 0,
@@ -170,6 +210,15 @@ function bound<T>(series: Map<string, T>, key: string, make: () => T): T {
     series.set(key, found);
   }
   return found;
+}
+
+/**
+ * The HTTP status class (`4xx`, `5xx`) of a failure code, by the one HTTP mapping, so gRPC failures
+ * count toward the same "5xx" threshold as the HTTP APIs; a code it does not know is a server error.
+ */
+function statusClassOf(code: string): string {
+  const status = httpStatusOf[code as ErrorCode] ?? 500;
+  return `${Math.floor(status / 100)}xx`;
 }
 
 function labelKey(labels: ServingLabels): string {
