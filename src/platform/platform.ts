@@ -167,19 +167,39 @@ export class Platform {
   }
 
   /**
-   * The vector database of vss: embedded (snapshots in `vss.vectorDb.dir`) or Qdrant, which is
-   * reached once on opening so an unreachable one fails at start-up naming its URL.
+   * The vector database of vss (the experiment cluster's): embedded (snapshots in
+   * `vss.vectorDb.dir`) or Qdrant, which is reached once on opening so an unreachable one fails at
+   * start-up naming its URL.
    */
   vectorDb(): Promise<VectorDb> {
-    const s = this.settings.vss.vectorDb;
+    return this.openVectorDb('vectorDb', 'vss.vectorDb', this.settings.vss.vectorDb);
+  }
+
+  /**
+   * The production cluster's vector database (`vss.clusters.production.vectorDb`), opened like
+   * {@link vectorDb} (the experiment cluster's): on first use, reported on /readyz as
+   * `productionVectorDb` from then on, closed by `close()`.
+   */
+  productionVectorDb(): Promise<VectorDb> {
+    return this.openVectorDb(
+      'productionVectorDb',
+      'vss.clusters.production.vectorDb',
+      this.settings.vss.clusters.production.vectorDb,
+    );
+  }
+
+  private openVectorDb(
+    name: string,
+    path: string,
+    s: { kind: 'embedded' | 'qdrant'; dir: string; url?: string; apiKey?: string; timeoutMs: number },
+  ): Promise<VectorDb> {
     return this.open(
-      'vectorDb',
+      name,
       async () => {
         const { createVectorDb } = await import('./vectordb/index.js');
         if (s.kind === 'embedded') return createVectorDb({ kind: 'embedded', dir: s.dir });
         // The settings schema already requires the URL for qdrant; this narrows its type.
-        if (s.url === undefined)
-          throw invalidArgument('vss.vectorDb.url is required for qdrant', 'vss.vectorDb.url');
+        if (s.url === undefined) throw invalidArgument(`${path}.url is required for qdrant`, `${path}.url`);
         return createVectorDb({ kind: 'qdrant', url: s.url, apiKey: s.apiKey, timeoutMs: s.timeoutMs });
       },
       (db) => db.listCollections(),

@@ -72,6 +72,28 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_QDRANT_URL', path: 'vss.vectorDb.url', kind: 'string' },
   { env: 'LATTICE_QDRANT_API_KEY', path: 'vss.vectorDb.apiKey', kind: 'string' },
   { env: 'LATTICE_QDRANT_TIMEOUT_MS', path: 'vss.vectorDb.timeoutMs', kind: 'number' },
+  { env: 'LATTICE_VSS_PRODUCTION_VECTOR_DB', path: 'vss.clusters.production.vectorDb.kind', kind: 'string' },
+  {
+    env: 'LATTICE_VSS_PRODUCTION_VECTOR_DB_DIR',
+    path: 'vss.clusters.production.vectorDb.dir',
+    kind: 'string',
+  },
+  { env: 'LATTICE_VSS_PRODUCTION_QDRANT_URL', path: 'vss.clusters.production.vectorDb.url', kind: 'string' },
+  {
+    env: 'LATTICE_VSS_PRODUCTION_QDRANT_API_KEY',
+    path: 'vss.clusters.production.vectorDb.apiKey',
+    kind: 'string',
+  },
+  {
+    env: 'LATTICE_VSS_PRODUCTION_QDRANT_TIMEOUT_MS',
+    path: 'vss.clusters.production.vectorDb.timeoutMs',
+    kind: 'number',
+  },
+  {
+    env: 'LATTICE_VSS_PRODUCTION_CACHE_KEY_PREFIX',
+    path: 'vss.clusters.production.cacheKeyPrefix',
+    kind: 'string',
+  },
 ];
 
 /** Settings with every derived default filled in: the embedded adapters' directories are absolute. */
@@ -80,7 +102,7 @@ export type LoadedSettings = Settings & {
   modelserver: { repository: string };
   sql: { dataDir: string };
   queue: { journalDir: string | undefined };
-  vss: { vectorDb: { dir: string } };
+  vss: { vectorDb: { dir: string }; clusters: { production: { vectorDb: { dir: string } } } };
 };
 
 export interface LoadSettingsOptions {
@@ -240,6 +262,18 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
       vectorDb: {
         ...settings.vss.vectorDb,
         dir: resolve(settings.vss.vectorDb.dir ?? join(dataDir, 'vectordb')),
+      },
+      clusters: {
+        ...settings.vss.clusters,
+        production: {
+          ...settings.vss.clusters.production,
+          vectorDb: {
+            ...settings.vss.clusters.production.vectorDb,
+            dir: resolve(
+              settings.vss.clusters.production.vectorDb.dir ?? join(dataDir, 'vectordb-production'),
+            ),
+          },
+        },
       },
     },
     queue: {

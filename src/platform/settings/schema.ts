@@ -11,6 +11,37 @@ const url = z.string().min(1);
 /** A queue topic or group name (letters, digits, "_" and "-"; see the Queue port). */
 const queueName = z.string().regex(/^[A-Za-z0-9_-]{1,120}$/, 'must be 1-120 letters, digits, "_" or "-"');
 
+/**
+ * A vector database of a named cluster, in the shape of `vss.vectorDb`: embedded (a snapshot
+ * directory) or a Qdrant server. `urlEnv` names the variable that sets the URL, for the message when
+ * it is missing.
+ */
+function vectorDbSettings(urlEnv: string) {
+  return z
+    .object({
+      kind: z.enum(['embedded', 'qdrant']).default('embedded'),
+      /** embedded: snapshot directory (default under `dataDir`). */
+      dir: z.string().min(1).optional(),
+      /** qdrant: REST URL, e.g. `http://qdrant:6333`. */
+      url: url.optional(),
+      /** qdrant: API key, when the server requires one. */
+      apiKey: z.string().min(1).optional(),
+      /** qdrant: per-request timeout. */
+      timeoutMs: z.number().int().positive().default(5000),
+    })
+    .strict()
+    .superRefine((vectorDb, ctx) => {
+      if (vectorDb.kind === 'qdrant' && vectorDb.url === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['url'],
+          message: `is required when the vector database is qdrant (${urlEnv})`,
+        });
+      }
+    })
+    .prefault({});
+}
+
 export const settingsSchema = z
   .object({
     /** Where embedded adapters keep their files. */
@@ -252,6 +283,31 @@ export const settingsSchema = z
                   });
                 }
               })
+              .prefault({}),
+          })
+          .strict()
+          .prefault({}),
+        /**
+         * The named clusters (vss.md "Concepts"). Experiment is `vectorDb` below with the platform
+         * cache; production is named here: promoted models and variants are searched and written there.
+         */
+        clusters: z
+          .object({
+            production: z
+              .object({
+                /** The production cluster's vector database: embedded (default `<dataDir>/vectordb-production`) or Qdrant. */
+                vectorDb: vectorDbSettings('LATTICE_VSS_PRODUCTION_QDRANT_URL'),
+                /**
+                 * The production cluster's cache target: serving's distributed result-cache keys of
+                 * production variants start with this prefix (after the cache's own `keyPrefix`), so
+                 * the two clusters' results never share entries and can be flushed apart.
+                 */
+                cacheKeyPrefix: z
+                  .string()
+                  .regex(/^[A-Za-z0-9_:.-]{1,64}$/, 'must be 1-64 letters, digits, "_", ":", "." or "-"')
+                  .default('production:'),
+              })
+              .strict()
               .prefault({}),
           })
           .strict()

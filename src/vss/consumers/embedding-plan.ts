@@ -14,16 +14,26 @@
  *   existed: they are written first, as an update, and the `A` upserts over them.
  */
 import type { Payload } from '../../platform/vectordb/index.js';
-import type { EmbeddingRow } from '../store/index.js';
+import type { Cluster, EmbeddingRow } from '../store/index.js';
 import type { EmbeddingEvent } from './embedding-event.js';
 import type { CatalogModel } from './model-catalog.js';
 
-/** An event the processor accepted, with the collections (by name) it writes: version each. */
+/** A collection points are written to: a model version's, on a cluster's vector DB. */
+export interface PointTarget {
+  readonly cluster: Cluster;
+  readonly collection: string;
+  readonly version: number;
+}
+
+/** An event the processor accepted, with the collections it writes, by {@link targetKey}. */
 export interface PlannedEvent {
   readonly event: EmbeddingEvent;
   readonly model: CatalogModel;
-  readonly collections: ReadonlyMap<string, number>;
+  readonly collections: ReadonlyMap<string, PointTarget>;
 }
+
+export const targetKey = (target: Omit<PointTarget, 'version'>): string =>
+  `${target.cluster}/${target.collection}`;
 
 /** The writes to one model version's rows of the embedding store. */
 export interface StoreWrites {
@@ -53,8 +63,9 @@ export interface PointPayload {
   indexFlags: Record<string, boolean> | undefined;
 }
 
-/** The writes to one collection (one model version on this vector DB). */
+/** The writes to one collection (one model version on one cluster's vector DB). */
 export interface PointWrites {
+  readonly cluster: Cluster;
   readonly collection: string;
   readonly version: number;
   readonly model: CatalogModel;
@@ -152,7 +163,10 @@ function foldPoint(state: PointState | undefined, event: EmbeddingEvent): PointS
 /** The net writes of `events` (accepted, in publish order). */
 export function planBatch(events: readonly PlannedEvent[]): BatchPlan {
   const rows = new Map<string, { model: CatalogModel; version: number; ids: Map<string, RowState> }>();
-  const points = new Map<string, { model: CatalogModel; version: number; ids: Map<string, PointState> }>();
+  const points = new Map<
+    string,
+    { model: CatalogModel; target: PointTarget; ids: Map<string, PointState> }
+  >();
   for (const { event, model, collections } of events) {
     const rowKey = JSON.stringify([event.entity, event.modelName, event.version]);
     let group = rows.get(rowKey);
@@ -163,11 +177,11 @@ export function planBatch(events: readonly PlannedEvent[]): BatchPlan {
     const row = foldRow(group.ids.get(event.candidateId), event);
     if (row !== undefined) group.ids.set(event.candidateId, row);
 
-    for (const [collection, version] of collections) {
-      let target = points.get(collection);
+    for (const [key, pointTarget] of collections) {
+      let target = points.get(key);
       if (target === undefined) {
-        target = { model, version, ids: new Map() };
-        points.set(collection, target);
+        target = { model, target: pointTarget, ids: new Map() };
+        points.set(key, target);
       }
       const point = foldPoint(target.ids.get(event.candidateId), event);
       if (point !== undefined) target.ids.set(event.candidateId, point);
@@ -189,10 +203,11 @@ export function planBatch(events: readonly PlannedEvent[]): BatchPlan {
     stores.push(writes);
   }
   const collections: PointWrites[] = [];
-  for (const [collection, { model, version, ids }] of points) {
+  for (const { model, target, ids } of points.values()) {
     const writes: PointWrites = {
-      collection,
-      version,
+      cluster: target.cluster,
+      collection: target.collection,
+      version: target.version,
       model,
       deletes: [],
       puts: new Map(),

@@ -6,8 +6,9 @@
  * - the embedding-store row (`model_name`, `version`, `id`, `embedding`, `search_embedding`, one
  *   `to_be_indexed_<variant>` column per variant of `variants_index_map` holding the raw flag, and
  *   an expiry when the model's embedding store is enabled with a TTL);
- * - one point per collection: the variants named in `variants_version_map` that live on this vector
- *   DB share one collection per version, so the point is written once per version, with the payload
+ * - one point per collection: the variants named in `variants_version_map` that live on one vector
+ *   DB (their cluster's: model/cluster-vector-dbs.ts) share one collection per version there, so the
+ *   point is written once per version and cluster (a variant being promoted also to production), with the payload
  *   (event payload first, then the aggregator row's attributes) and every variant's membership flag
  *   `to_be_indexed_<variant>` = raw index flag AND its vss_filter on those attributes.
  *
@@ -22,25 +23,44 @@
 import { describeError, isLatticeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { Payload, StoredPoint, VectorDb } from '../../platform/vectordb/index.js';
-import { collectionName, isMember, membershipFlag, mergeAttributes } from '../model/index.js';
-import type { Attributes, IndexFlags, IngestedEvent, VectorDbType, VssStore } from '../store/index.js';
+import { ClusterVectorDbs, collectionName, mergeAttributes, variantCollections } from '../model/index.js';
+import type {
+  Attributes,
+  Cluster,
+  IndexFlags,
+  IngestedEvent,
+  VectorDbType,
+  VssStore,
+} from '../store/index.js';
 import { changedRows, rewritesOf } from './aggregator-recheck.js';
 import { CollectionProvisioner } from './collection-provisioner.js';
 import type { EmbeddingEvent } from './embedding-event.js';
 import { parseEmbeddingEvent } from './embedding-event.js';
-import { type PlannedEvent, type PointWrites, planBatch, type StoreWrites } from './embedding-plan.js';
+import {
+  type PlannedEvent,
+  type PointTarget,
+  type PointWrites,
+  planBatch,
+  type StoreWrites,
+  targetKey,
+} from './embedding-plan.js';
 import type { EventBatchHandler, EventOutcome } from './event-batch.js';
 import { decodeJsonObject, eventKeyOf } from './ingestion-message.js';
 import type { CatalogModel, CatalogVariant } from './model-catalog.js';
 import { ModelCatalog } from './model-catalog.js';
+import { membershipFlags, withoutFlags } from './point-payload.js';
 
 export interface EmbeddingProcessorOptions {
   store: VssStore;
+  /** The experiment cluster's vector DB. */
   vectorDb: VectorDb;
+  /** Vector DBs by cluster (production variants are written there); default `vectorDb` alone, as experiment. */
+  vectorDbs?: ClusterVectorDbs;
   /**
-   * The kind of `vectorDb`, as variants name it (`vectordb_type`). Variants on another kind live in
-   * another vector DB (another cluster): their index flags are stored, and the admin fills their
-   * collection from the embedding store; this processor writes no point for them.
+   * The kind of `vectorDb`, as variants name it (`vectordb_type`). Experiment variants on another
+   * kind live in another vector DB: their index flags are stored, and the admin fills their
+   * collection from the embedding store; this processor writes no point for them. (The production
+   * cluster has one vector DB, which holds every production variant whatever its kind.)
    */
   vectorDbType: VectorDbType;
   /** Shared with the EOF processor, so both see the same registrations. Default: a new one. */
@@ -57,21 +77,29 @@ type Verdict = { planned: PlannedEvent } | { rejected: string };
 export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
   readonly kind = 'embedding';
   readonly #store: VssStore;
-  readonly #vectorDb: VectorDb;
+  readonly #vectorDbs: ClusterVectorDbs;
   readonly #vectorDbType: VectorDbType;
   readonly #catalog: ModelCatalog;
-  readonly #collections: CollectionProvisioner;
+  readonly #collections = new Map<Cluster, CollectionProvisioner>();
   readonly #logger: Logger | undefined;
   /** Variants on another vector DB already reported, so the log says it once per variant. */
   readonly #reportedElsewhere = new Set<string>();
 
   constructor(options: EmbeddingProcessorOptions) {
     this.#store = options.store;
-    this.#vectorDb = options.vectorDb;
+    this.#vectorDbs = options.vectorDbs ?? ClusterVectorDbs.single(options.vectorDb);
     this.#vectorDbType = options.vectorDbType;
     this.#catalog = options.catalog ?? new ModelCatalog(options.store);
-    this.#collections = new CollectionProvisioner(options.vectorDb);
     this.#logger = options.logger;
+  }
+
+  #provisioner(cluster: Cluster): CollectionProvisioner {
+    let provisioner = this.#collections.get(cluster);
+    if (provisioner === undefined) {
+      provisioner = new CollectionProvisioner(this.#vectorDbs.of(cluster));
+      this.#collections.set(cluster, provisioner);
+    }
+    return provisioner;
   }
 
   parse(payload: Uint8Array): EmbeddingEvent {
@@ -153,7 +181,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
         };
       }
     }
-    const collections = new Map<string, number>();
+    const collections = new Map<string, PointTarget>();
     for (const [name, version] of event.variantVersions) {
       const field = `index_space.variants_version_map.${name}`;
       const known = model.variants.get(name);
@@ -167,21 +195,38 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       if (known.rule === undefined) {
         return { rejected: `${field}: variant ${name} has an invalid vss_filter: ${known.ruleError}` };
       }
-      if (!this.#onThisVectorDb(known)) continue;
-      collections.set(collectionName(event.entity, event.modelName, version), version);
+      const collection = collectionName(event.entity, event.modelName, version);
+      for (const cluster of this.#clustersOf(known, model, version)) {
+        collections.set(targetKey({ cluster, collection }), { cluster, collection, version });
+      }
     }
     return { planned: { event, model, collections } };
   }
 
-  #onThisVectorDb(known: CatalogVariant): boolean {
+  /** The clusters holding the variant's points of `version` that this processor writes. */
+  #clustersOf(known: CatalogVariant, model: CatalogModel, version: number): Cluster[] {
+    const clusters: Cluster[] = [];
+    for (const place of variantCollections(known.variant, model.promoting.get(known.variant.variant))) {
+      if (place.version !== version || clusters.includes(place.cluster)) continue;
+      if (this.#writesHere(known, place.cluster)) clusters.push(place.cluster);
+    }
+    return clusters;
+  }
+
+  /** Whether this processor writes the variant's points on `cluster` (else it says why, once). */
+  #writesHere(known: CatalogVariant, cluster: Cluster): boolean {
     const { variant } = known;
-    if (variant.vectorDbType === this.#vectorDbType) return true;
+    const production = cluster === 'production';
+    if (production ? this.#vectorDbs.has('production') : variant.vectorDbType === this.#vectorDbType)
+      return true;
     const key = `${variant.entity}/${variant.modelName}/${variant.variant}`;
-    if (!this.#reportedElsewhere.has(key)) {
-      this.#reportedElsewhere.add(key);
+    if (!this.#reportedElsewhere.has(`${key}/${cluster}`)) {
+      this.#reportedElsewhere.add(`${key}/${cluster}`);
       this.#logger?.warn(
-        { variant: key, vectorDbType: variant.vectorDbType },
-        `variant ${key} is on a ${variant.vectorDbType} vector database and these consumers write ${this.#vectorDbType}: its index flags are stored, and its collection is filled from the embedding store`,
+        { variant: key, vectorDbType: variant.vectorDbType, cluster },
+        production
+          ? `variant ${key} is in the production cluster and these consumers have no production vector database: its index flags are stored, its points are not written here (configure vss.clusters.production)`
+          : `variant ${key} is on a ${variant.vectorDbType} vector database and these consumers write ${this.#vectorDbType}: its index flags are stored, and its collection is filled from the embedding store`,
       );
     }
     return false;
@@ -193,18 +238,18 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     for (const [i, verdict] of verdicts.entries()) {
       if (!('planned' in verdict) || verdict.planned.event.operation !== 'A') continue;
       const { model, collections } = verdict.planned;
-      for (const name of collections.keys()) {
-        if (!refused.has(name)) {
+      for (const [key, target] of collections) {
+        if (!refused.has(key)) {
           refused.set(
-            name,
-            await this.#collections.ensure({
-              name,
+            key,
+            await this.#provisioner(target.cluster).ensure({
+              name: target.collection,
               dimension: model.model.modelConfig.vectorDimension,
               distance: model.model.modelConfig.distanceFunction,
             }),
           );
         }
-        const why = refused.get(name);
+        const why = refused.get(key);
         if (why !== undefined) {
           verdicts[i] = { rejected: why };
           break;
@@ -213,13 +258,13 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     }
   }
 
-  /** The variants whose membership the points of a collection carry (its version read or written here). */
-  #pointVariants(model: CatalogModel, version: number): CatalogVariant[] {
+  /**
+   * The variants whose membership the points of a collection carry: those whose points of the
+   * version live on the cluster (read or written there, or being promoted to it).
+   */
+  #pointVariants(model: CatalogModel, cluster: Cluster, version: number): CatalogVariant[] {
     return [...model.variants.values()].filter(
-      ({ variant, rule }) =>
-        rule !== undefined &&
-        variant.vectorDbType === this.#vectorDbType &&
-        (variant.readVersion === version || variant.writeVersion === version),
+      (known) => known.rule !== undefined && this.#clustersOf(known, model, version).includes(cluster),
     );
   }
 
@@ -230,7 +275,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
   #rowFlagsNeeded(collections: readonly PointWrites[]): Set<string> {
     const needed = new Set<string>();
     for (const writes of collections) {
-      const variants = this.#pointVariants(writes.model, writes.version);
+      const variants = this.#pointVariants(writes.model, writes.cluster, writes.version);
       for (const put of writes.puts.values()) {
         if (variants.some((v) => put.indexFlags[v.variant.variant] === undefined)) {
           needed.add(storeKey(writes.model, put.storeVersion));
@@ -274,9 +319,15 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       await embeddings.upsert(table, batch);
       return new Map();
     }
-    // Every variant on this vector DB: the points of any of its versions may need them.
+    // Every variant whose points this processor writes: the points of any of its versions may need them.
     const variants = [...model.variants.values()]
-      .filter(({ variant, rule }) => rule !== undefined && variant.vectorDbType === this.#vectorDbType)
+      .filter(
+        (known) =>
+          known.rule !== undefined &&
+          variantCollections(known.variant, model.promoting.get(known.variant.variant)).some((place) =>
+            this.#writesHere(known, place.cluster),
+          ),
+      )
       .map(({ variant }) => variant.variant);
     return embeddings.upsertReturningFlags(table, batch, variants);
   }
@@ -307,12 +358,14 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     written: ReadonlyMap<string, IndexFlags>,
   ): Promise<void> {
     const { collection, model } = writes;
+    const vectorDb = this.#vectorDbs.of(writes.cluster);
     // The variants searching or filling this version here: the ones an event may name, plus those
     // it leaves out, whose membership is kept (recomputed from their stored flags).
-    const variants = this.#pointVariants(model, writes.version);
+    const variants = this.#pointVariants(model, writes.cluster, writes.version);
     const rows = aggregator.get(model.aggregatorTable) ?? new Map<string, Attributes>();
     const stored = await this.#storedFlags(writes, variants, written);
-    const existing = await this.#existingPayloads(writes);
+    const existing = await this.#existingPayloads(vectorDb, writes);
+    const flagged = variants.map(({ variant, rule }) => ({ name: variant.variant, rule: rule! }));
 
     /** Each variant's membership: its raw index flag (the store row's, else the events') AND its filter. */
     const withFlags = (
@@ -320,20 +373,9 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       attributes: Payload,
       sent: Record<string, boolean> | undefined,
       previous: Payload | undefined,
-    ): Payload => {
-      const raw = stored.get(id);
-      const flags: Payload = {};
-      for (const { variant, rule } of variants) {
-        const name = variant.variant;
-        // With no row (expired, or never written) the events' flags decide; for a payload update of
-        // an existing point, its current membership stands in for the raw flag.
-        const flag = raw?.[name] ?? sent?.[name] ?? previous?.[membershipFlag(name)] === true;
-        flags[membershipFlag(name)] = isMember(rule!, flag, attributes);
-      }
-      return flags;
-    };
+    ): Payload => membershipFlags(flagged, attributes, stored.get(id), sent, previous);
 
-    if (writes.deletes.length > 0) await this.#delete(collection, writes.deletes);
+    if (writes.deletes.length > 0) await this.#delete(vectorDb, collection, writes.deletes);
     if (writes.puts.size > 0) {
       const points = [...writes.puts].map(([id, put]) => {
         const attributes = mergeAttributes(put.payload, rows.get(id));
@@ -343,7 +385,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
           payload: { ...attributes, ...withFlags(id, attributes, put.indexFlags, undefined) },
         };
       });
-      await this.#write(collection, () => this.#vectorDb.upsert(collection, points));
+      await this.#write(writes, () => vectorDb.upsert(collection, points));
     }
     // Payload updates merge into each point; points with the same update share one call.
     const updates = new Map<string, { payload: Payload; ids: string[] }>();
@@ -359,7 +401,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       else group.ids.push(id);
     }
     for (const { payload, ids } of updates.values()) {
-      await this.#write(collection, () => this.#vectorDb.setPayload(collection, ids, payload));
+      await this.#write(writes, () => vectorDb.setPayload(collection, ids, payload));
     }
   }
 
@@ -401,13 +443,13 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
   }
 
   /** The current payloads of the points a payload update touches. */
-  async #existingPayloads(writes: PointWrites): Promise<Map<string, Payload>> {
+  async #existingPayloads(vectorDb: VectorDb, writes: PointWrites): Promise<Map<string, Payload>> {
     const found = new Map<string, Payload>();
     if (writes.payloads.size === 0) return found;
     const ids = [...writes.payloads.keys()];
     let points: (StoredPoint | undefined)[];
     try {
-      points = await this.#vectorDb.getPoints(writes.collection, ids, {
+      points = await vectorDb.getPoints(writes.collection, ids, {
         withVector: false,
         withPayload: true,
       });
@@ -420,22 +462,22 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
   }
 
   /** Deletes points; a collection that does not exist holds none of them. */
-  async #delete(collection: string, ids: readonly string[]): Promise<void> {
+  async #delete(vectorDb: VectorDb, collection: string, ids: readonly string[]): Promise<void> {
     try {
-      await this.#vectorDb.delete(collection, ids);
+      await vectorDb.delete(collection, ids);
     } catch (err) {
       if (!isLatticeError(err, 'NOT_FOUND')) throw err;
     }
   }
 
   /** A vector DB write; a collection dropped since it was provisioned is provisioned again on retry. */
-  async #write<T>(collection: string, write: () => Promise<T>): Promise<T> {
+  async #write<T>(writes: PointWrites, write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } catch (err) {
       if (isLatticeError(err, 'NOT_FOUND')) {
-        this.#collections.forget(collection);
-        throw new Error(`collection ${collection} is gone: ${describeError(err)}`, { cause: err });
+        this.#provisioner(writes.cluster).forget(writes.collection);
+        throw new Error(`collection ${writes.collection} is gone: ${describeError(err)}`, { cause: err });
       }
       throw err;
     }
@@ -445,11 +487,4 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
 /** A model version's rows in the store. */
 function storeKey(model: CatalogModel, version: number): string {
   return JSON.stringify([model.model.entity, model.model.modelName, version]);
-}
-
-function withoutFlags(payload: Payload): Payload {
-  const copy: Payload = {};
-  const prefix = membershipFlag('');
-  for (const [key, value] of Object.entries(payload)) if (!key.startsWith(prefix)) copy[key] = value;
-  return copy;
 }

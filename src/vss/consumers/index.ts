@@ -2,8 +2,11 @@
  * vss consumers: the write path from the queue (embedding events, EOF markers, real-time events),
  * run by `startVssConsumers`, and the replay of dead letters.
  */
+
+export { changedRows } from './aggregator-recheck.js';
 export { ConsumerRunner, type ConsumerRunnerOptions } from './consumer-runner.js';
 export { IngestionProgress } from './ingestion-progress.js';
+export { type FlaggedVariant, membershipFlags, withoutFlags } from './point-payload.js';
 export { REPLAY_GROUP, type ReplayOptions, type ReplayReport, replayDeadLetters } from './replay.js';
 export { startVssConsumers, type VssConsumers, type VssConsumersOptions } from './vss-consumers.js';
 export { type ConsumerSettings, ensureVssTopics, vssTopicOptions, vssTopics } from './vss-topics.js';

@@ -6,7 +6,7 @@
  * made a moment ago is never refused from a stale copy.
  */
 import { describeError } from '../../platform/errors.js';
-import { compileMembership, type MembershipRule } from '../model/index.js';
+import { compileMembership, type MembershipRule, promotingVariants } from '../model/index.js';
 import type { Model, ModelKey, Variant, VssStore } from '../store/index.js';
 
 export interface CatalogVariant {
@@ -22,6 +22,8 @@ export interface CatalogModel {
   readonly aggregatorTable: string;
   /** By variant name. */
   readonly variants: ReadonlyMap<string, CatalogVariant>;
+  /** Variants being promoted → the version also written to production meanwhile (cluster-vector-dbs.ts). */
+  readonly promoting: ReadonlyMap<string, number>;
 }
 
 interface Entry {
@@ -87,9 +89,10 @@ export class ModelCatalog {
   async #load(key: ModelKey, loadedAt: number): Promise<Entry> {
     const model = await this.store.models.find(key);
     if (model === undefined) return { value: undefined, loadedAt };
-    const [store, variants] = await Promise.all([
+    const [store, variants, operations] = await Promise.all([
       this.store.stores.get(model.storeId),
       this.store.variants.list(key),
+      this.store.operations.list({ ...key, unfinished: true, limit: 100 }),
     ]);
     const byName = new Map<string, CatalogVariant>();
     for (const variant of variants) {
@@ -108,6 +111,7 @@ export class ModelCatalog {
         embeddingsTable: store.embeddingsTable,
         aggregatorTable: store.aggregatorTable,
         variants: byName,
+        promoting: promotingVariants(operations),
       },
       loadedAt,
     };

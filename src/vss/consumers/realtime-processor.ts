@@ -17,7 +17,7 @@
 import { isLatticeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { Payload, StoredPoint, VectorDb } from '../../platform/vectordb/index.js';
-import { collectionName } from '../model/index.js';
+import { ClusterVectorDbs, collectionName } from '../model/index.js';
 import type { Attributes, StoredEmbedding, TimedAttributeUpdate, VssRepositories } from '../store/index.js';
 import type { EventBatchHandler, EventOutcome } from './event-batch.js';
 import { parseRealtimeEvent, type RealtimeEvent } from './realtime-event.js';
@@ -32,7 +32,10 @@ import { type CollectionTarget, type EntityTargets, loadEntityTargets } from './
 export interface RealtimeProcessorOptions {
   /** The vss store (or repositories bound to one connection). */
   store: VssRepositories;
+  /** The experiment cluster's vector DB. */
   vectorDb: VectorDb;
+  /** Vector DBs by cluster; default `vectorDb` alone, as experiment (production collections are then skipped). */
+  vectorDbs?: ClusterVectorDbs;
   logger?: Logger;
 }
 
@@ -49,7 +52,11 @@ export class RealtimeProcessor implements EventBatchHandler<RealtimeEvent> {
   /** Totals since start (the runner's metrics read them). */
   readonly totals: RealtimeTotals = { attributesApplied: 0, pointsUpdated: 0 };
 
-  constructor(private readonly options: RealtimeProcessorOptions) {}
+  readonly #vectorDbs: ClusterVectorDbs;
+
+  constructor(private readonly options: RealtimeProcessorOptions) {
+    this.#vectorDbs = options.vectorDbs ?? ClusterVectorDbs.single(options.vectorDb);
+  }
 
   parse(payload: Uint8Array): RealtimeEvent {
     return parseRealtimeEvent(payload);
@@ -115,7 +122,10 @@ export class RealtimeProcessor implements EventBatchHandler<RealtimeEvent> {
     applied: ReadonlyMap<string, Attributes>,
     rows: ReadonlyMap<string, Attributes>,
   ): Promise<number> {
-    const { vectorDb, store } = this.options;
+    const { store } = this.options;
+    const cluster = target.cluster ?? 'experiment';
+    if (!this.#vectorDbs.has(cluster)) return 0;
+    const vectorDb = this.#vectorDbs.of(cluster);
     const collection = collectionName(entity, target.modelName, target.version);
     const ids = [...applied.keys()];
     const flagIds = ids.filter((id) => variantsToRecompute(target, applied.get(id)!).length > 0);

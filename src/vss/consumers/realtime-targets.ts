@@ -10,8 +10,13 @@
  * retired are left alone; their collections are dropped or about to be.
  */
 import type { Logger } from '../../platform/logging/index.js';
-import { compileMembership, type MembershipRule } from '../model/index.js';
-import type { Model, Store, Variant, VersionStatus, VssRepositories } from '../store/index.js';
+import {
+  compileMembership,
+  type MembershipRule,
+  promotingVariants,
+  variantCollections,
+} from '../model/index.js';
+import type { Cluster, Model, Store, Variant, VersionStatus, VssRepositories } from '../store/index.js';
 
 /** A variant writing into one collection, with its compiled `vss_filter`. */
 export interface VariantUse {
@@ -20,10 +25,12 @@ export interface VariantUse {
   readonly rule: MembershipRule | undefined;
 }
 
-/** One model version's collection and the variants that read or write it. */
+/** One model version's collection on a cluster's vector DB, and the variants that read or write it there. */
 export interface CollectionTarget {
   readonly modelName: string;
   readonly version: number;
+  /** Default experiment. A variant being promoted uses its version on production too. */
+  readonly cluster?: Cluster;
   readonly variants: readonly VariantUse[];
 }
 
@@ -84,28 +91,40 @@ export async function loadEntityTargets(
   await Promise.all(
     models.map(async (model: Model) => {
       const key = { entity, modelName: model.modelName };
-      const [variants, versions] = await Promise.all([
+      const [variants, versions, operations] = await Promise.all([
         repositories.variants.list(key),
         repositories.versions.list(key),
+        repositories.operations.list({ ...key, unfinished: true, limit: 100 }),
       ]);
       const live = new Set(versions.filter((v) => LIVE_VERSIONS.has(v.status)).map((v) => v.version));
-      const byVersion = new Map<number, VariantUse[]>();
+      const promoting = promotingVariants(operations);
+      const byPlace = new Map<string, { cluster: Cluster; version: number; uses: VariantUse[] }>();
       for (const variant of variants) {
         const use: VariantUse = { variant: variant.variant, rule: ruleOf(variant, logger) };
-        for (const version of versionsOf(variant)) {
-          if (!live.has(version)) continue;
-          const uses = byVersion.get(version);
-          if (uses === undefined) byVersion.set(version, [use]);
-          else uses.push(use);
+        const own = new Set(versionsOf(variant));
+        for (const { cluster, version } of variantCollections(variant, promoting.get(variant.variant))) {
+          if (!live.has(version) || (cluster === variant.cluster && !own.has(version))) continue;
+          const place = `${cluster}/${version}`;
+          const entry = byPlace.get(place);
+          if (entry === undefined) byPlace.set(place, { cluster, version, uses: [use] });
+          else if (!entry.uses.includes(use)) entry.uses.push(use);
         }
       }
-      for (const [version, uses] of byVersion) {
-        collections.push({ modelName: model.modelName, version, variants: uses });
+      for (const { cluster, version, uses } of byPlace.values()) {
+        collections.push({ modelName: model.modelName, version, cluster, variants: uses });
       }
     }),
   );
   collections.sort((a, b) =>
-    a.modelName === b.modelName ? a.version - b.version : a.modelName < b.modelName ? -1 : 1,
+    a.modelName !== b.modelName
+      ? a.modelName < b.modelName
+        ? -1
+        : 1
+      : a.version !== b.version
+        ? a.version - b.version
+        : (a.cluster ?? '') < (b.cluster ?? '')
+          ? -1
+          : 1,
   );
   return { store, collections };
 }

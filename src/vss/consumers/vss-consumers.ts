@@ -14,6 +14,7 @@ import type { Metrics } from '../../platform/metrics/index.js';
 import type { Queue } from '../../platform/queue/index.js';
 import type { SqlClient } from '../../platform/sql/index.js';
 import type { VectorDb } from '../../platform/vectordb/index.js';
+import type { ClusterVectorDbs } from '../model/index.js';
 import { type IngestionRecord, openVssStore, type VectorDbType } from '../store/index.js';
 import { ConsumerRunner } from './consumer-runner.js';
 import { EmbeddingProcessor } from './embedding-processor.js';
@@ -27,7 +28,19 @@ import { type ConsumerSettings, ensureVssTopics, retrySettings } from './vss-top
 
 export interface VssConsumersOptions {
   sql: SqlClient;
+  /** The experiment cluster's vector DB. */
   vectorDb: VectorDb;
+  /**
+   * Vector DBs by cluster: each variant's points are written to its cluster's (a variant being
+   * promoted to production too). Absent: `vectorDb` alone, as experiment.
+   */
+  vectorDbs?: ClusterVectorDbs;
+  /**
+   * How long the consumers use a model's registration (variants, clusters) before reading it again,
+   * ms; default 5,000. Admin's promotion waits longer than this (its `promoteSettleMs`) before it
+   * relies on every consumer seeing a change.
+   */
+  catalogTtlMs?: number;
   /** Which kind `vectorDb` is, as variants name it: points of variants on another kind are not written here. */
   vectorDbType: VectorDbType;
   queue: Queue;
@@ -66,9 +79,13 @@ export async function startVssConsumers(options: VssConsumersOptions): Promise<V
   const store = await openVssStore(sql);
   const [ingestionTopic] = await ensureVssTopics(queue, settings);
   const progress = new IngestionProgress(metrics);
-  const catalog = new ModelCatalog(store);
+  const catalog = new ModelCatalog(
+    store,
+    options.catalogTtlMs === undefined ? {} : { ttlMs: options.catalogTtlMs },
+  );
+  const vectorDbs = options.vectorDbs === undefined ? {} : { vectorDbs: options.vectorDbs };
   const ingestion = new IngestionHandler(
-    new EmbeddingProcessor({ store, vectorDb, vectorDbType, catalog, logger }),
+    new EmbeddingProcessor({ store, vectorDb, ...vectorDbs, vectorDbType, catalog, logger }),
     new EofProcessor({
       store,
       // The topic's own count: fixed when it was created, and ensureVssTopics refuses another.
@@ -109,7 +126,7 @@ export async function startVssConsumers(options: VssConsumersOptions): Promise<V
       await ConsumerRunner.start({
         ...common,
         topic: settings.realtimeTopic,
-        handler: new RealtimeProcessor({ store, vectorDb, logger }),
+        handler: new RealtimeProcessor({ store, vectorDb, ...vectorDbs, logger }),
       }),
     );
   } catch (err) {

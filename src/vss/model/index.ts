@@ -1,7 +1,15 @@
 /**
  * The vss domain rules that serving, the consumers and admin share: how a model version's
- * collection is named and how a variant's `vss_filter` decides membership.
+ * collection is named, how a variant's `vss_filter` decides membership, and which cluster's vector
+ * DB holds a variant's points.
  */
+export {
+  ClusterVectorDbs,
+  type ClusterVectorDbsOptions,
+  type ClusterVersion,
+  promotingVariants,
+  variantCollections,
+} from './cluster-vector-dbs.js';
 export { collectionName } from './collection-name.js';
 export {
   type Attributes,

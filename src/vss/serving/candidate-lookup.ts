@@ -8,7 +8,8 @@ import type { CallContext } from '../../platform/grpc/index.js';
 import { nextTurn, sliceOver, stopIfOver } from '../../platform/scheduling/index.js';
 import type { VectorDb } from '../../platform/vectordb/index.js';
 import { collectionName } from '../model/collection-name.js';
-import type { StoredEmbedding, VssStore } from '../store/index.js';
+import type { ClusterVectorDbs } from '../model/index.js';
+import type { Cluster, StoredEmbedding, VssStore } from '../store/index.js';
 import type { ServingConfigRepository, ServingModel } from './config-repository.js';
 import { storableId } from './request-validation.js';
 import type { VectorDbGuard } from './vector-db-guard.js';
@@ -16,15 +17,19 @@ import type { VectorDbGuard } from './vector-db-guard.js';
 export interface CandidateLookupDeps {
   store: VssStore;
   config: ServingConfigRepository;
-  vectorDb: VectorDb;
+  vectorDbs: ClusterVectorDbs;
   guard: VectorDbGuard;
 }
 
 export class CandidateLookup {
   constructor(private readonly deps: CandidateLookupDeps) {}
 
-  /** The search embedding of candidate `id` in `version`; undefined when it has none there. */
+  /**
+   * The search embedding of candidate `id` in `version`; undefined when it has none there. The
+   * point is read from `vectorDb`, the searched variant's cluster's.
+   */
   async searchVector(
+    vectorDb: VectorDb,
     model: ServingModel,
     collection: string,
     version: number,
@@ -39,7 +44,7 @@ export class CandidateLookup {
     const embedding = stored.get(id);
     if (embedding) return embedding.searchEmbedding;
     const [point] = await this.deps.guard.run(
-      () => this.deps.vectorDb.getPoints(collection, [id], { withVector: true, withPayload: false }),
+      () => vectorDb.getPoints(collection, [id], { withVector: true, withPayload: false }),
       context.signal,
     );
     return point?.vector;
@@ -63,8 +68,9 @@ export class CandidateLookup {
     const missing = model.embeddingStoreEnabled ? [] : storable.filter((id) => !found.has(id));
     if (missing.length > 0) {
       const collection = collectionName(model.entity, model.modelName, version);
+      const vectorDb = this.deps.vectorDbs.of(servingCluster(model, version));
       const points = await this.deps.guard
-        .run(() => this.deps.vectorDb.getPoints(collection, missing, { withPayload: false }), context.signal)
+        .run(() => vectorDb.getPoints(collection, missing, { withPayload: false }), context.signal)
         .catch((err: unknown) => {
           if (isLatticeError(err, 'NOT_FOUND')) return [];
           throw err;
@@ -113,6 +119,15 @@ export class CandidateLookup {
     }
     return found;
   }
+}
+
+/**
+ * The cluster holding the version's points: a variant's that reads it (the first by name; variants
+ * reading one version on two clusters hold the same points in both), else the model's.
+ */
+function servingCluster(model: ServingModel, version: number): Cluster {
+  for (const variant of model.variants.values()) if (variant.readVersion === version) return variant.cluster;
+  return 'experiment';
 }
 
 /** Vector elements one store read returns at most (about 10 ms of an embedded read). */

@@ -18,6 +18,8 @@ export interface RecallSample {
   excludeIds: readonly string[];
   /** The ids served on the first page, best first. */
   served: readonly string[];
+  /** The vector DB that served the page (the variant's cluster's); default the sampler's. */
+  vectorDb?: VectorDb;
 }
 
 export interface RecallSamplerOptions {
@@ -83,9 +85,10 @@ export class RecallSampler {
   }
 
   private async measure(sample: RecallSample): Promise<number> {
-    const info = await this.vectorDb.collectionInfo(sample.collection);
+    const db = sample.vectorDb ?? this.vectorDb;
+    const info = await db.collectionInfo(sample.collection);
     const limit = Math.max(1, Math.min(MAX_LIMIT, info.points));
-    const [hits = []] = await this.vectorDb.search({
+    const [hits = []] = await db.search({
       collection: sample.collection,
       queries: [{ vector: sample.vector, excludeIds: sample.excludeIds }],
       filters: sample.filters,

@@ -31,6 +31,8 @@ export interface ResultKeyParts {
   pageSize: number;
   /** The incoming page token, or '' for the first page. */
   pageToken: string;
+  /** The variant's cluster's key prefix (ClusterVectorDbs.cacheKeyPrefix); '' for experiment. */
+  clusterPrefix?: string;
 }
 
 export type CacheLevel = 'memory' | 'distributed';
@@ -58,7 +60,7 @@ export function resultKey(parts: ResultKeyParts): string {
       parts.pageToken,
     ]),
   );
-  return `vss:r:${parts.entity}:${parts.modelName}:${parts.variant}:v${parts.readVersion}:${rest}`;
+  return `${parts.clusterPrefix ?? ''}vss:r:${parts.entity}:${parts.modelName}:${parts.variant}:v${parts.readVersion}:${rest}`;
 }
 
 export class ResultCache {

@@ -7,6 +7,7 @@
 import { isLatticeError, LatticeError } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
 import type { Filter, SearchHit, VectorDb } from '../../platform/vectordb/index.js';
+import type { ClusterVectorDbs } from '../model/index.js';
 import { variantColumn } from '../store/index.js';
 import { candidateWindow, checkWalkDepth } from './candidate-window.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
@@ -18,7 +19,8 @@ import type { VectorDbGuard } from './vector-db-guard.js';
 
 export interface ResultPagesDeps {
   config: ServingConfigRepository;
-  vectorDb: VectorDb;
+  /** A variant's pages come from its cluster's vector DB. */
+  vectorDbs: ClusterVectorDbs;
   guard: VectorDbGuard;
   tokens: PageTokens;
   metrics: ServingMetrics;
@@ -71,6 +73,7 @@ export class ResultPages {
     const started = performance.now();
     const window = await candidateWindow(offset + pageSize + 1, (width) =>
       this.vectorSearch(
+        this.deps.vectorDbs.of(served.variant.cluster, served.variant.variant),
         {
           collection,
           queries: [{ vector, excludeIds: query.candidateId === undefined ? [] : [query.candidateId] }],
@@ -104,6 +107,7 @@ export class ResultPages {
   }
 
   private async vectorSearch(
+    vectorDb: VectorDb,
     request: Parameters<VectorDb['search']>[0],
     query: PreparedQuery,
     context: CallContext,
@@ -111,7 +115,7 @@ export class ResultPages {
     // Each step of a window is a new search: none once the call is over.
     stopIfOver(context);
     try {
-      const [hits = []] = await this.deps.guard.run(() => this.deps.vectorDb.search(request), context.signal);
+      const [hits = []] = await this.deps.guard.run(() => vectorDb.search(request), context.signal);
       return hits;
     } catch (err) {
       if (isLatticeError(err, 'NOT_FOUND') && err.field === 'collection') {

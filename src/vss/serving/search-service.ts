@@ -14,6 +14,7 @@ import type { QueryResult, SearchRequest, SearchResponse } from '../../gen/vss/v
 import { invalidArgument } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
 import { collectionName } from '../model/collection-name.js';
+import type { ClusterVectorDbs } from '../model/index.js';
 import { candidatesOf } from './candidate-attributes.js';
 import type { CandidateLookup } from './candidate-lookup.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
@@ -30,6 +31,7 @@ import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 
 export interface SearchServiceDeps {
   config: ServingConfigRepository;
+  vectorDbs: ClusterVectorDbs;
   cache: ResultCache;
   tokens: PageTokens;
   metrics: ServingMetrics;
@@ -97,6 +99,7 @@ export class SearchService {
     context: CallContext,
   ): Promise<QueryResult> {
     const { model, variant } = served;
+    const vectorDb = this.deps.vectorDbs.of(variant.cluster, variant.variant);
     const version = await this.deps.pages.versionFor(served, query);
     const key = this.deps.cache.enabled(variant.cache)
       ? resultKey({
@@ -109,6 +112,7 @@ export class SearchService {
           attributes,
           pageSize,
           pageToken: query.pageToken,
+          clusterPrefix: this.deps.vectorDbs.cacheKeyPrefix(variant.cluster),
         })
       : undefined;
     const cached = key === undefined ? undefined : await this.deps.cache.get(key, variant.cache);
@@ -121,7 +125,14 @@ export class SearchService {
     let vector = query.vector;
     if (query.candidateId !== undefined) {
       if (!query.unstorableId) {
-        vector = await this.deps.lookup.searchVector(model, collection, version, query.candidateId, context);
+        vector = await this.deps.lookup.searchVector(
+          vectorDb,
+          model,
+          collection,
+          version,
+          query.candidateId,
+          context,
+        );
       }
       if (!vector) {
         return {
@@ -154,6 +165,7 @@ export class SearchService {
         filters: page.filters,
         excludeIds: query.candidateId === undefined ? [] : [query.candidateId],
         served: page.hits.map((h) => h.id),
+        vectorDb,
       });
     }
     return { ...result, error: '' };

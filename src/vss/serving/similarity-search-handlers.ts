@@ -3,7 +3,7 @@
  * ScoreCandidates look-ups (embedding-service.ts), wired on one set of dependencies.
  */
 import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
-import type { VectorDb } from '../../platform/vectordb/index.js';
+import type { ClusterVectorDbs } from '../model/index.js';
 import type { VssStore } from '../store/index.js';
 import { CandidateLookup } from './candidate-lookup.js';
 import type { ServingConfigRepository } from './config-repository.js';
@@ -20,7 +20,8 @@ import type { VectorDbGuard } from './vector-db-guard.js';
 export interface SimilaritySearchDeps {
   store: VssStore;
   config: ServingConfigRepository;
-  vectorDb: VectorDb;
+  /** Each variant is searched on its cluster's vector DB. */
+  vectorDbs: ClusterVectorDbs;
   guard: VectorDbGuard;
   cache: ResultCache;
   tokens: PageTokens;

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import type { SqlClient } from '../../platform/sql/index.js';
 import type { VectorDb } from '../../platform/vectordb/index.js';
+import { ClusterVectorDbs } from '../model/index.js';
 import { openVssStore, VSS_CONFIG_CHANNEL } from '../store/index.js';
 import { ServingConfigRepository } from './config-repository.js';
 import { PageTokens } from './page-token.js';
@@ -21,7 +22,13 @@ import { VectorDbGuard, type VectorDbGuardOptions } from './vector-db-guard.js';
 
 export interface VssServingOptions {
   sql: SqlClient;
+  /** The experiment cluster's vector DB (the one vector DB when `vectorDbs` is absent). */
   vectorDb: VectorDb;
+  /**
+   * Vector DBs by cluster: a variant is searched on its `cluster`'s (promoted ones on production).
+   * Absent: `vectorDb` alone, as experiment.
+   */
+  vectorDbs?: ClusterVectorDbs;
   /** The distributed result cache level; absent: in-process only. */
   cache?: Cache;
   host: string;
@@ -117,7 +124,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     similaritySearchHandlers({
       store,
       config,
-      vectorDb: options.vectorDb,
+      vectorDbs: options.vectorDbs ?? ClusterVectorDbs.single(options.vectorDb),
       guard: new VectorDbGuard(options.vectorDbGuard),
       cache,
       tokens: new PageTokens(options.pageTokenSecret),

@@ -5,8 +5,10 @@
  * them: `stop()` stops this engine's loops and consumers, nothing more).
  *
  * Operation kinds run by their registered plans (step-registry.ts): RESET_MODEL, DELTA_MODEL,
- * TRIGGER_MODEL_MACHINE and FILL_VARIANT here; more (PROMOTE_MODEL, PROMOTE_VARIANT) through
+ * TRIGGER_MODEL_MACHINE, FILL_VARIANT, PROMOTE_VARIANT and PROMOTE_MODEL here; more through
  * `plans`. An operation of a kind without a plan is accepted and waits (PENDING) for one.
+ * Promotion needs `productionVectorDb` (the production cluster's vector DB); without it a promotion
+ * is refused with FAILED_PRECONDITION naming the setting.
  */
 import type { Logger } from '../../../platform/logging/index.js';
 import type { Metrics } from '../../../platform/metrics/index.js';
@@ -23,6 +25,8 @@ import { ResetScheduler } from './reset-scheduler.js';
 import { type OperationPlan, StepRegistry } from './step-registry.js';
 import { deltaModelPlan } from './steps/delta-model.js';
 import { fillVariantPlan } from './steps/fill-variant.js';
+import { promoteModelPlan } from './steps/promote-model.js';
+import { promoteVariantPlan } from './steps/promote-variant.js';
 import { resetModelPlan } from './steps/reset-model.js';
 import { triggerModelMachinePlan } from './steps/trigger-model-machine.js';
 import { VectorDbs } from './vector-dbs.js';
@@ -37,6 +41,17 @@ export interface AdminEngineOptions {
   vectorDbType: VectorDbType;
   /** Further vector databases this admin reaches (variants on them get their collections there). */
   otherVectorDbs?: Partial<Record<VectorDbType, VectorDb>>;
+  /**
+   * The production cluster's vector DB (`vss.clusters.production`): promoted variants' collections
+   * live there. Absent: promotion is refused (FAILED_PRECONDITION).
+   */
+  productionVectorDb?: VectorDb;
+  /**
+   * How long a promotion waits for the consumers and serving to see a change of the variants
+   * before relying on it, ms: longer than the consumers' `catalogTtlMs` (5,000) and serving's
+   * configuration reload. Default 10,000.
+   */
+  promoteSettleMs?: number;
   jobRunner: JobRunner;
   /** `vss.consumers.embeddingsTopic` and `.partitions`: where ingestion jobs publish. */
   embeddingsTopic: string;
@@ -73,9 +88,16 @@ export interface AdminEngine {
   stop(): Promise<void>;
 }
 
-/** The default plans: every kind but promotion. */
+/** The default plans: every operation kind. */
 export function defaultPlans(): OperationPlan[] {
-  return [resetModelPlan, deltaModelPlan, triggerModelMachinePlan, fillVariantPlan];
+  return [
+    resetModelPlan,
+    deltaModelPlan,
+    triggerModelMachinePlan,
+    fillVariantPlan,
+    promoteVariantPlan,
+    promoteModelPlan,
+  ];
 }
 
 export async function startAdminEngine(options: AdminEngineOptions): Promise<AdminEngine> {
@@ -83,8 +105,16 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
   if (store === undefined) throw new TypeError('startAdminEngine needs `sql` or `store`');
   const { queue, logger } = options;
   const registry = new StepRegistry();
-  for (const plan of [...defaultPlans(), ...(options.plans ?? [])]) registry.register(plan);
-  const vectorDbs = new VectorDbs(options.vectorDbType, options.vectorDb, options.otherVectorDbs);
+  // A caller's plan of a kind replaces the default one.
+  const extra = options.plans ?? [];
+  for (const plan of defaultPlans()) if (!extra.some((p) => p.kind === plan.kind)) registry.register(plan);
+  for (const plan of extra) registry.register(plan);
+  const vectorDbs = new VectorDbs(
+    options.vectorDbType,
+    options.vectorDb,
+    options.otherVectorDbs,
+    options.productionVectorDb,
+  );
   const metrics = new AdminMetrics(options.metrics);
   await queue.ensureTopic(options.operationsTopic, { partitions: options.operationsPartitions ?? 4 });
 
@@ -108,6 +138,7 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
       logger,
       indexedThreshold: options.indexedThreshold ?? 0.95,
       startedJobs: new Set(),
+      promoteSettleMs: options.promoteSettleMs ?? 10_000,
     },
     registry,
     queue,

@@ -1,8 +1,8 @@
 /**
  * The vss admin operations engine: `startAdminEngine` composes the ModelLifecycle the HTTP API
  * calls (operations recorded with their outbox row in one transaction), the outbox relay, the admin
- * consumers that advance operations step by step, and the reset scheduler. Further operation kinds
- * (promotion) plug in as `OperationPlan`s (step-registry.ts).
+ * consumers that advance operations step by step, and the reset scheduler. Every kind (promotion
+ * included) is an `OperationPlan` (step-registry.ts); further ones plug in through `plans`.
  */
 
 export {
@@ -34,5 +34,6 @@ export {
   retryTargets,
   variantVersionMap,
 } from './steps/operation-targets.js';
+export { PROMOTE_STEPS } from './steps/promote-steps.js';
 export { RESET_STEPS } from './steps/reset-model.js';
-export { hnswOf, VectorDbs } from './vector-dbs.js';
+export { type DbTarget, hnswOf, targetOf, VectorDbs } from './vector-dbs.js';

@@ -150,7 +150,7 @@ export class OperationWorker {
       if (variant.state !== 'READY' || variant.readVersion === null) continue;
       let db: ReturnType<typeof services.vectorDbs.get>;
       try {
-        db = services.vectorDbs.get(variant.vectorDbType);
+        db = services.vectorDbs.forVariant(variant);
       } catch {
         continue;
       }

@@ -22,6 +22,7 @@ import type { ModelLifecycle, OperationAccepted, ResetAccepted, SubmitOptions } 
 import { operationEvent } from './operation-worker.js';
 import type { StepRegistry } from './step-registry.js';
 import { variantVersionMap } from './steps/operation-targets.js';
+import { promotableVersion } from './steps/promote-steps.js';
 import type { VectorDbs } from './vector-dbs.js';
 
 /** The engine's lifecycle: the API's requests, plus the delta load the scheduler and CLI may start. */
@@ -87,22 +88,38 @@ export class OperationsLifecycle implements AdminLifecycle {
           { field: 'variant' },
         );
       }
-      this.#o.vectorDbs.get(current.vectorDbType, current.variant);
+      this.#o.vectorDbs.forVariant(current);
       return this.#record(r, accepted, { version, variant_version_map: { [variant.variant]: version } });
     });
   }
 
+  /**
+   * Promotion (steps/promote-steps.ts) is accepted when the production vector DB is configured, no
+   * other operation of the model is unfinished, and the variants to move are READY on one version
+   * with no reset under way (FAILED_PRECONDITION otherwise: the API's 409).
+   */
   promoteModel(model: ModelKey, options: SubmitOptions = {}): Promise<OperationAccepted> {
     return this.#submit(async (r) => {
-      await r.models.get(model);
-      return this.#record(r, await this.#create(r, { ...model, kind: 'PROMOTE_MODEL' }, options));
+      const current = await r.models.get(model);
+      const accepted = await this.#create(r, { ...model, kind: 'PROMOTE_MODEL' }, options);
+      if (!accepted.created) return accepted;
+      this.#o.vectorDbs.get('production');
+      await refuseBusy(r, accepted.operation);
+      const experiment = (await r.variants.list(model)).filter((v) => v.cluster === 'experiment');
+      if (experiment.length > 0) promotableVersion(current, experiment);
+      return this.#record(r, accepted);
     });
   }
 
   promoteVariant(variant: VariantKey, options: SubmitOptions = {}): Promise<OperationAccepted> {
     return this.#submit(async (r) => {
-      await r.variants.get(variant);
-      return this.#record(r, await this.#create(r, { ...variant, kind: 'PROMOTE_VARIANT' }, options));
+      const current = await r.variants.get(variant);
+      const accepted = await this.#create(r, { ...variant, kind: 'PROMOTE_VARIANT' }, options);
+      if (!accepted.created) return accepted;
+      this.#o.vectorDbs.get('production', variant.variant);
+      await refuseBusy(r, accepted.operation);
+      if (current.cluster === 'experiment') promotableVersion(await r.models.get(variant), [current]);
+      return this.#record(r, accepted);
     });
   }
 
@@ -239,6 +256,16 @@ export async function submitReset(
   submit: SubmitOptions & { frequency?: JobFrequency; scheduled?: boolean } = {},
 ): Promise<ResetAccepted> {
   const model = await r.models.get(key);
+  const promoting = (await r.operations.list({ ...key, unfinished: true })).find(
+    (op) => op.kind === 'PROMOTE_MODEL' || op.kind === 'PROMOTE_VARIANT',
+  );
+  if (promoting !== undefined) {
+    throw new LatticeError(
+      'FAILED_PRECONDITION',
+      `model ${key.entity}/${key.modelName} is being promoted (operation ${promoting.operationId}): reset it once the promotion has finished`,
+      { field: 'model_name' },
+    );
+  }
   const payload: JsonObject = {
     ...(submit.frequency === undefined ? {} : { frequency: submit.frequency }),
     ...(submit.scheduled === true ? { scheduled: true } : {}),
@@ -265,6 +292,20 @@ export async function submitReset(
     return resetAnswer(recorded.operation, true, model.mqId, model.trainingDataPath);
   }
   return resetAnswer(accepted.operation, false, model.mqId, model.trainingDataPath);
+}
+
+/** Promotion copies one settled version: refused while another operation of the model is unfinished. */
+async function refuseBusy(r: VssRepositories, operation: Operation): Promise<void> {
+  const other = (await r.operations.list({ ...operation, unfinished: true })).find(
+    (op) => op.operationId !== operation.operationId,
+  );
+  if (other !== undefined) {
+    throw new LatticeError(
+      'FAILED_PRECONDITION',
+      `model ${operation.entity}/${operation.modelName} has ${other.kind} operation ${other.operationId} unfinished: promote once it has finished`,
+      { field: 'model_name' },
+    );
+  }
 }
 
 function resetAnswer(operation: Operation, created: boolean, mqId: number, path: string): ResetAccepted {

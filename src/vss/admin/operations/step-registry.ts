@@ -45,6 +45,11 @@ export interface StepServices {
    * runner reports the job interrupted (FAILED) until it is (the JobRunner port's recovery rule).
    */
   readonly startedJobs: Set<string>;
+  /**
+   * How long a promotion waits for the consumers and serving to see a change of the variants (their
+   * configuration caches), ms; default 10,000 (steps/promote-steps.ts).
+   */
+  readonly promoteSettleMs?: number;
 }
 
 /** How a run of a step ended. `lost`: another worker moved the operation on first. */

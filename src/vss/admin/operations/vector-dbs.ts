@@ -1,5 +1,7 @@
 /**
- * The vector databases the admin can reach, by the kind variants name (`vectordb_type`), and the
+ * The vector databases the admin can reach: in the experiment cluster by the kind variants name
+ * (`vectordb_type`), and the production cluster's one (`production`: every variant promoted there,
+ * whatever its kind; model/cluster-vector-dbs.ts); and the
  * collection each model version gets on one of them: one per (model version, vector DB), shared by
  * the variants on it (vss.md), named by the shared rule (model/collection-name.ts) and created with
  * the HNSW parameters of the variants' `vectordb_config` (or the service defaults).
@@ -7,40 +9,71 @@
 import { isLatticeError, LatticeError } from '../../../platform/errors.js';
 import type { HnswParams, VectorDb } from '../../../platform/vectordb/index.js';
 import { collectionName } from '../../model/index.js';
-import type { JsonObject, JsonValue, Model, Variant, VectorDbType } from '../../store/index.js';
+import type { Cluster, JsonObject, JsonValue, Model, Variant, VectorDbType } from '../../store/index.js';
+
+/** Where a variant's collections live: an experiment vector DB by kind, or the production cluster's. */
+export type DbTarget = VectorDbType | 'production';
+
+/** The target of a variant on `cluster` (default its own). */
+export function targetOf(variant: Pick<Variant, 'cluster' | 'vectorDbType'>, cluster?: Cluster): DbTarget {
+  return (cluster ?? variant.cluster) === 'production' ? 'production' : variant.vectorDbType;
+}
 
 export class VectorDbs {
-  readonly #dbs: Map<VectorDbType, VectorDb>;
+  readonly #dbs: Map<DbTarget, VectorDb>;
 
-  /** `primary` is this process's vector DB (`vectorDbType`); `others` any further ones it may reach. */
+  /**
+   * `primary` is this process's vector DB (`vectorDbType`, the experiment cluster's); `others` any
+   * further ones it may reach; `production` the production cluster's.
+   */
   constructor(
     readonly primaryType: VectorDbType,
     primary: VectorDb,
     others: Partial<Record<VectorDbType, VectorDb>> = {},
+    production?: VectorDb,
   ) {
     this.#dbs = new Map(Object.entries(others) as [VectorDbType, VectorDb][]);
     this.#dbs.set(primaryType, primary);
+    if (production !== undefined) this.#dbs.set('production', production);
   }
 
-  /** The vector DB of `type`; FAILED_PRECONDITION (naming the variant) when this admin has none. */
-  get(type: VectorDbType, forVariant?: string): VectorDb {
-    const db = this.#dbs.get(type);
+  /** The vector DB of `target`; FAILED_PRECONDITION (naming the variant) when this admin has none. */
+  get(target: DbTarget, forVariant?: string): VectorDb {
+    const db = this.#dbs.get(target);
     if (db !== undefined) return db;
+    if (target === 'production') {
+      throw new LatticeError(
+        'FAILED_PRECONDITION',
+        `${forVariant === undefined ? 'the production cluster' : `variant ${forVariant} is in production`}, and this admin has no production vector database: configure vss.clusters.production (LATTICE_VSS_PRODUCTION_VECTOR_DB)`,
+        { field: 'cluster' },
+      );
+    }
     const who = forVariant === undefined ? '' : `variant ${forVariant} is on `;
     throw new LatticeError(
       'FAILED_PRECONDITION',
-      `${who}a ${type} vector database, and this admin is connected to ${[...this.#dbs.keys()].join(', ')} only: configure the ${type} vector database for vss admin`,
+      `${who}a ${target} vector database, and this admin is connected to ${[...this.#dbs.keys()].join(', ')} only: configure the ${target} vector database for vss admin`,
       { field: 'vectordb_type' },
     );
   }
 
-  /** The variants grouped by the vector DB they use, each group's DB checked reachable. */
-  byType(variants: readonly Variant[]): Map<VectorDbType, Variant[]> {
-    const groups = new Map<VectorDbType, Variant[]>();
+  /** The variant's vector DB (its cluster's). */
+  forVariant(variant: Variant): VectorDb {
+    return this.get(targetOf(variant), variant.variant);
+  }
+
+  /** Whether this admin reaches `target`. */
+  has(target: DbTarget): boolean {
+    return this.#dbs.has(target);
+  }
+
+  /** The variants grouped by the vector DB they use (their cluster's), each group's DB checked reachable. */
+  byType(variants: readonly Variant[]): Map<DbTarget, Variant[]> {
+    const groups = new Map<DbTarget, Variant[]>();
     for (const variant of variants) {
-      this.get(variant.vectorDbType, variant.variant);
-      const group = groups.get(variant.vectorDbType);
-      if (group === undefined) groups.set(variant.vectorDbType, [variant]);
+      const target = targetOf(variant);
+      this.get(target, variant.variant);
+      const group = groups.get(target);
+      if (group === undefined) groups.set(target, [variant]);
       else group.push(variant);
     }
     return groups;
@@ -51,7 +84,7 @@ export class VectorDbs {
    * it runs this again). An existing one is accepted when its dimension and distance are the
    * model's, whatever its HNSW settings (the consumers may have created it first).
    */
-  async ensureCollection(model: Model, version: number, type: VectorDbType, variants: readonly Variant[]) {
+  async ensureCollection(model: Model, version: number, type: DbTarget, variants: readonly Variant[]) {
     const db = this.get(type, variants[0]?.variant);
     const name = collectionName(model.entity, model.modelName, version);
     const { vectorDimension: dimension, distanceFunction: distance } = model.modelConfig;
@@ -71,11 +104,11 @@ export class VectorDbs {
   }
 
   /** Drops the version's collection on `type` if it is there; true when it was. */
-  async dropCollection(model: { entity: string; modelName: string }, version: number, type: VectorDbType) {
+  async dropCollection(model: { entity: string; modelName: string }, version: number, type: DbTarget) {
     return this.get(type).dropCollection(collectionName(model.entity, model.modelName, version));
   }
 
-  types(): VectorDbType[] {
+  types(): DbTarget[] {
     return [...this.#dbs.keys()];
   }
 }

@@ -32,6 +32,7 @@ import {
 } from '../../../model/index.js';
 import type { StoredEmbedding } from '../../../store/index.js';
 import { type OperationPlan, StepFailure } from '../step-registry.js';
+import { targetOf } from '../vector-dbs.js';
 import { flipStep, waitIndexedStep } from './indexing-steps.js';
 import { failTargets, loadTargets, operationVersion, retryTargets, variantKey } from './operation-targets.js';
 
@@ -52,12 +53,12 @@ export const fillVariantPlan: OperationPlan = {
         const siblings = (await services.store.variants.list(operation)).filter(
           (v) => v.variant !== variant.variant && v.readVersion === version,
         );
-        if (siblings.length > 0 && !siblings.some((s) => s.vectorDbType === variant.vectorDbType)) {
+        if (siblings.length > 0 && !siblings.some((s) => targetOf(s) === targetOf(variant))) {
           throw new StepFailure(
-            `variant ${variant.variant} is on a ${variant.vectorDbType} vector database and version ${version} is served from ${siblings[0]!.vectorDbType}: filling a collection on another vector database from the embedding store is done by promotion, not by FILL_VARIANT`,
+            `variant ${variant.variant} is on the ${targetOf(variant)} vector database and version ${version} is served from ${targetOf(siblings[0]!)}: filling a collection on another vector database from the embedding store is done by promotion, not by FILL_VARIANT`,
           );
         }
-        services.vectorDbs.get(variant.vectorDbType, variant.variant);
+        services.vectorDbs.forVariant(variant);
         return ctx.advance('fill_flags', 0.05, async (repositories, op) => {
           const key = variantKey(op, variant.variant);
           const now = await repositories.variants.get(key);
@@ -76,7 +77,7 @@ export const fillVariantPlan: OperationPlan = {
         const rule = compileMembership(variant.vssFilter);
         const table = (await services.store.stores.get(model.storeId)).embeddingsTable;
         const collection = collectionName(model.entity, model.modelName, version);
-        const db = services.vectorDbs.get(variant.vectorDbType, variant.variant);
+        const db = services.vectorDbs.forVariant(variant);
         const total = Math.max(1, await services.store.embeddings.count(table, model.modelName, version));
         let done = 0;
         let afterId: string | undefined;
