@@ -28,6 +28,7 @@ function startLattice(args: string[], env: Record<string, string>) {
       LATTICE_MODELSERVER_PORT: '0',
       LATTICE_COMPUTE_PORT: '0',
       LATTICE_VSS_SERVING_PORT: '0',
+      LATTICE_VSS_ADMIN_PORT: '0',
       LATTICE_LOG_LEVEL: 'warn',
       ...env,
     },

@@ -17,6 +17,8 @@ export interface LatticeVssProcess {
   servingAddress: string | undefined;
   /** `http://127.0.0.1:port` of /healthz, /readyz and /metrics. */
   opsUrl: string;
+  /** `http://127.0.0.1:port` of the admin HTTP API; undefined when the command runs no admin. */
+  adminUrl: string | undefined;
   child: ChildProcess;
   output(): string;
   exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -75,6 +77,7 @@ function childEnv(env: Record<string, string>): Record<string, string> {
     ...Object.fromEntries(inherited),
     LATTICE_METRICS_PORT: '0',
     LATTICE_VSS_SERVING_PORT: '0',
+    LATTICE_VSS_ADMIN_PORT: '0',
     LATTICE_GRPC_PORT: '0',
     LATTICE_LOG_LEVEL: 'warn',
     ...env,
@@ -121,9 +124,11 @@ export async function startLatticeVss(options: LatticeVssOptions): Promise<Latti
   const servingAddress = /vss\.v1\.SimilaritySearch gRPC .*?\s(\d+\.\d+\.\d+\.\d+:\d+)\s*$/m.exec(
     output,
   )?.[1];
+  const adminUrl = /HTTP vss admin API .*?\s(http:\/\/\S+)\s*$/m.exec(output)?.[1];
   return {
     servingAddress,
     opsUrl: opsUrl!,
+    adminUrl,
     child,
     output: () => output,
     exited: () => exit,

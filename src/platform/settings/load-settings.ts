@@ -22,6 +22,7 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_SQL', path: 'sql.kind', kind: 'string' },
   { env: 'LATTICE_SQL_DATA_DIR', path: 'sql.dataDir', kind: 'string' },
   { env: 'LATTICE_POSTGRES_URL', path: 'sql.url', kind: 'string' },
+  { env: 'LATTICE_POSTGRES_SCHEMA', path: 'sql.schema', kind: 'string' },
   { env: 'LATTICE_SQL_STATEMENT_TIMEOUT_MS', path: 'sql.statementTimeoutMs', kind: 'number' },
   { env: 'LATTICE_CACHE', path: 'cache.kind', kind: 'string' },
   { env: 'LATTICE_CACHE_MAX_BYTES', path: 'cache.maxBytes', kind: 'number' },

@@ -80,6 +80,14 @@ export const settingsSchema = z
         dataDir: z.string().optional(),
         /** postgres: connection URL. */
         url: url.default('postgres://postgres@127.0.0.1:5432/lattice'),
+        /**
+         * postgres: the schema Lattice's tables live in (the connection's search_path), so several
+         * deployments can share one database; default the database's own (`public`).
+         */
+        schema: z
+          .string()
+          .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier')
+          .optional(),
         poolSize: z.number().int().positive().default(10),
         connectTimeoutMs: z.number().int().positive().default(3000),
         /**

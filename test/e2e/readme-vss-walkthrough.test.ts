@@ -1,0 +1,79 @@
+/**
+ * The README's vss admin walkthrough, run as written: the shell blocks marked
+ * `<!-- walkthrough: vss-admin -->` and `<!-- walkthrough: vss-admin-curl -->` run with bash in a
+ * fresh directory, against `lattice vss` started as the README says (on a free admin port, given to
+ * both through LATTICE_VSS_ADMIN_PORT, as a user would set it). `npx lattice` resolves to this
+ * clone's bin/lattice.js, as it does inside the clone.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { startLatticeVss } from '../support/lattice-vss-process.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The first ```sh block after `<!-- walkthrough: name -->`. */
+function walkthroughBlock(readme: string, name: string): string {
+  const marker = readme.indexOf(`<!-- walkthrough: ${name} -->`);
+  assert.ok(marker >= 0, `README has no walkthrough "${name}"`);
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
+  assert.ok(block, `walkthrough "${name}" has no sh block`);
+  return block[1]!;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+test('the README vss admin walkthrough runs as written', { timeout: 300_000 }, async () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const dir = mkdtempSync(join(tmpdir(), 'lattice-walkthrough-'));
+  const shims = join(dir, '.bin');
+  mkdirSync(shims);
+  writeFileSync(
+    join(shims, 'npx'),
+    `#!/bin/sh\n[ "$1" = lattice ] || { echo "npx $1: not in this walkthrough" >&2; exit 127; }\nshift\nexec "${process.execPath}" "${join(root, 'bin/lattice.js')}" "$@"\n`,
+  );
+  chmodSync(join(shims, 'npx'), 0o755);
+  const port = String(await freePort());
+  const env = {
+    LATTICE_DATA_DIR: join(dir, '.lattice'),
+    LATTICE_VSS_ADMIN_PORT: port,
+  };
+  const vss = await startLatticeVss({ command: 'vss', env });
+  try {
+    const run = (name: string) => {
+      const result = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', walkthroughBlock(readme, name)], {
+        cwd: dir,
+        env: { ...process.env, ...env, PATH: `${shims}:${process.env.PATH}` },
+        encoding: 'utf8',
+        timeout: 240_000,
+      });
+      assert.equal(result.status, 0, `walkthrough ${name} failed:\n${result.stdout}\n${result.stderr}`);
+      return result.stdout;
+    };
+    const cli = run('vss-admin');
+    assert.match(cli, /Store 1 registered for entity catalog/);
+    assert.match(cli, /RESET_MODEL\) SUCCEEDED/);
+    assert.match(cli, /catalog\s+products\s+all\s+READY\s+experiment\s+1\s+1/);
+    assert.match(cli, /catalog\s+products\s+shoes\s+READY\s+experiment\s+1\s+1/);
+    const curl = run('vss-admin-curl');
+    assert.match(curl, /"operation_id":"[^"]+"/);
+    assert.match(curl, /"version":2/);
+    const openapi = JSON.parse(readFileSync(join(dir, 'openapi.json'), 'utf8')) as { openapi: string };
+    assert.match(openapi.openapi, /^3\./);
+  } finally {
+    const code = await vss.stop();
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(code, 0, vss.output());
+  }
+});

@@ -1,0 +1,353 @@
+/**
+ * The spec's onboarding over HTTP (issue 15), against `lattice vss` as a process of its own: register
+ * a store, a 64-d COSINE model and two variants with different `vss_filter`s; write 50,000
+ * embeddings as a Parquet directory; reset-model; the operation reaches READY for both variants;
+ * Search over gRPC returns the ingested candidates with recall@10 ≥ 0.95 against brute force, each
+ * variant only its members. Then a second reset with other embeddings (and other ids) while clients
+ * walk pages without pause: zero failed calls, no walk mixes versions, and afterwards the first
+ * version is dropped.
+ *
+ * On embedded defaults and on PostgreSQL (a schema of its own) + JetStream (topics of their own).
+ * VSS_ONBOARD_ROWS changes the row count.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import type { SearchResponse } from '../../src/gen/vss/v1/vss.js';
+import { createSqlClient } from '../../src/platform/sql/index.js';
+import { type LatticeVssProcess, startLatticeVss } from '../support/lattice-vss-process.js';
+import { eventually, realServer, uniqueName } from '../support/servers.js';
+import { writeParquetFile } from '../vss/admin/jobs/training-data.js';
+import { Client } from '../vss/serving/harness.js';
+
+const ROWS = Number(process.env.VSS_ONBOARD_ROWS ?? 50_000);
+const DIMENSION = 64;
+const FILES = 5;
+const CLUSTERS = 100;
+const QUERIES = 40;
+const ENTITY = 'products';
+const MODEL = 'clip';
+
+/** mulberry32 */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Embeddings as real ones are: of a low intrinsic dimension (a point of an 8-d latent space around
+ * one of CLUSTERS centres, mapped linearly into 64-d) plus a little noise, rounded to float32. The
+ * same seed gives the same map, so queries and data of one seed share their space.
+ */
+function clusteredVectors(count: number, seed: number, mapSeed = seed): Float32Array[] {
+  const LATENT = 8;
+  const map = random(mapSeed);
+  const weights = Array.from({ length: LATENT * DIMENSION }, () => map() * 2 - 1);
+  const centres = Array.from({ length: CLUSTERS }, () => Array.from({ length: LATENT }, () => map() * 4 - 2));
+  const next = random(seed * 7919 + 1);
+  return Array.from({ length: count }, () => {
+    const centre = centres[Math.floor(next() * CLUSTERS)]!;
+    const z = centre.map((c) => c + (next() + next() + next() - 1.5) * 0.5);
+    const v = new Float32Array(DIMENSION);
+    for (let d = 0; d < DIMENSION; d++) {
+      let x = (next() - 0.5) * 0.05;
+      for (let l = 0; l < LATENT; l++) x += weights[l * DIMENSION + d]! * z[l]!;
+      v[d] = x;
+    }
+    return v;
+  });
+}
+
+const brandOf = (n: number) => ['a', 'b', 'c'][n % 3]!;
+
+/** The training data of one version: ids `<prefix><n>`, Parquet files of ROWS / FILES rows each. */
+function writeTraining(dir: string, prefix: string, vectors: readonly Float32Array[]): void {
+  const per = Math.ceil(vectors.length / FILES);
+  for (let f = 0; f < FILES; f++) {
+    const rows = [];
+    for (let n = f * per; n < Math.min(vectors.length, (f + 1) * per); n++) {
+      rows.push({ id: `${prefix}${n}`, emb: Array.from(vectors[n]!), flag: true, brand: brandOf(n) });
+    }
+    writeParquetFile(join(dir, `part-${f}.parquet`), rows, { rowGroupSize: 4096 });
+  }
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+function bruteForceTop10(
+  query: Float32Array,
+  vectors: readonly Float32Array[],
+  member: (n: number) => boolean,
+) {
+  const scored: [number, number][] = [];
+  for (let n = 0; n < vectors.length; n++) if (member(n)) scored.push([n, cosine(query, vectors[n]!)]);
+  scored.sort((x, y) => y[1] - x[1]);
+  return scored.slice(0, 10).map(([n]) => n);
+}
+
+async function api(base: string, method: 'GET' | 'POST', path: string, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as Record<string, unknown>;
+  return { status: response.status, json };
+}
+
+async function waitOperation(base: string, id: string): Promise<Record<string, unknown>> {
+  let last: Record<string, unknown> = {};
+  await eventually(
+    async () => {
+      last = (await api(base, 'GET', `/operations/${id}`)).json;
+      if (last.status === 'FAILED') throw new Error(`operation ${id} failed: ${String(last.last_error)}`);
+      return last.status === 'SUCCEEDED';
+    },
+    300_000,
+    `operation ${id} to succeed`,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; it is at ${JSON.stringify(last)}`);
+  });
+  return last;
+}
+
+interface Mode {
+  name: string;
+  /** Settings file and environment of the child, and what to clean up after. */
+  prepare(
+    dir: string,
+  ): Promise<{ env: Record<string, string>; settingsFile?: string; cleanup(): Promise<void> }>;
+}
+
+const embedded: Mode = {
+  name: 'embedded defaults',
+  prepare: async (dir) => ({ env: { LATTICE_DATA_DIR: join(dir, 'data') }, cleanup: async () => {} }),
+};
+
+function distributed(nats: string, postgres: string): Mode {
+  return {
+    name: 'PostgreSQL + JetStream',
+    prepare: async (dir) => {
+      const name = uniqueName('onboard').toLowerCase();
+      const admin = await createSqlClient({ kind: 'postgres', url: postgres });
+      await admin.query(`CREATE SCHEMA ${name}`);
+      const settingsFile = join(dir, 'settings.json');
+      writeFileSync(
+        settingsFile,
+        JSON.stringify({
+          queue: { kind: 'jetstream', servers: [nats] },
+          sql: { kind: 'postgres', url: postgres, schema: name },
+          vss: {
+            consumers: { embeddingsTopic: `${name}-emb`, realtimeTopic: `${name}-rt`, group: name },
+            admin: { operationsTopic: `${name}-ops`, group: `${name}-admin`, pollIntervalMs: 200 },
+          },
+        }),
+      );
+      return {
+        env: { LATTICE_DATA_DIR: join(dir, 'data') },
+        settingsFile,
+        cleanup: async () => {
+          await admin.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+          await admin.close();
+        },
+      };
+    },
+  };
+}
+
+async function onboard(mode: Mode): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'lattice-onboard-'));
+  const training = join(dir, 'training');
+  const v1 = clusteredVectors(ROWS, 1);
+  writeTraining(training, 'p', v1);
+  const { env, settingsFile, cleanup } = await mode.prepare(dir);
+  let child: LatticeVssProcess | undefined;
+  let client: Client | undefined;
+  try {
+    child = await startLatticeVss({
+      command: 'vss',
+      env: { LATTICE_VSS_ADMIN_PORT: '0', ...env },
+      ...(settingsFile === undefined ? {} : { settingsFile }),
+    });
+    const base = child.adminUrl!;
+    assert.ok(base, child.output());
+    assert.equal(
+      (
+        await api(base, 'POST', '/register-store', {
+          store_id: 7,
+          entity: ENTITY,
+          db_conf_id: 'local',
+          embeddings_table: 'products_embeddings',
+          aggregator_table: 'products_attributes',
+        })
+      ).status,
+      201,
+    );
+    const model = await api(base, 'POST', '/register-model', {
+      entity: ENTITY,
+      model_name: MODEL,
+      ingestion_column_mapping: JSON.stringify({
+        id_column: 'id',
+        embedding_column: 'emb',
+        to_be_indexed_column: 'flag',
+      }),
+      embedding_store_enabled: true,
+      embedding_store_ttl: 0,
+      mq_id: 1,
+      model_config: JSON.stringify({ distance_function: 'COSINE', vector_dimension: DIMENSION }),
+      store_id: 7,
+      training_data_path: `file://${training}`,
+    });
+    assert.equal(model.status, 201, JSON.stringify(model.json));
+    for (const [variant, criteria] of [
+      ['all', []],
+      ['brand_a', [{ column_name: 'brand', filter_value: 'a', default_value: '' }]],
+    ] as const) {
+      const registered = await api(base, 'POST', '/register-variant', {
+        entity: ENTITY,
+        model_name: MODEL,
+        variant,
+        vss_filter: JSON.stringify({ criteria }),
+        vectordb_type: 'EMBEDDED',
+        vectordb_config: '{}',
+        job_frequency: 'FREQ_1D',
+      });
+      assert.equal(registered.status, 201, JSON.stringify(registered.json));
+    }
+
+    const reset = await api(base, 'POST', '/reset-model', { entity: ENTITY, model_name: MODEL });
+    assert.equal(reset.status, 202, JSON.stringify(reset.json));
+    assert.equal(reset.json.version, 1);
+    assert.deepEqual(reset.json.variant_version_map, { all: 1, brand_a: 1 });
+    await waitOperation(base, String(reset.json.operation_id));
+    const state = (await api(base, 'GET', `/models/${ENTITY}/${MODEL}`)).json as {
+      variants: { variant: string; state: string; read_version: number }[];
+    };
+    for (const v of state.variants) {
+      assert.equal(v.state, 'READY', v.variant);
+      assert.equal(v.read_version, 1, v.variant);
+    }
+
+    // recall@10 against brute force, each variant only its members.
+    client = new Client(child.servingAddress!);
+    const queries = clusteredVectors(QUERIES, 99, 1);
+    for (const [variant, member] of [
+      ['all', () => true],
+      ['brand_a', (n: number) => brandOf(n) === 'a'],
+    ] as const) {
+      let hits = 0;
+      for (const query of queries) {
+        const response = await client.search({
+          entity: ENTITY,
+          modelName: MODEL,
+          variant,
+          queries: [{ embedding: { values: Array.from(query) }, pageToken: '', filters: [] }],
+          pageSize: 10,
+        });
+        const ids = response.results[0]!.candidates.map((c) => Number(c.id.slice(1)));
+        assert.equal(ids.length, 10);
+        for (const n of ids) assert.ok(member(n), `${variant} returned non-member p${n}`);
+        const truth = new Set(bruteForceTop10(query, v1, member));
+        hits += ids.filter((n) => truth.has(n)).length;
+      }
+      const recall = hits / (QUERIES * 10);
+      assert.ok(recall >= 0.95, `${variant}: recall@10 ${recall} < 0.95`);
+    }
+
+    // A second reset with other embeddings and ids (q…) while clients walk pages without pause.
+    rmSync(training, { recursive: true });
+    writeTraining(training, 'q', clusteredVectors(ROWS, 2, 1));
+    let searching = true;
+    let calls = 0;
+    const failures: string[] = [];
+    const walks = Array.from({ length: 3 }, async (_, w) => {
+      const query = Array.from(queries[w]!);
+      while (searching) {
+        let token = '';
+        const prefixes = new Set<string>();
+        for (let page = 0; page < 4; page++) {
+          let response: SearchResponse;
+          try {
+            response = await client!.search({
+              entity: ENTITY,
+              modelName: MODEL,
+              variant: 'all',
+              queries: [{ embedding: { values: query }, pageToken: token, filters: [] }],
+              pageSize: 10,
+            });
+          } catch (err) {
+            failures.push(String(err));
+            break;
+          }
+          calls++;
+          const result = response.results[0]!;
+          for (const c of result.candidates) prefixes.add(c.id[0]!);
+          token = result.nextPageToken;
+          if (!token) break;
+        }
+        if (prefixes.size > 1) failures.push(`a page walk mixed versions: ${[...prefixes].join(',')}`);
+      }
+    });
+    const second = await api(base, 'POST', '/reset-model', { entity: ENTITY, model_name: MODEL });
+    assert.equal(second.status, 202, JSON.stringify(second.json));
+    assert.equal(second.json.version, 2);
+    const done = await waitOperation(base, String(second.json.operation_id));
+    // Keep searching a little past the flip, then stop.
+    const after = calls + 30;
+    await eventually(() => calls >= after, 60_000, 'searches after the flip');
+    searching = false;
+    await Promise.all(walks);
+    assert.deepEqual(failures, []);
+    assert.ok(calls > 30, `only ${calls} searches ran`);
+
+    const response = await client.search({
+      entity: ENTITY,
+      modelName: MODEL,
+      variant: 'all',
+      queries: [{ embedding: { values: Array.from(queries[0]!) }, pageToken: '', filters: [] }],
+      pageSize: 10,
+    });
+    for (const c of response.results[0]!.candidates) assert.equal(c.id[0], 'q');
+    assert.deepEqual((done.result as { dropped_versions: number[] }).dropped_versions, [1]);
+    const versions = (
+      (await api(base, 'GET', `/models/${ENTITY}/${MODEL}`)).json as {
+        versions: { version: number; status: string }[];
+      }
+    ).versions;
+    assert.equal(versions.find((v) => v.version === 1)?.status, 'DROPPED');
+    assert.equal(versions.find((v) => v.version === 2)?.status, 'SERVING');
+  } finally {
+    client?.close();
+    const code = await child?.stop();
+    await cleanup();
+    rmSync(dir, { recursive: true, force: true });
+    if (child) assert.equal(code, 0, child.output());
+  }
+}
+
+const [natsUrl, postgresUrl] = [await realServer('nats'), await realServer('postgres')];
+
+describe('vss onboarding over HTTP (lattice vss)', { timeout: 900_000 }, () => {
+  test(`on ${embedded.name}`, () => onboard(embedded));
+  test('on PostgreSQL + JetStream', { skip: natsUrl === undefined || postgresUrl === undefined }, () =>
+    onboard(distributed(natsUrl!, postgresUrl!)),
+  );
+});
