@@ -98,6 +98,7 @@ export class Platform {
             : {
                 kind: 'postgres',
                 url: s.url,
+                ...(s.schema === undefined ? {} : { searchPath: s.schema }),
                 poolSize: s.poolSize,
                 connectTimeoutMs: s.connectTimeoutMs,
                 statementTimeoutMs: s.statementTimeoutMs,
