@@ -6,6 +6,8 @@
  * no data, or a production cluster the admin lacks, is refused.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isLatticeError } from '../../../../src/platform/errors.js';
@@ -28,12 +30,11 @@ describe('vss admin PROMOTE_VARIANT (PGlite + memory queue + two embedded vector
 
   before(async () => {
     world = await openPromoteWorld();
-    dir = (await import('node:fs')).mkdtempSync(
-      join((await import('node:os')).tmpdir(), 'lattice-promote-data-'),
-    );
+    dir = mkdtempSync(join(tmpdir(), 'lattice-promote-data-'));
   });
   after(async () => {
     await world?.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   /** The ids a search of `variant` answers (first page of 20, by a fixed vector). */
