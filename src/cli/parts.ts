@@ -28,7 +28,9 @@ import { createComponentBuilder } from '../orchestrator/components/index.js';
 import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
 import type { Platform } from '../platform/platform.js';
 import { callerAuth, type Settings } from '../platform/settings/index.js';
+import type { VectorDb } from '../platform/vectordb/index.js';
 import { startVssConsumers } from '../vss/consumers/index.js';
+import { ClusterVectorDbs } from '../vss/model/index.js';
 import { startVssServing } from '../vss/serving/index.js';
 
 export interface RunningPart {
@@ -208,10 +210,29 @@ export async function seedExampleModel(
  * The vector database first: when another process owns the embedded one's data directory, its lock
  * says to run the vss components together or use Qdrant (the SQL and queue locks would not).
  */
-async function openVssAdapters(platform: Platform) {
+export async function openVssAdapters(platform: Platform) {
   const vectorDb = await platform.vectorDb();
+  const production = await platform.productionVectorDb();
   const sql = await platform.sqlClient();
-  return { vectorDb, sql };
+  return { vectorDb, vectorDbs: clusterVectorDbs(platform, vectorDb, production), sql };
+}
+
+const clusters = new WeakMap<Platform, ClusterVectorDbs>();
+
+/**
+ * One routing value per process (vss.md "Concepts": each variant is searched, written and indexed on
+ * its cluster's vector DB), shared by serving, the consumers and admin, so they agree on it.
+ */
+function clusterVectorDbs(platform: Platform, experiment: VectorDb, production: VectorDb): ClusterVectorDbs {
+  let routing = clusters.get(platform);
+  if (routing === undefined) {
+    routing = new ClusterVectorDbs(experiment, {
+      production,
+      productionCacheKeyPrefix: platform.settings.vss.clusters.production.cacheKeyPrefix,
+    });
+    clusters.set(platform, routing);
+  }
+  return routing;
 }
 
 /**
@@ -224,12 +245,13 @@ export async function startVssServingPart(
   port = platform.settings.vss.servingPort,
 ): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
-  const { sql, vectorDb } = await openVssAdapters(platform);
+  const { sql, vectorDb, vectorDbs } = await openVssAdapters(platform);
   // Serving keeps its own in-process LRU; a shared cache is a second level only when it is Redis.
   const cache = settings.cache.kind === 'redis' ? await platform.cache() : undefined;
   const running = await startVssServing({
     sql,
     vectorDb,
+    vectorDbs,
     cache,
     host: settings.host,
     port,
@@ -263,11 +285,12 @@ export async function startVssConsumersPart(
   options: { partitions?: readonly number[] } = {},
 ): Promise<RunningPart> {
   const { settings, logger, metrics } = platform;
-  const { sql, vectorDb } = await openVssAdapters(platform);
+  const { sql, vectorDb, vectorDbs } = await openVssAdapters(platform);
   const queue = await platform.queue();
   const consumers = await startVssConsumers({
     sql,
     vectorDb,
+    vectorDbs,
     vectorDbType: settings.vss.vectorDb.kind === 'embedded' ? 'EMBEDDED' : 'QDRANT',
     queue,
     settings: settings.vss.consumers,

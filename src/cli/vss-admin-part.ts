@@ -11,7 +11,7 @@ import { buildAdminApi } from '../vss/admin/api/index.js';
 import { FileJobRunner, FileJobStateStore, HttpJobRunner, type JobRunner } from '../vss/admin/jobs/index.js';
 import { startAdminEngine } from '../vss/admin/operations/index.js';
 import { openVssStore } from '../vss/store/index.js';
-import type { ListeningPart } from './parts.js';
+import { type ListeningPart, openVssAdapters } from './parts.js';
 
 function jobRunnerOf(platform: Platform, queue: Awaited<ReturnType<Platform['queue']>>): JobRunner {
   const { settings, logger } = platform;
@@ -29,9 +29,10 @@ export async function startVssAdminPart(
   port = platform.settings.vss.admin.port,
 ): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
-  // The vector database first: its lock names the way out when another process owns it.
-  const vectorDb = await platform.vectorDb();
-  const [sql, queue] = await Promise.all([platform.sqlClient(), platform.queue()]);
+  // The vector databases first: a lock names the way out when another process owns one.
+  const { vectorDb, sql } = await openVssAdapters(platform);
+  const productionVectorDb = await platform.productionVectorDb();
+  const queue = await platform.queue();
   const store = await openVssStore(sql);
   const jobRunner = jobRunnerOf(platform, queue);
   const admin = settings.vss.admin;
@@ -39,6 +40,7 @@ export async function startVssAdminPart(
     store,
     queue,
     vectorDb,
+    productionVectorDb,
     vectorDbType: settings.vss.vectorDb.kind === 'embedded' ? 'EMBEDDED' : 'QDRANT',
     jobRunner,
     embeddingsTopic: settings.vss.consumers.embeddingsTopic,

@@ -118,6 +118,7 @@ describe('lattice up', () => {
     assert.deepEqual(Object.keys(readiness.checks).sort(), [
       'cache',
       'configStore',
+      'productionVectorDb',
       'queue',
       'sql',
       'vectorDb',

@@ -64,6 +64,7 @@ describe('lattice vss', () => {
     const ready = await fetch(`${vss.opsUrl}/readyz`);
     assert.equal(ready.status, 200);
     assert.deepEqual(Object.keys(((await ready.json()) as { checks: object }).checks).sort(), [
+      'productionVectorDb',
       'queue',
       'sql',
       'vectorDb',

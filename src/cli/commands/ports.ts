@@ -31,6 +31,7 @@ export function describePorts(platform: Platform): Record<string, string> {
  */
 export async function openAllPorts(platform: Platform): Promise<void> {
   await platform.vectorDb();
+  await platform.productionVectorDb();
   await Promise.all([
     platform.configStore(),
     platform.queue(),
