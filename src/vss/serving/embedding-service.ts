@@ -72,7 +72,7 @@ export class EmbeddingService {
       const model = await this.model(request.entity, request.modelName, labels);
       const ids = candidateIdsOf(request.candidateIds);
       checkAnswerFits(ids, model.config.vectorDimension, this.deps.maxMessageBytes);
-      const found = await this.deps.lookup.servedEmbeddings(model, ids, context);
+      const found = await this.servedEmbeddings(model, ids, context, labels);
       const entry = (id: string): CandidateEmbedding => {
         const stored = found.get(id);
         if (!stored) return { id, found: false, embedding: { values: [] }, searchEmbedding: { values: [] } };
@@ -100,7 +100,7 @@ export class EmbeddingService {
       const model = await this.model(request.entity, request.modelName, labels);
       const query = vectorOf(request.embedding?.values, model.config.vectorDimension, 'embedding.values');
       const ids = candidateIdsOf(request.candidateIds);
-      const found = await this.deps.lookup.servedEmbeddings(model, ids, context);
+      const found = await this.servedEmbeddings(model, ids, context, labels);
       return {
         scores: ids.map((id) => {
           const stored = found.get(id);
@@ -109,6 +109,19 @@ export class EmbeddingService {
         }),
       };
     });
+  }
+
+  /** The stored embeddings of `ids`, the read timed as the store's latency. */
+  private async servedEmbeddings(
+    model: ServingModel,
+    ids: readonly string[],
+    context: CallContext,
+    labels: ServingLabels,
+  ) {
+    const started = performance.now();
+    const found = await this.deps.lookup.servedEmbeddings(model, ids, context);
+    this.deps.metrics.storeMs(labels, performance.now() - started);
+    return found;
   }
 
   private async model(entity: string, modelName: string, labels: ServingLabels): Promise<ServingModel> {

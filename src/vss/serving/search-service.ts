@@ -115,7 +115,12 @@ export class SearchService {
           clusterPrefix: this.deps.vectorDbs.cacheKeyPrefix(variant.cluster),
         })
       : undefined;
-    const cached = key === undefined ? undefined : await this.deps.cache.get(key, variant.cache);
+    let cached: Awaited<ReturnType<typeof this.deps.cache.get>> | undefined;
+    if (key !== undefined) {
+      const lookupStarted = performance.now();
+      cached = await this.deps.cache.get(key, variant.cache);
+      this.deps.metrics.cacheMs(labels, performance.now() - lookupStarted);
+    }
     if (cached) {
       this.deps.metrics.cacheLookup(labels, 'hit', cached.level);
       return { candidates: cached.page.candidates, nextPageToken: cached.page.nextPageToken, error: '' };
@@ -125,6 +130,7 @@ export class SearchService {
     let vector = query.vector;
     if (query.candidateId !== undefined) {
       if (!query.unstorableId) {
+        const storeStarted = performance.now();
         vector = await this.deps.lookup.searchVector(
           vectorDb,
           model,
@@ -133,6 +139,7 @@ export class SearchService {
           query.candidateId,
           context,
         );
+        this.deps.metrics.storeMs(labels, performance.now() - storeStarted);
       }
       if (!vector) {
         return {
