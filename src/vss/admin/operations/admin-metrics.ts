@@ -6,9 +6,10 @@
  * - `vss_admin_operation_progress{entity,model,kind}`: the latest progress (0..1) of the model's
  *   operation of that kind, as the engine records it.
  * - `vss_indexed_vector_ratio{entity,model,variant}`: indexed vectors ÷ points of the collection the
- *   variant reads (or is being indexed into), from the vector DB's collection info; refreshed while
- *   an operation waits for indexing and periodically once the variant is READY. The spec's alert
- *   fires below 0.95.
+ *   variant reads (serves), from the vector DB's collection info, refreshed periodically. The spec's
+ *   alert fires below 0.95: a served collection whose index fell behind.
+ * - `vss_admin_indexing_ratio{entity,model,variant}`: the same ratio for the version an operation is
+ *   indexing (not yet served), while it waits: progress, not an alert (a long build is normal).
  * - `vss_admin_step_seconds{kind,step}`: one run of a step (a waiting step's check counts as a run).
  *
  * Label values come from the registered catalog (entity, model, variant names) and the code (kinds,
@@ -23,6 +24,7 @@ export const ADMIN_METRIC_NAMES = {
   failed: 'vss_admin_operations_failed_total',
   progress: 'vss_admin_operation_progress',
   indexedRatio: 'vss_indexed_vector_ratio',
+  indexingRatio: 'vss_admin_indexing_ratio',
   stepSeconds: 'vss_admin_step_seconds',
 } as const;
 
@@ -34,6 +36,7 @@ export class AdminMetrics {
   readonly #failed: CounterMetric;
   readonly #progress: GaugeMetric;
   readonly #ratio: GaugeMetric;
+  readonly #indexing: GaugeMetric;
   readonly #step: TimingMetric;
 
   constructor(metrics: Metrics) {
@@ -51,7 +54,12 @@ export class AdminMetrics {
     );
     this.#ratio = metrics.gauge(
       ADMIN_METRIC_NAMES.indexedRatio,
-      'vss indexed vectors / points of the collection a variant reads or is indexed into',
+      'vss indexed vectors / points of the collection a variant reads',
+      ['entity', 'model', 'variant'],
+    );
+    this.#indexing = metrics.gauge(
+      ADMIN_METRIC_NAMES.indexingRatio,
+      'vss indexed vectors / points of the version an operation is indexing for a variant',
       ['entity', 'model', 'variant'],
     );
     this.#step = metrics.timing(
@@ -80,6 +88,11 @@ export class AdminMetrics {
 
   indexedRatio(key: { entity: string; modelName: string; variant: string }, ratio: number): void {
     this.#ratio.set({ entity: key.entity, model: key.modelName, variant: key.variant }, ratio);
+  }
+
+  /** Progress of the version being indexed for a variant (not what it serves). */
+  indexingRatio(key: { entity: string; modelName: string; variant: string }, ratio: number): void {
+    this.#indexing.set({ entity: key.entity, model: key.modelName, variant: key.variant }, ratio);
   }
 
   stepMs(kind: OperationKind, step: string, ms: number): void {

@@ -321,6 +321,12 @@ export class OperationWorker {
         throw err;
       }
       services.metrics.progress(op, progress);
+      // A flip changes what variants serve: their indexed-vector ratio is measured now.
+      if (step.name === 'flip' || step.name === 'switch') {
+        await this.#refreshRatios().catch((err: unknown) =>
+          this.#o.logger.warn({ err: describeError(err) }, 'vss admin: measuring indexed ratios failed'),
+        );
+      }
       await onStep?.({ operationId: op.operationId, kind: op.kind, from: step.name, to });
       return to === 'SUCCEEDED' ? 'succeeded' : 'advanced';
     };

@@ -31,7 +31,7 @@ export async function measureIndexing(
     }
     // An empty version is fully indexed: there is nothing to wait for.
     const ratio = info.points === 0 ? 1 : info.indexedPoints / info.points;
-    for (const variant of group) services.metrics.indexedRatio(variant, ratio);
+    for (const variant of group) services.metrics.indexingRatio(variant, ratio);
     if (ratio <= lowest.ratio) lowest = { ratio, indexed: info.indexedPoints, points: info.points };
   }
   return lowest;
