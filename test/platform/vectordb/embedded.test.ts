@@ -210,6 +210,8 @@ describe('embedded vector db: snapshots', () => {
       graphNodes: 1000,
       deletedGraphNodes: 800,
       compacting: false,
+      buildingInWorker: false,
+      workerBuilds: 0,
     });
     await db.snapshot('compact');
     assert.deepEqual(db.storageStats('compact'), {
@@ -218,6 +220,8 @@ describe('embedded vector db: snapshots', () => {
       graphNodes: 200,
       deletedGraphNodes: 0,
       compacting: false,
+      buildingInWorker: false,
+      workerBuilds: 0,
     });
     const query = fixture.queries(1, 9)[0]!;
     const truth = exactSearch(fixture.vectors, 8, query, 10, 'EUCLIDEAN', (row) => row % 5 === 0).indices.map(

@@ -25,6 +25,7 @@ import {
 } from '../validation.js';
 import { Collection } from './collection.js';
 import { syncDirectory } from './fs-sync.js';
+import type { IndexingOptions } from './indexer.js';
 import { loadNewestSnapshot, writeSnapshot } from './snapshot.js';
 import type { WalRecord } from './wal-record.js';
 import { removeSegmentsBefore, WriteAheadLog } from './write-ahead-log.js';
@@ -36,7 +37,7 @@ export interface StorageOptions {
   wal: boolean;
   /** A collection whose log segment grows past this many bytes asks for an early snapshot. */
   walSnapshotBytes: number;
-  indexSliceMs: number;
+  indexing: IndexingOptions;
   onWalFull: (collection: string) => void;
 }
 
@@ -106,13 +107,13 @@ export class CollectionFiles {
   ): Promise<RecoveredCollection | undefined> {
     const dir = join(options.root, name);
     const snapshot = await loadNewestSnapshot(dir, name);
-    const { indexSliceMs } = options;
+    const { indexing } = options;
     let collection: Collection | undefined;
     if (snapshot) {
       collection = new Collection(snapshot.spec, {
         store: snapshot.store,
         graph: snapshot.graph,
-        indexSliceMs,
+        indexing,
       });
       collection.savedVersion = collection.version;
     }
@@ -126,7 +127,7 @@ export class CollectionFiles {
             `its write-ahead log creates a different collection (${JSON.stringify(record.spec)})`,
           );
         }
-        collection ??= new Collection(spec, { indexSliceMs });
+        collection ??= new Collection(spec, { indexing });
         return;
       }
       if (!collection)

@@ -8,9 +8,9 @@
 import type { CompiledFilter } from '../filters.js';
 import type { ValidatedPoint, ValidatedSpec } from '../validation.js';
 import type { Payload } from '../vector-db.js';
-import type { Bitset } from './bitset.js';
+import { Bitset } from './bitset.js';
 import { HnswGraph } from './hnsw-graph.js';
-import { Indexer } from './indexer.js';
+import { Indexer, type IndexingOptions } from './indexer.js';
 import { PayloadIndex } from './payload-index.js';
 import { INDEXED, PENDING, PointStore } from './point-store.js';
 
@@ -60,12 +60,12 @@ export class Collection {
 
   constructor(
     readonly spec: ValidatedSpec,
-    options: { graph?: HnswGraph; store?: PointStore; indexSliceMs: number },
+    options: { graph?: HnswGraph; store?: PointStore; indexing: IndexingOptions },
   ) {
     this.store = options.store ?? new PointStore(spec.dimension);
     this.payloads = new PayloadIndex(() => this.store.capacity);
     this.graph = options.graph ?? new HnswGraph(spec.distance, spec.dimension, spec.hnsw);
-    this.indexer = new Indexer(this, options.indexSliceMs);
+    this.indexer = new Indexer(this, options.indexing);
     if (options.store) this.restoreDerived();
   }
 
@@ -190,8 +190,44 @@ export class Collection {
   index(row: number): void {
     this.graph.insert(row, this.store.vector(row));
     this.indexer.touched(row);
+    this.markIndexed(row);
+  }
+
+  /** A pending row the graph now holds with its current vector (a worker build put it there). */
+  markIndexed(row: number): void {
     this.store.setState(row, INDEXED);
     this.pendingCount--;
+  }
+
+  /**
+   * Empties the backlog into a list: the rows still pending, each once, in the order
+   * {@link nextPending} would have returned them. They stay pending (searches scan them) until the
+   * caller marks them indexed or puts them back with {@link requeue}.
+   */
+  takeBacklog(): Uint32Array {
+    const { state } = this.store;
+    const seen = new Bitset(this.store.capacity);
+    const rows = new Uint32Array(this.pendingCount);
+    let count = 0;
+    for (let i = this.backlogHead; i < this.backlog.length; i++) {
+      const row = this.backlog[i]!;
+      if (state[row] !== PENDING || seen.has(row)) continue;
+      seen.add(row);
+      rows[count++] = row;
+    }
+    this.backlog = [];
+    this.backlogHead = 0;
+    return rows.subarray(0, count);
+  }
+
+  /** Puts rows taken by {@link takeBacklog} back at the head of the backlog (those still pending). */
+  requeue(rows: ArrayLike<number>): void {
+    const { state } = this.store;
+    const head: number[] = [];
+    for (let i = 0; i < rows.length; i++) if (state[rows[i]!] === PENDING) head.push(rows[i]!);
+    if (head.length === 0) return;
+    this.backlog = head.concat(this.backlog.slice(this.backlogHead));
+    this.backlogHead = 0;
   }
 
   /** Queues a row that was just allocated or whose vector changed. */
@@ -201,9 +237,12 @@ export class Collection {
     this.pendingCount++;
   }
 
+  /**
+   * Hides a row's graph node (its vector changed or the point went). The indexer hears of every such
+   * row, in the graph or still pending: a graph being built elsewhere may hold its old vector.
+   */
   private removeFromGraph(row: number): void {
-    if (!this.graph.contains(row)) return;
-    this.graph.remove(row);
+    if (this.graph.contains(row)) this.graph.remove(row);
     this.indexer.touched(row);
   }
 }

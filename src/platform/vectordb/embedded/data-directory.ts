@@ -5,10 +5,12 @@
  * snapshot and a new collection of the same name never meets the old one's files. Snapshots run
  * periodically, early when a collection's log grows large, on demand, and on close.
  */
+import { rm } from 'node:fs/promises';
 import { type DirLock, lockDirectory } from '../../dir-lock.js';
 import type { ValidatedSpec } from '../validation.js';
 import type { Collection } from './collection.js';
 import { CollectionFiles, type StorageOptions } from './collection-files.js';
+import type { IndexingOptions } from './indexer.js';
 import type { WriteAheadLog } from './write-ahead-log.js';
 
 export interface DataDirectoryOptions {
@@ -18,7 +20,8 @@ export interface DataDirectoryOptions {
   /** 0 turns periodic snapshots off. */
   snapshotIntervalMs: number;
   compactionThreshold: number;
-  indexSliceMs: number;
+  /** With `scratchDir` inside `dir`: what a crash left there is removed on open. */
+  indexing: IndexingOptions;
   onSnapshotError?: (err: unknown, collection: string) => void;
 }
 
@@ -52,6 +55,9 @@ export class DataDirectory {
     const directory = new DataDirectory(options, collections, lock);
     let recovered: Collection[];
     try {
+      // Graph files a crash left on their way to or from the build worker (worker-round.ts).
+      if (options.indexing.scratchDir)
+        await rm(options.indexing.scratchDir, { recursive: true, force: true });
       recovered = [];
       for (const { collection, files } of await CollectionFiles.recoverAll(directory.storage())) {
         directory.files.set(collection.name, files);
@@ -134,12 +140,12 @@ export class DataDirectory {
   }
 
   private storage(): StorageOptions {
-    const { dir, wal, walSnapshotBytes, indexSliceMs } = this.options;
+    const { dir, wal, walSnapshotBytes, indexing } = this.options;
     return {
       root: dir,
       wal,
       walSnapshotBytes,
-      indexSliceMs,
+      indexing,
       onWalFull: (name) => {
         const collection = this.collections.get(name);
         if (collection) this.snapshotInBackground([collection]);

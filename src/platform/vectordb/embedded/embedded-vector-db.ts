@@ -11,6 +11,7 @@
  * Snapshots (periodic, early when a log grows large, on `snapshot()` and on `close()`) bound the
  * replay and truncate the log. Files: collection-files.ts.
  */
+import { join } from 'node:path';
 import { LatticeError } from '../../errors.js';
 import { compileFilters, filtersKey } from '../filters.js';
 import {
@@ -43,6 +44,7 @@ import { Collection, type SearchStats } from './collection.js';
 import { explainQuery, type PreparedQuery, type QueryExplanation, runQuery } from './collection-search.js';
 import { DataDirectory } from './data-directory.js';
 import { scoreOf } from './exact-scan.js';
+import type { IndexingOptions } from './indexer.js';
 import { PLANNER_DEFAULTS, type PlannerSettings } from './query-planner.js';
 
 export interface EmbeddedVectorDbOptions {
@@ -61,6 +63,11 @@ export interface EmbeddedVectorDbOptions {
   compactionThreshold?: number;
   /** Longest time the indexer holds the event loop in one go, ms. Default 10. */
   indexSliceMs?: number;
+  /**
+   * A backlog of at least this many points is inserted into the graph on a worker thread rather
+   * than on the event loop; Infinity (or 0) never. Default {@link WORKER_BUILD_ROWS}.
+   */
+  workerBuildRows?: number;
   /** A batch search yields to the event loop after this many ms of work. Default 20. */
   searchSliceMs?: number;
   planner?: Partial<PlannerSettings>;
@@ -77,7 +84,21 @@ export interface StorageStats {
   /** Graph nodes of deleted points, until reused or compacted away. */
   deletedGraphNodes: number;
   compacting: boolean;
+  /** A worker thread is building the graph of the backlog. */
+  buildingInWorker: boolean;
+  /** Graphs built on the worker thread and swapped in since the collection was loaded. */
+  workerBuilds: number;
 }
+
+/**
+ * Default backlog size for a worker build. A round costs the event loop a copy of the batch's vectors,
+ * a write of the serving graph for the worker (when it has nodes) and the swap; inserting the same
+ * rows in-process costs about 0.3 ms each at 100,000 × 128 (bench/RESULTS.md, "vss-onboard").
+ */
+export const WORKER_BUILD_ROWS = 10_000;
+
+/** Where graph files to and from the build worker go, inside the data directory. */
+const GRAPH_SCRATCH = '.graph-builds';
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -86,13 +107,18 @@ export class EmbeddedVectorDb implements VectorDb {
   /** With `dir`: snapshots and logs. */
   private directory: DataDirectory | undefined;
   private readonly planner: PlannerSettings;
-  private readonly indexSliceMs: number;
+  private readonly indexing: IndexingOptions;
   private readonly searchSliceMs: number;
   private closed = false;
 
   private constructor(options: EmbeddedVectorDbOptions) {
     this.planner = { ...PLANNER_DEFAULTS, ...options.planner };
-    this.indexSliceMs = options.indexSliceMs ?? 10;
+    const workerRows = options.workerBuildRows ?? WORKER_BUILD_ROWS;
+    this.indexing = {
+      sliceMs: options.indexSliceMs ?? 10,
+      workerRows: workerRows > 0 ? workerRows : Number.POSITIVE_INFINITY,
+      scratchDir: options.dir ? join(options.dir, GRAPH_SCRATCH) : undefined,
+    };
     this.searchSliceMs = options.searchSliceMs ?? 20;
   }
 
@@ -110,7 +136,7 @@ export class EmbeddedVectorDb implements VectorDb {
           walSnapshotBytes: options.walSnapshotBytes ?? 128 * 1024 * 1024,
           snapshotIntervalMs: options.snapshotIntervalMs ?? 60_000,
           compactionThreshold: options.compactionThreshold ?? 0.1,
-          indexSliceMs: db.indexSliceMs,
+          indexing: db.indexing,
           onSnapshotError: options.onSnapshotError,
         },
         db.collections,
@@ -129,7 +155,7 @@ export class EmbeddedVectorDb implements VectorDb {
     const validated = validateCollectionSpec(spec);
     const { name } = validated;
     const add = () => {
-      this.collections.set(name, new Collection(validated, { indexSliceMs: this.indexSliceMs }));
+      this.collections.set(name, new Collection(validated, { indexing: this.indexing }));
     };
     if (this.existing(validated)) return;
     if (!this.directory) return add();
@@ -144,6 +170,7 @@ export class EmbeddedVectorDb implements VectorDb {
     if (collection) {
       this.collections.delete(name);
       collection.indexer.stop();
+      await collection.indexer.settled();
     }
     await this.directory?.drop(name);
     return collection !== undefined;
@@ -262,6 +289,8 @@ export class EmbeddedVectorDb implements VectorDb {
       graphNodes: graph.size + graph.deletedCount,
       deletedGraphNodes: graph.deletedCount,
       compacting: indexer.compacting,
+      buildingInWorker: indexer.building,
+      workerBuilds: indexer.workerBuilds,
     };
   }
 
@@ -302,6 +331,8 @@ export class EmbeddedVectorDb implements VectorDb {
     this.closed = true;
     for (const collection of this.collections.values()) collection.indexer.pause();
     try {
+      // A worker build is ended (its rows stay pending and are saved so); wait for the worker to stop.
+      await Promise.all([...this.collections.values()].map((c) => c.indexer.settled()));
       await this.directory?.close();
     } finally {
       for (const collection of this.collections.values()) collection.indexer.stop();

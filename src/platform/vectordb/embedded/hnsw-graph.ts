@@ -6,7 +6,9 @@
  * JavaScript API can only over-fetch and filter afterwards (measurements in bench/RESULTS.md).
  *
  * hnswlib-node is synchronous and single-threaded; callers keep each call short (the indexer inserts
- * in time slices) rather than moving the graph to a worker, which did not pay at 100,000 points.
+ * in time slices). Searches stay on the event loop (a worker round trip costs more than a search,
+ * bench/RESULTS.md "vss-recall"); only large builds move to a worker thread (graph-builder.ts), which
+ * hands the graph back as a file that {@link loadAsync} reads on libuv's thread pool.
  */
 import hnswlib from 'hnswlib-node';
 import type { DistanceFunction, HnswParams } from '../vector-db.js';
@@ -51,9 +53,39 @@ export class HnswGraph {
     present: Bitset,
     deleted: Bitset,
   ): HnswGraph {
+    const index = new hnswlib.HierarchicalNSW(SPACE[distance], dimension);
+    index.readIndexSync(path, false);
+    return HnswGraph.wrap(index, path, distance, dimension, params, present, deleted);
+  }
+
+  /**
+   * {@link load} off the event loop: hnswlib-node reads the file on libuv's thread pool into an index
+   * nothing else holds yet, so the loop only pays for the label sets.
+   */
+  static async loadAsync(
+    path: string,
+    distance: DistanceFunction,
+    dimension: number,
+    params: HnswParams,
+    present: Bitset,
+    deleted: Bitset,
+  ): Promise<HnswGraph> {
+    const index = new hnswlib.HierarchicalNSW(SPACE[distance], dimension);
+    await index.readIndex(path, false);
+    return HnswGraph.wrap(index, path, distance, dimension, params, present, deleted);
+  }
+
+  private static wrap(
+    index: hnswlib.HierarchicalNSW,
+    path: string,
+    distance: DistanceFunction,
+    dimension: number,
+    params: HnswParams,
+    present: Bitset,
+    deleted: Bitset,
+  ): HnswGraph {
     const graph = new HnswGraph(distance, dimension, params, 16);
-    graph.index = new hnswlib.HierarchicalNSW(SPACE[distance], dimension);
-    graph.index.readIndexSync(path, false);
+    graph.index = index;
     graph.present.or(present);
     graph.deleted.or(deleted);
     graph.elements = present.count();
@@ -74,6 +106,11 @@ export class HnswGraph {
   /** Deleted nodes still in the graph. */
   get deletedCount(): number {
     return this.tombstones;
+  }
+
+  /** Room for `nodes` nodes without growing during inserts (one resize instead of many). */
+  reserve(nodes: number): void {
+    if (nodes > this.index.getMaxElements()) this.index.resizeIndex(nodes);
   }
 
   /** Inserts `row`, or re-inserts it in place (new vector) when the label is already there. */

@@ -12,10 +12,24 @@
  * Compaction builds a second graph from the indexed rows while the first keeps serving. Rows whose
  * graph membership changes meanwhile are noted as dirty and replayed onto the new graph before the
  * swap, so the swap loses nothing. Row numbers (graph labels) do not change.
+ *
+ * A large backlog (`workerRows` or more) is built on a worker thread instead (worker-round.ts), so the
+ * build runs on the second core beside the writes rather than taking turns with them. One thread did
+ * both before: ingestion and index build added up (bench/RESULTS.md, "vss-onboard").
  */
 import type { Collection } from './collection.js';
 import { HnswGraph } from './hnsw-graph.js';
 import { INDEXED } from './point-store.js';
+import { WorkerRound } from './worker-round.js';
+
+export interface IndexingOptions {
+  /** Longest time the indexer holds the event loop in one go, ms. */
+  sliceMs: number;
+  /** A backlog of at least this many rows is built on the worker thread; Infinity never. */
+  workerRows: number;
+  /** Directory for the graph files handed to and from the worker (the OS's temp dir without). */
+  scratchDir: string | undefined;
+}
 
 /** Slices of writer time per indexer slice while writes arrive. */
 const WRITER_SHARE = 3;
@@ -38,16 +52,32 @@ export class Indexer {
   private stopped = false;
   private idle: { resolve: () => void; reject: (err: Error) => void }[] = [];
   private rebuild: Rebuild | undefined;
+  /** The worker build in progress; the in-process indexer waits for it. */
+  private round: WorkerRound | undefined;
+  /** Compactions asked for during a worker build: they start once it is swapped in or given up. */
+  private afterRound: (() => void)[] = [];
+  /** Set when a worker build failed (not cancelled): this collection indexes in-process from then on. */
+  private workerFailure: Error | undefined;
+  /** Graphs built on the worker and swapped in. */
+  workerBuilds = 0;
   /** Set when an insert threw; the collection reports FAILED and indexing stops. */
   failure: Error | undefined;
+  private readonly sliceMs: number;
 
   constructor(
     private readonly collection: Collection,
-    private readonly sliceMs: number,
-  ) {}
+    private readonly options: IndexingOptions,
+  ) {
+    this.sliceMs = options.sliceMs;
+  }
 
   get busy(): boolean {
-    return this.collection.pendingCount > 0 || this.rebuild !== undefined;
+    return this.collection.pendingCount > 0 || this.rebuild !== undefined || this.round !== undefined;
+  }
+
+  /** A worker build is in progress. */
+  get building(): boolean {
+    return this.round !== undefined;
   }
 
   get isPaused(): boolean {
@@ -60,7 +90,7 @@ export class Indexer {
 
   /** Schedules a slice if there is work. */
   kick(): void {
-    if (this.scheduled || this.paused || this.stopped || this.failure) return;
+    if (this.scheduled || this.round || this.paused || this.stopped || this.failure) return;
     if (!this.busy) {
       this.settleIdle();
       return;
@@ -80,7 +110,7 @@ export class Indexer {
       this.kick();
       return;
     }
-    if (this.scheduled || this.paused || this.stopped || this.failure) return;
+    if (this.scheduled || this.round || this.paused || this.stopped || this.failure) return;
     this.scheduled = { timer: setTimeout(() => this.run(), this.sliceMs * WRITER_SHARE) };
   }
 
@@ -94,7 +124,8 @@ export class Indexer {
 
   /**
    * Holds the backlog (tests, bulk loads); searches keep working. A compaction in progress is
-   * abandoned (its waiters resolve, the current graph stays), so nothing waits on a paused indexer.
+   * abandoned (its waiters resolve, the current graph stays), so nothing waits on a paused indexer;
+   * so is a worker build (the worker is ended, its rows go back to the head of the backlog).
    */
   pause(): void {
     this.paused = true;
@@ -102,7 +133,15 @@ export class Indexer {
     const rebuild = this.rebuild;
     this.rebuild = undefined;
     for (const done of rebuild?.done ?? []) done();
+    this.endRound(this.round?.cancel());
   }
+
+  /** Resolves once a cancelled worker build has stopped and its files are gone (close, drop). */
+  settled(): Promise<void> {
+    return this.cancelling ?? Promise.resolve();
+  }
+
+  private cancelling: Promise<void> | undefined;
 
   resume(): void {
     this.paused = false;
@@ -130,6 +169,10 @@ export class Indexer {
   compact(): Promise<void> {
     const { collection } = this;
     if (this.paused || this.stopped) return Promise.resolve();
+    if (this.round) {
+      // Rows the worker build indexes enter the graph at its swap: rebuild after it.
+      return new Promise((resolve) => this.afterRound.push(() => void this.compact().then(resolve)));
+    }
     if (!this.rebuild) {
       const { spec, store } = collection;
       this.rebuild = {
@@ -149,10 +192,12 @@ export class Indexer {
   /** Called whenever a row enters or leaves the serving graph. */
   touched(row: number): void {
     this.rebuild?.dirty.add(row);
+    this.round?.dirty.add(row);
   }
 
   private run(): void {
     this.scheduled = undefined;
+    if (this.startRound()) return;
     const deadline = performance.now() + this.sliceMs;
     try {
       do {
@@ -187,6 +232,51 @@ export class Indexer {
     this.rebuild = undefined;
     for (const done of rebuild.done) done();
     return false;
+  }
+
+  /** Hands the backlog to the worker when it is large and the worker free; true when it did. */
+  private startRound(): boolean {
+    const { collection, options } = this;
+    if (this.rebuild || this.workerFailure || collection.pendingCount < options.workerRows) return false;
+    let round: WorkerRound | undefined;
+    try {
+      round = WorkerRound.start(collection, options.scratchDir);
+    } catch (err) {
+      this.workerFailed(err);
+      return false;
+    }
+    if (!round) return false;
+    this.round = round;
+    round.swapped.then(
+      (swapped) => {
+        if (this.round !== round) return;
+        if (swapped) this.workerBuilds++;
+        this.endRound();
+      },
+      (err: unknown) => {
+        if (this.round !== round) return;
+        this.workerFailed(err);
+        this.endRound();
+      },
+    );
+    return true;
+  }
+
+  /** The graph is derived: a failed worker build falls back to in-process indexing, said once. */
+  private workerFailed(err: unknown): void {
+    this.workerFailure = err instanceof Error ? err : new Error(String(err));
+    process.emitWarning(
+      `vector collection "${this.collection.name}": building its graph on a worker thread failed, indexing in-process: ${this.workerFailure.message}`,
+    );
+  }
+
+  /** After a worker build (swapped in, failed or cancelled): what waited for it goes on. */
+  private endRound(cancelled?: Promise<void>): void {
+    if (!this.round) return;
+    this.round = undefined;
+    if (cancelled) this.cancelling = cancelled;
+    for (const next of this.afterRound.splice(0)) next();
+    this.kick();
   }
 
   private settleIdle(): void {

@@ -1,0 +1,149 @@
+/**
+ * Builds HNSW graphs on a worker thread (graph-build-worker.ts), one build at a time per process:
+ * the machine this targets has two cores, so one build beside the event loop uses the second and a
+ * second build would only take turns with the first. The worker is started on the first build, kept
+ * for the next (its startup, with TypeScript compiled on the fly under tsx, is not repeated every
+ * round), unref'd while idle so it never keeps a process alive, and ended after a minute without
+ * builds. Cancelling a build terminates the worker (a native insert loop cannot be interrupted any
+ * other way); the next build starts a new one.
+ *
+ * The worker's file sits beside this module with this module's extension: `.ts` when the sources run
+ * under tsx (tests, `node --import tsx`, bin/lattice.js, which registers tsx's hooks in the main
+ * thread only; they are then registered in the worker too), `.js` once compiled.
+ */
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { DistanceFunction, HnswParams } from '../vector-db.js';
+
+export interface BuildRequest {
+  id: number;
+  distance: DistanceFunction;
+  dimension: number;
+  params: HnswParams;
+  /** The graph to insert into, written by HnswGraph.save; undefined to start from an empty one. */
+  baseFile: string | undefined;
+  /** Label sets of the base graph (HnswGraph.present / deleted words). */
+  present: Uint32Array;
+  deleted: Uint32Array;
+  /** Rows (labels) to insert, in order, and their vectors (row i at i × dimension). */
+  rows: Uint32Array;
+  vectors: Float32Array;
+  /** Where the worker writes the built graph. */
+  outFile: string;
+}
+
+export type BuildResponse =
+  | { id: number; ok: true; present: Uint32Array; deleted: Uint32Array; buildMs: number }
+  | { id: number; ok: false; message: string };
+
+export type BuiltGraph = Extract<BuildResponse, { ok: true }>;
+
+export interface BuildHandle {
+  /** Resolves with the built graph's label sets once its file is written. */
+  done: Promise<BuiltGraph>;
+  /** Ends the build; resolves once the worker has stopped (it writes no file after that). */
+  cancel(): Promise<void>;
+}
+
+/** Thrown into `done` when the build was cancelled. */
+export class BuildCancelled extends Error {
+  constructor() {
+    super('graph build cancelled');
+  }
+}
+
+const IDLE_MS = 60_000;
+
+function workerEntry(): { url: URL; eval?: string } {
+  const extension = extname(fileURLToPath(import.meta.url));
+  const url = new URL(`./graph-build-worker${extension}`, import.meta.url);
+  if (extension !== '.ts') return { url };
+  // TypeScript sources: tsx's hooks may live in the main thread only (bin/lattice.js registers them
+  // at run time); registering them again where `--import tsx` already did is harmless.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const source = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(url.href)}); });`;
+  return { url, eval: source };
+}
+
+class GraphBuildWorker {
+  private worker: Worker | undefined;
+  private running:
+    | { id: number; resolve: (built: BuiltGraph) => void; reject: (err: Error) => void }
+    | undefined;
+  private nextId = 1;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Starts a build; only when not {@link busy}. `vectors`, `rows` and the label sets are transferred. */
+  build(request: Omit<BuildRequest, 'id'>): BuildHandle {
+    if (this.running) throw new Error('a graph build is already running');
+    const id = this.nextId++;
+    const worker = this.ensureWorker();
+    worker.ref();
+    const done = new Promise<BuiltGraph>((resolve, reject) => {
+      this.running = { id, resolve, reject };
+    });
+    const message: BuildRequest = { ...request, id };
+    worker.postMessage(message, [
+      message.vectors.buffer,
+      message.rows.buffer,
+      message.present.buffer,
+      message.deleted.buffer,
+    ] as ArrayBuffer[]);
+    const cancel = async () => {
+      if (this.running?.id !== id) return;
+      this.settle(new BuildCancelled());
+      await this.terminate();
+    };
+    return { done, cancel };
+  }
+
+  private ensureWorker(): Worker {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    if (this.worker) return this.worker;
+    const entry = workerEntry();
+    const worker = entry.eval ? new Worker(entry.eval, { eval: true }) : new Worker(entry.url);
+    worker.on('message', (response: BuildResponse) => {
+      if (response.id !== this.running?.id) return;
+      if (response.ok) this.settle(undefined, response);
+      else this.settle(new Error(`graph build failed in the worker: ${response.message}`));
+    });
+    worker.on('error', (err) => {
+      if (this.worker === worker) this.worker = undefined;
+      this.settle(err);
+    });
+    worker.on('exit', (code) => {
+      if (this.worker === worker) this.worker = undefined;
+      this.settle(new Error(`graph build worker exited with code ${code}`));
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(err: Error | undefined, built?: BuiltGraph): void {
+    const running = this.running;
+    if (!running) return;
+    this.running = undefined;
+    if (err) running.reject(err);
+    else running.resolve(built!);
+    const worker = this.worker;
+    if (!worker) return;
+    worker.unref();
+    this.idleTimer = setTimeout(() => void this.terminate(), IDLE_MS);
+    this.idleTimer.unref();
+  }
+
+  private async terminate(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) await worker.terminate();
+  }
+}
+
+/** The process's graph builder. */
+export const graphBuilder = new GraphBuildWorker();
