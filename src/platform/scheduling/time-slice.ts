@@ -7,8 +7,8 @@ import { deadlineExceeded, LatticeError } from '../errors.js';
  *
  * A long loop asks `sliceOver()` every `CHECK_EVERY` iterations (`inChunks` does it); once
  * the event loop's current turn has been busy for `SLICE_MS`, it awaits `nextTurn(signal, deadline)`,
- * which gives the loop a turn (setImmediate: timers, I/O and other requests run) and then throws if
- * the request was cancelled or its deadline passed. Small requests never reach a check, so they pay
+ * which gives the loop a turn (timers, I/O and other requests run; waiting loops resume one per turn,
+ * round robin) and then throws if the request was cancelled or its deadline passed. Small requests never reach a check, so they pay
  * nothing: no clock read, no macrotask.
  *
  * The slice is the process's, not the request's: what matters is how long the one event loop has gone
@@ -56,12 +56,33 @@ export function startedSliceOver(): boolean {
  * abort the signal has not run yet.
  */
 export async function nextTurn(signal: AbortSignal, deadline = Number.POSITIVE_INFINITY): Promise<void> {
-  await new Promise<void>(setImmediateResolve);
+  await new Promise<void>(waitForTurn);
   stopIfOver(signal, deadline);
 }
 
-function setImmediateResolve(resolve: () => void): void {
-  setImmediate(resolve);
+/**
+ * Loops waiting for a turn, in the order they gave theirs back; one resumes per turn of the event
+ * loop. With a setImmediate each, every waiting loop resumed in the same turn and ran at least a chunk
+ * before its next check, so a turn lasted a chunk per concurrent heavy request beyond the slice (the
+ * load test's small requests waited that long at each of their hops); now a turn holds the slice and
+ * one loop's chunk, and the loops take turns round robin.
+ */
+const waiting: (() => void)[] = [];
+let dispatching = false;
+
+function waitForTurn(resolve: () => void): void {
+  waiting.push(resolve);
+  if (!dispatching) {
+    dispatching = true;
+    setImmediate(dispatchTurn);
+  }
+}
+
+function dispatchTurn(): void {
+  const next = waiting.shift();
+  if (waiting.length > 0) setImmediate(dispatchTurn);
+  else dispatching = false;
+  next?.();
 }
 
 /**

@@ -99,4 +99,31 @@ describe('cooperative time slices', () => {
     );
     assert.deepEqual(calls, [[0, 4096]]);
   });
+
+  test('long loops waiting for a turn resume one per turn of the event loop, round robin', async () => {
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const log: [string, number][] = [];
+    // Each chunk holds the loop until the slice is over, as a heavy request's chunk would.
+    const loop = (id: string) =>
+      inChunks(4096 * 4, new AbortController().signal, Number.POSITIVE_INFINITY, () => {
+        log.push([id, turn]);
+        spin(() => sliceOver());
+      });
+    await Promise.all([loop('a'), loop('b'), loop('c')]);
+    ticking = false;
+    // The first chunks run at once; every later one is a resumption, and no two share a turn.
+    const resumed = log.slice(3);
+    assert.deepEqual(
+      resumed.map(([id]) => id),
+      ['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b', 'c'],
+    );
+    const turns = resumed.map(([, t]) => t);
+    assert.equal(new Set(turns).size, turns.length, `turns ${turns.join(',')}`);
+  });
 });
