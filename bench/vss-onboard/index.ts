@@ -24,6 +24,7 @@ import { startVssAdminPart } from '../../src/cli/vss-admin-part.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Platform } from '../../src/platform/platform.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
+import { adminCall } from '../../test/support/admin-http.js';
 import { writeParquetFile } from '../../test/vss/admin/jobs/training-data.js';
 import { printResult, round } from '../support/stats.js';
 import { buildRawIndex } from '../vss-ingest/raw-index.js';
@@ -34,15 +35,10 @@ const DIMENSION = Number(process.env.BENCH_DIMENSION ?? 128);
 const FILES = Number(process.env.BENCH_FILES ?? 10);
 const load = () => loadavg().map((x) => Number(x.toFixed(2)));
 
+/** An admin API call that must succeed: its body. */
 async function api(base: string, method: 'GET' | 'POST', path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as Record<string, unknown>;
-  if (response.status >= 300)
-    throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  const { status, json } = await adminCall(base, method, path, body);
+  if (status >= 300) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(json)}`);
   return json;
 }
 

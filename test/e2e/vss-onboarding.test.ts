@@ -16,7 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { SearchResponse } from '../../src/gen/vss/v1/vss.js';
+import { seededRandom } from '../../src/platform/random.js';
 import { createSqlClient } from '../../src/platform/sql/index.js';
+import { adminCall } from '../support/admin-http.js';
 import { type LatticeVssProcess, startLatticeVss } from '../support/lattice-vss-process.js';
 import { eventually, realServer, uniqueName } from '../support/servers.js';
 import { writeParquetFile } from '../vss/admin/jobs/training-data.js';
@@ -30,18 +32,6 @@ const QUERIES = 40;
 const ENTITY = 'products';
 const MODEL = 'clip';
 
-/** mulberry32 */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Embeddings as real ones are: of a low intrinsic dimension (a point of an 8-d latent space around
  * one of CLUSTERS centres, mapped linearly into 64-d) plus a little noise, rounded to float32. The
@@ -49,10 +39,10 @@ function random(seed: number): () => number {
  */
 function clusteredVectors(count: number, seed: number, mapSeed = seed): Float32Array[] {
   const LATENT = 8;
-  const map = random(mapSeed);
+  const map = seededRandom(mapSeed);
   const weights = Array.from({ length: LATENT * DIMENSION }, () => map() * 2 - 1);
   const centres = Array.from({ length: CLUSTERS }, () => Array.from({ length: LATENT }, () => map() * 4 - 2));
-  const next = random(seed * 7919 + 1);
+  const next = seededRandom(seed * 7919 + 1);
   return Array.from({ length: count }, () => {
     const centre = centres[Math.floor(next() * CLUSTERS)]!;
     const z = centre.map((c) => c + (next() + next() + next() - 1.5) * 0.5);
@@ -103,15 +93,7 @@ function bruteForceTop10(
   return scored.slice(0, 10).map(([n]) => n);
 }
 
-async function api(base: string, method: 'GET' | 'POST', path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as Record<string, unknown>;
-  return { status: response.status, json };
-}
+const api = adminCall;
 
 async function waitOperation(base: string, id: string): Promise<Record<string, unknown>> {
   let last: Record<string, unknown> = {};

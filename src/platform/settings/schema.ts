@@ -321,29 +321,7 @@ export const settingsSchema = z
           .strict()
           .prefault({}),
         /** The vector database: embedded (files under `<dataDir>/vectordb`) or a Qdrant server. */
-        vectorDb: z
-          .object({
-            kind: z.enum(['embedded', 'qdrant']).default('embedded'),
-            /** embedded: snapshot directory; default `<dataDir>/vectordb`. */
-            dir: z.string().min(1).optional(),
-            /** qdrant: REST URL, e.g. `http://qdrant:6333`. */
-            url: url.optional(),
-            /** qdrant: API key, when the server requires one. */
-            apiKey: z.string().min(1).optional(),
-            /** qdrant: per-request timeout. */
-            timeoutMs: z.number().int().positive().default(5000),
-          })
-          .strict()
-          .superRefine((vectorDb, ctx) => {
-            if (vectorDb.kind === 'qdrant' && vectorDb.url === undefined) {
-              ctx.addIssue({
-                code: 'custom',
-                path: ['url'],
-                message: 'is required when the vector database is qdrant (LATTICE_QDRANT_URL)',
-              });
-            }
-          })
-          .prefault({}),
+        vectorDb: vectorDbSettings('LATTICE_QDRANT_URL'),
       })
       .strict()
       .prefault({}),
