@@ -19,6 +19,7 @@ import {
   startVssConsumersPart,
   startVssServingPart,
 } from '../parts.js';
+import { checkPortsFree } from '../port-check.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
 import { openAllPorts } from './ports.js';
 
@@ -52,6 +53,16 @@ export async function runUp(context: CliContext): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
   const platform = new Platform(settings);
   const { logger, metrics } = platform;
+  await checkPortsFree(settings.host, [
+    { setting: 'grpc.port', port: settings.grpc.port },
+    { setting: 'metrics.port', port: settings.metrics.port },
+    { setting: 'featurestore.port', port: settings.featurestore.port },
+    { setting: 'modelserver.port', port: settings.modelserver.port },
+    { setting: 'compute.port', port: settings.compute.port },
+    { setting: 'orchestrator.port', port: settings.orchestrator.port },
+    { setting: 'vss.servingPort', port: settings.vss.servingPort },
+    { setting: 'vss.admin.port', port: settings.vss.admin.port },
+  ]);
   await openAllPorts(platform);
 
   const ops = new HttpServer({

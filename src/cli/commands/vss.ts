@@ -8,6 +8,7 @@ import { onShutdownSignal } from '../../platform/shutdown.js';
 import { replayDeadLetters, vssTopics } from '../../vss/consumers/index.js';
 import type { CliContext } from '../main.js';
 import { type RunningPart, startVssConsumersPart, startVssServingPart } from '../parts.js';
+import { checkPortsFree } from '../port-check.js';
 import { runVssAdminCommand, VSS_ADMIN_SUBCOMMANDS, VSS_ADMIN_USAGE } from '../vss-admin/index.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
 import { describePorts } from './ports.js';
@@ -206,6 +207,19 @@ async function runComponents(
   ports: { port: number | undefined; metricsPort: number | undefined; partitions: number[] | undefined },
 ): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
+  await checkPortsFree(settings.host, [
+    ...(components.serving
+      ? [
+          ports.port === undefined
+            ? { setting: 'vss.servingPort', port: settings.vss.servingPort }
+            : { setting: '--port', port: ports.port },
+        ]
+      : []),
+    ...(components.admin ? [{ setting: 'vss.admin.port', port: settings.vss.admin.port }] : []),
+    ports.metricsPort === undefined
+      ? { setting: 'metrics.port', port: settings.metrics.port }
+      : { setting: '--metrics-port', port: ports.metricsPort },
+  ]);
   const platform = new Platform(settings);
   const parts: RunningPart[] = [];
   let ops: HttpServer | undefined;
