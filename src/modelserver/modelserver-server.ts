@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type * as ort from 'onnxruntime-node';
 import {
   GRPCInferenceServiceService,
@@ -15,6 +16,7 @@ import {
 } from '../platform/grpc/index.js';
 import { createLogger, type Logger } from '../platform/logging/index.js';
 import { Metrics } from '../platform/metrics/index.js';
+import { packageRoot } from '../platform/package-root.js';
 import { Batcher } from './batcher.js';
 import { prepareInfer } from './infer-request.js';
 import type { TensorSpec, TensorValue } from './loaded-model.js';
@@ -26,7 +28,7 @@ export const onnxPlatform = 'onnxruntime_onnx';
 export const serverName = 'lattice-modelserver';
 
 const serverVersion = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }
 ).version;
 
 export interface ModelServerOptions {

@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import {
   type MethodDefinition,
   Server,
@@ -12,13 +12,14 @@ import { HealthImplementation } from 'grpc-health-check';
 import { LatticeError } from '../errors.js';
 import type { Logger } from '../logging/index.js';
 import type { Metrics } from '../metrics/index.js';
+import { packageRoot } from '../package-root.js';
 import { installDeadlineClamp } from './deadline-clamp.js';
 import { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
 import { type CallLimits, InFlightGate, type UnaryHandlers, unary } from './unary.js';
 import { tolerantDefinition } from './undecodable-request.js';
 
 /** The project's proto/ folder, the root that reflection loads service descriptions from. */
-export const protoRoot = fileURLToPath(new URL('../../../proto', import.meta.url));
+export const protoRoot = join(packageRoot, 'proto');
 
 export interface GrpcServerOptions {
   /** Names the server in logs and metrics, e.g. `orchestrator`. */
