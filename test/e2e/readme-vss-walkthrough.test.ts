@@ -64,6 +64,7 @@ test('the README vss admin walkthrough runs as written', { timeout: 300_000 }, a
     const cli = run('vss-admin');
     assert.match(cli, /Store 1 registered for entity catalog/);
     assert.match(cli, /RESET_MODEL\) SUCCEEDED/);
+    assert.match(cli, /DELTA_MODEL\) SUCCEEDED/);
     assert.match(cli, /catalog\s+products\s+all\s+READY\s+experiment\s+1\s+1/);
     assert.match(cli, /catalog\s+products\s+shoes\s+READY\s+experiment\s+1\s+1/);
     const curl = run('vss-admin-curl');

@@ -193,8 +193,8 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
   },
   operationRequest(
     'reset',
-    'POST /reset-model: a full ingestion into the next version, indexing, then an atomic flip.',
-    [ENTITY, MODEL_NAME, field('frequency')],
+    'POST /reset-model: a full ingestion into the next version, indexing, then an atomic flip (--model-type DELTA: into the current version, no flip).',
+    [ENTITY, MODEL_NAME, field('frequency'), field('model_type')],
     () => '/reset-model',
     (answer, operation) => describeReset(answer, operation.operationId),
   ),

@@ -35,6 +35,12 @@ export interface ResetAccepted extends OperationAccepted {
 export interface ModelLifecycle {
   /** A full ingestion into the next version, then indexing and an atomic flip of every variant. */
   resetModel(model: ModelKey, options?: SubmitOptions & { frequency?: JobFrequency }): Promise<ResetAccepted>;
+  /**
+   * A delta load: the job's events go into the variants' current write version, no new version and no
+   * flip (the original's DELTA model type). The operation's result holds `version` and
+   * `variant_version_map`.
+   */
+  deltaModel(model: ModelKey, options?: SubmitOptions): Promise<OperationAccepted>;
   /** Starts indexing for a variant whose write version is ingested. */
   triggerModelMachine(variant: VariantKey, options?: SubmitOptions): Promise<OperationAccepted>;
   /** Copies the model's variants to the production cluster and switches serving to it. */

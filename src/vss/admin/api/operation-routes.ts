@@ -53,7 +53,8 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
     {
       schema: {
         summary: 'Ingest the model into its next version, index it and flip every variant to it',
-        description: '409 while another reset of the model runs.',
+        description:
+          '409 while another reset of the model runs. With model_type DELTA the rows are loaded into the current version instead (no flip).',
         tags: ['operations'],
         body: resetModelBody,
         response: { 202: ref('ResetAccepted'), ...POST_ERRORS },
@@ -63,6 +64,18 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
     },
     async (request, reply) => {
       const options = submitOptions(request);
+      if (request.body.model_type === 'DELTA') {
+        const delta = await lifecycle.deltaModel(modelKey(request.body), options);
+        const model = await context.store.models.get(modelKey(request.body));
+        const result = (delta.operation.result ?? {}) as { version?: number; variant_version_map?: object };
+        return reply.status(202).send({
+          ...acceptedJson(delta),
+          variant_version_map: result.variant_version_map ?? {},
+          mq_id: model.mqId,
+          training_data_path: model.trainingDataPath,
+          version: result.version ?? 0,
+        });
+      }
       const frequency = request.body.frequency;
       const reset = await lifecycle.resetModel(
         modelKey(request.body),

@@ -194,7 +194,18 @@ export const resetModelBody = {
   type: 'object',
   additionalProperties: false,
   required: ['entity', 'model_name'],
-  properties: { entity, model_name: modelName, frequency: jobFrequency },
+  properties: {
+    entity,
+    model_name: modelName,
+    frequency: jobFrequency,
+    model_type: {
+      type: 'string',
+      enum: ['RESET', 'DELTA'],
+      default: 'RESET',
+      description:
+        'RESET (default): a new version, indexed, then flipped. DELTA: the rows go into the current version, no flip.',
+    },
+  },
 } as const;
 
 export const modelBody = {
@@ -276,6 +287,7 @@ export interface ModelRequest {
 
 export interface ResetModelRequest extends ModelRequest {
   frequency?: (typeof JOB_FREQUENCIES)[number];
+  model_type?: 'RESET' | 'DELTA';
 }
 
 export interface VariantRequest extends ModelRequest {

@@ -77,6 +77,12 @@ export class FakeLifecycle implements ModelLifecycle {
     };
   }
 
+  async deltaModel(model: ModelKey, options?: SubmitOptions): Promise<OperationAccepted> {
+    this.enter('deltaModel', model, options);
+    await this.store.models.get(model);
+    return this.submit('DELTA_MODEL', model, options);
+  }
+
   async triggerModelMachine(variant: VariantKey, options?: SubmitOptions): Promise<OperationAccepted> {
     this.enter('triggerModelMachine', variant, options);
     return this.submit('TRIGGER_MODEL_MACHINE', variant, options);

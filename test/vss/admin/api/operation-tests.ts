@@ -38,6 +38,27 @@ export function operationTests(get: () => Harness): void {
     assert.equal(operation.json.kind, 'RESET_MODEL');
   });
 
+  test('reset-model with model_type DELTA: 202 with a DELTA_MODEL operation; another model_type is 400', async () => {
+    const h = get();
+    const b = await registerAll(h, unique());
+    const answer = await h.call({
+      url: '/reset-model',
+      body: { entity: b.entity, model_name: 'm1', model_type: 'DELTA' },
+    });
+    assert.equal(answer.status, 202, answer.body);
+    assert.equal(answer.json.mq_id, 7);
+    assert.equal(answer.json.training_data_path, b.model.training_data_path);
+    assert.equal(h.lifecycle.calls.at(-1)?.method, 'deltaModel');
+    const operation = await h.call({ url: `/operations/${String(answer.json.operation_id)}` });
+    assert.equal(operation.json.kind, 'DELTA_MODEL');
+    assertError(
+      await h.call({ url: '/reset-model', body: { entity: b.entity, model_name: 'm1', model_type: 'FULL' } }),
+      400,
+      'INVALID_ARGUMENT',
+      'model_type',
+    );
+  });
+
   test('reset-model: a reset while one runs is 409; unknown model 404; bad names and frequency 400', async () => {
     const h = get();
     const b = await registerAll(h, unique());
