@@ -46,6 +46,7 @@ import { DataDirectory } from './data-directory.js';
 import { scoreOf } from './exact-scan.js';
 import type { IndexingOptions } from './indexer.js';
 import { PLANNER_DEFAULTS, type PlannerSettings } from './query-planner.js';
+import type { RoundTimings } from './worker-round.js';
 
 export interface EmbeddedVectorDbOptions {
   /** Data directory (snapshots and write-ahead logs); without it collections live in memory only. */
@@ -88,6 +89,8 @@ export interface StorageStats {
   buildingInWorker: boolean;
   /** Graphs built on the worker thread and swapped in since the collection was loaded. */
   workerBuilds: number;
+  /** What the last of them cost the event loop, ms (absent before the first). */
+  lastWorkerRound?: RoundTimings;
 }
 
 /**
@@ -283,6 +286,7 @@ export class EmbeddedVectorDb implements VectorDb {
   /** Rows and graph nodes of a collection, deleted ones included (compaction shows here). */
   storageStats(name: string): StorageStats {
     const { store, graph, indexer } = this.collection(name);
+    const last = indexer.lastWorkerRound;
     return {
       rows: store.highWater,
       freeRows: store.highWater - store.liveCount,
@@ -291,6 +295,7 @@ export class EmbeddedVectorDb implements VectorDb {
       compacting: indexer.compacting,
       buildingInWorker: indexer.building,
       workerBuilds: indexer.workerBuilds,
+      ...(last ? { lastWorkerRound: { ...last } } : {}),
     };
   }
 

@@ -3,35 +3,62 @@
  * empty one, or the serving graph read from the file the event loop wrote) with the collection's
  * parameters and {@link HnswGraph}'s fixed seed, in the order given, and writes the result to a file.
  * The same class as the in-process indexer, so the same rows in the same order give the same graph.
+ *
+ * The worker keeps the graph it built last: the next round of the same collection sends only what
+ * changed in the serving graph since (`sync`) instead of the whole graph as a file, which the event
+ * loop would have to write (about 1 ms per 1,000 nodes of 128-d).
  */
 import { parentPort } from 'node:worker_threads';
 import { Bitset } from './bitset.js';
 import type { BuildRequest, BuildResponse } from './graph-builder.js';
 import { HnswGraph } from './hnsw-graph.js';
 
+class Cancelled extends Error {}
+
+/** The graph of the last build and its key. */
+let kept: { key: string; graph: HnswGraph } | undefined;
+
 function build(request: BuildRequest): BuildResponse {
   const started = performance.now();
-  const { distance, dimension, params, rows, vectors } = request;
-  const graph = request.baseFile
-    ? HnswGraph.load(
-        request.baseFile,
-        distance,
-        dimension,
-        params,
-        Bitset.of(request.present),
-        Bitset.of(request.deleted),
-      )
-    : new HnswGraph(distance, dimension, params, rows.length);
+  const { distance, dimension, params, rows, vectors, sync } = request;
+  const base = kept;
+  kept = undefined; // until this build completes
+  if (sync && base?.key !== sync.key) throw new Error(`the worker does not hold graph ${sync.key}`);
+  const graph = sync
+    ? base!.graph
+    : request.baseFile
+      ? HnswGraph.load(
+          request.baseFile,
+          distance,
+          dimension,
+          params,
+          Bitset.of(request.present),
+          Bitset.of(request.deleted),
+        )
+      : new HnswGraph(distance, dimension, params, rows.length);
+  if (sync) {
+    // Bring the kept graph to the serving graph's state for each row that changed there.
+    for (let i = 0; i < sync.rows.length; i++) {
+      const row = sync.rows[i]!;
+      if (sync.live[i] || !graph.present.has(row)) {
+        graph.insert(row, sync.vectors.subarray(i * dimension, (i + 1) * dimension));
+      }
+      if (!sync.live[i]) graph.remove(row);
+    }
+  }
   graph.reserve(graph.size + graph.deletedCount + rows.length);
   for (let i = 0; i < rows.length; i++) {
+    if (Atomics.load(request.cancel, 0) !== 0) throw new Cancelled('cancelled');
     graph.insert(rows[i]!, vectors.subarray(i * dimension, (i + 1) * dimension));
   }
+  if (Atomics.load(request.cancel, 0) !== 0) throw new Cancelled('cancelled');
   graph.save(request.outFile);
+  kept = { key: request.key, graph };
   return {
     id: request.id,
     ok: true,
-    present: graph.present.words,
-    deleted: graph.deleted.words,
+    present: graph.present.words.slice(),
+    deleted: graph.deleted.words.slice(),
     buildMs: performance.now() - started,
   };
 }
@@ -43,11 +70,8 @@ port.on('message', (request: BuildRequest) => {
   try {
     response = build(request);
   } catch (err) {
-    port.postMessage({
-      id: request.id,
-      ok: false,
-      message: err instanceof Error ? err.message : String(err),
-    });
+    const message = err instanceof Error ? err.message : String(err);
+    port.postMessage({ id: request.id, ok: false, cancelled: err instanceof Cancelled, message });
     return;
   }
   if (response.ok)

@@ -4,8 +4,10 @@
  * second build would only take turns with the first. The worker is started on the first build, kept
  * for the next (its startup, with TypeScript compiled on the fly under tsx, is not repeated every
  * round), unref'd while idle so it never keeps a process alive, and ended after a minute without
- * builds. Cancelling a build terminates the worker (a native insert loop cannot be interrupted any
- * other way); the next build starts a new one.
+ * builds. Cancelling a build raises a shared flag the worker checks between inserts: terminating a
+ * worker inside an hnswlib call aborts the whole process (node-addon-api cannot throw into a thread
+ * being terminated: "FATAL ERROR: Error::ThrowAsJavaScriptException napi_throw"), so the worker is
+ * only ever terminated while idle.
  *
  * The worker's file sits beside this module with this module's extension: `.ts` when the sources run
  * under tsx (tests, `node --import tsx`, bin/lattice.js, which registers tsx's hooks in the main
@@ -18,9 +20,17 @@ import type { DistanceFunction, HnswParams } from '../vector-db.js';
 
 export interface BuildRequest {
   id: number;
+  /** Names the built graph, which the worker keeps for the next round ({@link sync}). */
+  key: string;
   distance: DistanceFunction;
   dimension: number;
   params: HnswParams;
+  /**
+   * Insert into the graph the worker kept from build `sync.key`, first brought to the serving
+   * graph's state for `sync.rows` (changed since): live ones (re)inserted with their vector, the
+   * others marked deleted. Otherwise into the graph in `baseFile`, or an empty one.
+   */
+  sync: { key: string; rows: Uint32Array; live: Uint8Array; vectors: Float32Array } | undefined;
   /** The graph to insert into, written by HnswGraph.save; undefined to start from an empty one. */
   baseFile: string | undefined;
   /** Label sets of the base graph (HnswGraph.present / deleted words). */
@@ -31,18 +41,20 @@ export interface BuildRequest {
   vectors: Float32Array;
   /** Where the worker writes the built graph. */
   outFile: string;
+  /** Shared with the worker: set to 1 to cancel; checked between inserts. */
+  cancel: Int32Array;
 }
 
 export type BuildResponse =
   | { id: number; ok: true; present: Uint32Array; deleted: Uint32Array; buildMs: number }
-  | { id: number; ok: false; message: string };
+  | { id: number; ok: false; cancelled: boolean; message: string };
 
 export type BuiltGraph = Extract<BuildResponse, { ok: true }>;
 
 export interface BuildHandle {
   /** Resolves with the built graph's label sets once its file is written. */
   done: Promise<BuiltGraph>;
-  /** Ends the build; resolves once the worker has stopped (it writes no file after that). */
+  /** Ends the build; resolves once the worker has stopped working on it (no file written after). */
   cancel(): Promise<void>;
 }
 
@@ -69,35 +81,56 @@ function workerEntry(): { url: URL; eval?: string } {
 class GraphBuildWorker {
   private worker: Worker | undefined;
   private running:
-    | { id: number; resolve: (built: BuiltGraph) => void; reject: (err: Error) => void }
+    | {
+        id: number;
+        key: string;
+        resolve: (built: BuiltGraph) => void;
+        reject: (err: Error) => void;
+        stopped: () => void;
+      }
     | undefined;
   private nextId = 1;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** The key of the graph the worker keeps (its last build), while that worker lives. */
+  private kept: string | undefined;
 
   get busy(): boolean {
     return this.running !== undefined;
   }
 
+  /** The worker holds the graph built under `key`, so a build can {@link BuildRequest.sync} from it. */
+  holds(key: string): boolean {
+    return this.kept === key;
+  }
+
   /** Starts a build; only when not {@link busy}. `vectors`, `rows` and the label sets are transferred. */
-  build(request: Omit<BuildRequest, 'id'>): BuildHandle {
+  build(request: Omit<BuildRequest, 'id' | 'cancel'>): BuildHandle {
     if (this.running) throw new Error('a graph build is already running');
     const id = this.nextId++;
     const worker = this.ensureWorker();
     worker.ref();
-    const done = new Promise<BuiltGraph>((resolve, reject) => {
-      this.running = { id, resolve, reject };
+    let stopped!: () => void;
+    const whenStopped = new Promise<void>((resolve) => {
+      stopped = resolve;
     });
-    const message: BuildRequest = { ...request, id };
+    const done = new Promise<BuiltGraph>((resolve, reject) => {
+      this.running = { id, key: request.key, resolve, reject, stopped };
+    });
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const message: BuildRequest = { ...request, id, cancel: flag };
+    this.kept = undefined; // the worker drops it, or builds on it, from now
+    const { sync } = message;
     worker.postMessage(message, [
       message.vectors.buffer,
       message.rows.buffer,
       message.present.buffer,
       message.deleted.buffer,
+      ...(sync ? [sync.rows.buffer, sync.live.buffer, sync.vectors.buffer] : []),
     ] as ArrayBuffer[]);
     const cancel = async () => {
       if (this.running?.id !== id) return;
-      this.settle(new BuildCancelled());
-      await this.terminate();
+      Atomics.store(flag, 0, 1);
+      await whenStopped;
     };
     return { done, cancel };
   }
@@ -110,15 +143,24 @@ class GraphBuildWorker {
     const worker = entry.eval ? new Worker(entry.eval, { eval: true }) : new Worker(entry.url);
     worker.on('message', (response: BuildResponse) => {
       if (response.id !== this.running?.id) return;
-      if (response.ok) this.settle(undefined, response);
+      if (response.ok) {
+        this.kept = this.running.key;
+        this.settle(undefined, response);
+      } else if (response.cancelled) this.settle(new BuildCancelled());
       else this.settle(new Error(`graph build failed in the worker: ${response.message}`));
     });
     worker.on('error', (err) => {
-      if (this.worker === worker) this.worker = undefined;
+      if (this.worker === worker) {
+        this.worker = undefined;
+        this.kept = undefined;
+      }
       this.settle(err);
     });
     worker.on('exit', (code) => {
-      if (this.worker === worker) this.worker = undefined;
+      if (this.worker === worker) {
+        this.worker = undefined;
+        this.kept = undefined;
+      }
       this.settle(new Error(`graph build worker exited with code ${code}`));
     });
     this.worker = worker;
@@ -131,6 +173,7 @@ class GraphBuildWorker {
     this.running = undefined;
     if (err) running.reject(err);
     else running.resolve(built!);
+    running.stopped();
     const worker = this.worker;
     if (!worker) return;
     worker.unref();
@@ -141,6 +184,7 @@ class GraphBuildWorker {
   private async terminate(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
+    this.kept = undefined;
     if (worker) await worker.terminate();
   }
 }

@@ -20,7 +20,7 @@
 import type { Collection } from './collection.js';
 import { HnswGraph } from './hnsw-graph.js';
 import { INDEXED } from './point-store.js';
-import { WorkerRound } from './worker-round.js';
+import { type RoundTimings, type WorkerCopy, WorkerRound } from './worker-round.js';
 
 export interface IndexingOptions {
   /** Longest time the indexer holds the event loop in one go, ms. */
@@ -56,10 +56,14 @@ export class Indexer {
   private round: WorkerRound | undefined;
   /** Compactions asked for during a worker build: they start once it is swapped in or given up. */
   private afterRound: (() => void)[] = [];
+  /** The graph the worker kept from this collection's last round, while it matches the serving one. */
+  private workerCopy: WorkerCopy | undefined;
   /** Set when a worker build failed (not cancelled): this collection indexes in-process from then on. */
   private workerFailure: Error | undefined;
   /** Graphs built on the worker and swapped in. */
   workerBuilds = 0;
+  /** What the last one cost the event loop (measurements). */
+  lastWorkerRound: RoundTimings | undefined;
   /** Set when an insert threw; the collection reports FAILED and indexing stops. */
   failure: Error | undefined;
   private readonly sliceMs: number;
@@ -193,6 +197,7 @@ export class Indexer {
   touched(row: number): void {
     this.rebuild?.dirty.add(row);
     this.round?.dirty.add(row);
+    this.workerCopy?.since.add(row);
   }
 
   private run(): void {
@@ -229,6 +234,7 @@ export class Indexer {
       else rebuild.graph.remove(row);
     }
     this.collection.graph = rebuild.graph;
+    this.workerCopy = undefined; // a graph the worker never saw
     this.rebuild = undefined;
     for (const done of rebuild.done) done();
     return false;
@@ -240,7 +246,7 @@ export class Indexer {
     if (this.rebuild || this.workerFailure || collection.pendingCount < options.workerRows) return false;
     let round: WorkerRound | undefined;
     try {
-      round = WorkerRound.start(collection, options.scratchDir);
+      round = WorkerRound.start(collection, options.scratchDir, this.workerCopy);
     } catch (err) {
       this.workerFailed(err);
       return false;
@@ -250,7 +256,11 @@ export class Indexer {
     round.swapped.then(
       (swapped) => {
         if (this.round !== round) return;
-        if (swapped) this.workerBuilds++;
+        if (swapped) {
+          this.workerBuilds++;
+          this.lastWorkerRound = round.timings;
+          this.workerCopy = round.copyAfterSwap();
+        }
         this.endRound();
       },
       (err: unknown) => {

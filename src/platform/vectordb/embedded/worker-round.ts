@@ -4,7 +4,8 @@
  *
  * 1. start: the backlog's rows (in the order the in-process indexer would insert them) and their
  *    vectors, copied into one transferable Float32Array, go to the worker with the graph's
- *    parameters, plus the serving graph written to a file when it has nodes. The rows stay pending
+ *    parameters, plus the serving graph: as the rows that changed in it since the worker built it
+ *    (the worker kept that graph), else written to a file when it has nodes. The rows stay pending
  *    meanwhile, so searches scan them exactly as they scan any backlog, and `indexedOnly` searches
  *    leave them out; the serving graph keeps answering for the indexed rows.
  * 2. the worker inserts them with the same parameters and seed and writes the graph to a file, which
@@ -29,15 +30,23 @@ import { BuildCancelled, type BuildHandle, graphBuilder } from './graph-builder.
 import { HnswGraph } from './hnsw-graph.js';
 import { INDEXED, PENDING } from './point-store.js';
 
-let nextFile = 0;
+let nextRound = 0;
+
+/** The graph the worker kept from a round of this collection, and the rows changed since its swap. */
+export interface WorkerCopy {
+  key: string;
+  since: Set<number>;
+}
 
 /** Milliseconds the event loop spent on each synchronous part of a round (for measurements). */
 export interface RoundTimings {
   rows: number;
   /** Copying the batch's vectors. */
   gatherMs: number;
-  /** Writing the serving graph for the worker (0 when it was empty). */
+  /** Writing the serving graph for the worker, or collecting its changes (0 when it was empty). */
   saveMs: number;
+  /** Rows of the serving graph sent as changes to the worker's copy; -1 when sent as a file. */
+  synced: number;
   /** The worker's build, off the loop. */
   buildMs: number;
   /** Replaying changed rows and swapping. */
@@ -53,6 +62,8 @@ export class WorkerRound {
   private cancelled = false;
 
   private constructor(
+    /** The key the worker keeps the built graph under. */
+    readonly key: string,
     private readonly collection: Collection,
     private readonly rows: Uint32Array,
     private readonly files: { base: string | undefined; out: string },
@@ -64,7 +75,11 @@ export class WorkerRound {
   }
 
   /** Starts a build of `collection`'s backlog; undefined when the worker is busy (another build). */
-  static start(collection: Collection, scratchDir: string | undefined): WorkerRound | undefined {
+  static start(
+    collection: Collection,
+    scratchDir: string | undefined,
+    copy: WorkerCopy | undefined,
+  ): WorkerRound | undefined {
     if (graphBuilder.busy) return undefined;
     const began = performance.now();
     const { spec, store, graph } = collection;
@@ -76,15 +91,20 @@ export class WorkerRound {
 
     const dir = scratchDir ?? tmpdir();
     mkdirSync(dir, { recursive: true });
-    const prefix = join(dir, `${scratchDir ? '' : 'lattice-'}graph-${process.pid}-${nextFile++}`);
+    const key = `${process.pid}-${nextRound++}`;
+    const prefix = join(dir, `${scratchDir ? '' : 'lattice-'}graph-${key}`);
+    const sync = copy && graphBuilder.holds(copy.key) ? changes(collection, copy) : undefined;
+    const synced = sync ? sync.rows.length : -1; // read before the build transfers the arrays
     const files = {
-      base: graph.size + graph.deletedCount > 0 ? `${prefix}-base.hnsw` : undefined,
+      base: !sync && graph.size + graph.deletedCount > 0 ? `${prefix}-base.hnsw` : undefined,
       out: `${prefix}-built.hnsw`,
     };
     let handle: BuildHandle;
     try {
       if (files.base) graph.save(files.base);
       handle = graphBuilder.build({
+        key,
+        sync,
         distance: spec.distance,
         dimension,
         params: spec.hnsw,
@@ -100,10 +120,11 @@ export class WorkerRound {
       if (files.base) void rm(files.base, { force: true });
       throw err;
     }
-    return new WorkerRound(collection, rows, files, handle, {
+    return new WorkerRound(key, collection, rows, files, handle, {
       rows: rows.length,
       gatherMs: gathered - began,
       saveMs: performance.now() - gathered,
+      synced,
       buildMs: 0,
       swapMs: 0,
     });
@@ -145,7 +166,7 @@ export class WorkerRound {
       throw err;
     } finally {
       // A cancelled round removes its files once the worker has stopped writing them.
-      if (!this.cancelled) await this.removeFiles();
+      if (!this.cancelled) void this.removeFiles();
     }
   }
 
@@ -169,8 +190,38 @@ export class WorkerRound {
     this.timings.swapMs = performance.now() - began;
   }
 
+  /** What the worker's copy lacks right after the swap: the rows replayed onto the loaded graph. */
+  copyAfterSwap(): WorkerCopy {
+    return { key: this.key, since: new Set(this.dirty) };
+  }
+
   private async removeFiles(): Promise<void> {
     const { base, out } = this.files;
-    await Promise.all([base, out].map((file) => (file ? rm(file, { force: true }) : undefined)));
+    // Scratch: what cannot be removed now goes when the data directory is next opened.
+    const remove = (file: string | undefined) =>
+      file ? rm(file, { force: true }).catch(() => {}) : undefined;
+    await Promise.all([base, out].map(remove));
   }
+}
+
+/** The serving graph's state of the rows changed since the worker's copy was swapped in. */
+function changes(collection: Collection, copy: WorkerCopy) {
+  const { graph, store, spec } = collection;
+  const rows = new Uint32Array(copy.since.size);
+  const live = new Uint8Array(copy.since.size);
+  const vectors = new Float32Array(copy.since.size * spec.dimension);
+  let count = 0;
+  for (const row of copy.since) {
+    if (!graph.present.has(row)) continue; // never entered the serving graph
+    rows[count] = row;
+    live[count] = graph.contains(row) ? 1 : 0;
+    vectors.set(store.vector(row), count * spec.dimension);
+    count++;
+  }
+  return {
+    key: copy.key,
+    rows: rows.slice(0, count),
+    live: live.slice(0, count),
+    vectors: vectors.slice(0, count * spec.dimension),
+  };
 }
