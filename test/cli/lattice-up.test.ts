@@ -10,6 +10,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { Etcd3 } from 'etcd3';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import { eventually, realServer, uniqueName } from '../support/servers.js';
+import { Client as VssClient } from '../vss/serving/harness.js';
 
 const etcdUrl = await realServer('etcd');
 const bin = fileURLToPath(new URL('../../bin/lattice.js', import.meta.url));
@@ -90,6 +91,29 @@ describe('lattice up', () => {
     assert.ok(grpcAddress && httpBase && orchestratorAddress, output.stdout);
     assert.match(output.stdout, /Seeded the example model "catalog_ranker"/);
     assert.match(output.stdout, /vss consumers \(group vss-consumers, 8 partitions per topic\)/);
+
+    // The vss demo was onboarded through the admin API and answers searches, each variant its members.
+    assert.match(output.stdout, /Onboarded the vss demo: model catalog\/products \(20000 products\)/);
+    const vssAddress = /gRPC vss\.v1\.SimilaritySearch\s+(\S+)\n/.exec(output.stdout)?.[1];
+    assert.ok(vssAddress, output.stdout);
+    const vss = new VssClient(vssAddress);
+    try {
+      for (const variant of ['all', 'shoes']) {
+        const found = await vss.search({
+          entity: 'catalog',
+          modelName: 'products',
+          variant,
+          queries: [{ candidateId: 'p0', pageToken: '', filters: [] }],
+          pageSize: 10,
+          attributes: ['category'],
+        });
+        const candidates = found.results[0]!.candidates;
+        assert.equal(candidates.length, 10, variant);
+        if (variant === 'shoes') for (const c of candidates) assert.equal(c.attributes.category, 'shoes');
+      }
+    } finally {
+      vss.close();
+    }
 
     // The seeded example answers a real request through the feature store, model server and compute server.
     const client = new OrchestratorClient(orchestratorAddress);

@@ -20,7 +20,9 @@ import {
   startVssServingPart,
 } from '../parts.js';
 import { checkPortsFree } from '../port-check.js';
+import { AdminClient } from '../vss-admin/index.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
+import { onboardVssDemo, VSS_DEMO } from '../vss-demo.js';
 import { openAllPorts } from './ports.js';
 
 function protoFiles(dir = protoRoot): string[] {
@@ -98,6 +100,7 @@ export async function runUp(context: CliContext): Promise<void> {
   let grpcPort: number;
   let opsPort: number;
   let seeded: boolean;
+  let vssDemo = false;
   try {
     grpcPort = await grpc.start();
     opsPort = await ops.start();
@@ -124,7 +127,19 @@ export async function runUp(context: CliContext): Promise<void> {
     // vss serving and consumers share this process's vector database (embedded: it lives here).
     parts.push(await startVssServingPart(platform));
     parts.push(await startVssConsumersPart(platform));
-    parts.push(await startVssAdminPart(platform));
+    const admin = await startVssAdminPart(platform);
+    parts.push(admin);
+    // The vss demo lives in SQL: seeded on the embedded store, into PostgreSQL only when asked.
+    if (settings.sql.kind === 'pglite' || flags.seedDemo) {
+      vssDemo = await onboardVssDemo(
+        new AdminClient({
+          url: `http://${settings.host}:${admin.port}`,
+          apiKey: settings.vss.admin.apiKeys[0],
+        }),
+        settings.dataDir,
+        (line) => console.log(line),
+      );
+    }
   } catch (err) {
     await stopAll();
     throw err;
@@ -150,6 +165,13 @@ export async function runUp(context: CliContext): Promise<void> {
     console.log(
       `The example model was not seeded into ${settings.configStore.kind} (shared config store); --seed-demo seeds it into an empty one.`,
     );
+  }
+  if (vssDemo) {
+    console.log(
+      `Onboarded the vss demo: model ${VSS_DEMO.entity}/${VSS_DEMO.model} (${VSS_DEMO.rows} products), variants "all" and "shoes" READY. Try:`,
+    );
+    console.log('  npx lattice vss models');
+    console.log(`  npx lattice vss models --entity ${VSS_DEMO.entity} --model ${VSS_DEMO.model}`);
   }
   console.log('Ctrl-C stops it, draining in-flight calls.');
 }

@@ -1,0 +1,121 @@
+/**
+ * The vss demo that `lattice up` onboards on a fresh data directory, through the real admin flow a
+ * user would follow (register → reset → ingest → index → READY, over the admin HTTP API of this
+ * process): 20,000 generated product embeddings (32-d, COSINE) with attributes `category`, `brand`
+ * and `price`, as JSON Lines under `<dataDir>/demo/products/`, and two variants: `all` and `shoes`
+ * (category = shoes). A data directory that already has the model is left as it is, so a second
+ * start is up at once.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isLatticeError } from '../platform/errors.js';
+import { seededRandom } from '../platform/random.js';
+import type { AdminClient } from './vss-admin/index.js';
+
+export const VSS_DEMO = {
+  entity: 'catalog',
+  model: 'products',
+  rows: 20_000,
+  dimension: 32,
+  categories: ['shoes', 'books', 'games', 'garden', 'kitchen'],
+  brands: ['acme', 'globex', 'initech', 'umbrella'],
+} as const;
+
+/** Writes the training data: clustered by category (so neighbours make sense), seeded, rounded. */
+export function writeVssDemoData(dir: string): string {
+  const { rows, dimension, categories, brands } = VSS_DEMO;
+  const next = seededRandom(42);
+  const centres = categories.map(() => Array.from({ length: dimension }, () => next() * 2 - 1));
+  const lines: string[] = [];
+  for (let i = 0; i < rows; i++) {
+    const c = i % categories.length;
+    const embedding = centres[c]!.map((x) => Number((x + (next() - 0.5) * 0.8).toFixed(5)));
+    lines.push(
+      JSON.stringify({
+        product_id: `p${i}`,
+        embedding,
+        indexed: true,
+        category: categories[c],
+        brand: brands[i % brands.length],
+        price: Math.round(next() * 10_000) / 100,
+      }),
+    );
+  }
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'part-0.jsonl'), `${lines.join('\n')}\n`);
+  return dir;
+}
+
+/**
+ * Onboards the demo model through the admin API unless it is registered already; reports
+ * progress through `say` and resolves once both variants are READY (or throws with the operation's
+ * error). Returns false when there was nothing to do.
+ */
+export async function onboardVssDemo(
+  admin: AdminClient,
+  dataDir: string,
+  say: (line: string) => void,
+  pollMs = 250,
+): Promise<boolean> {
+  const { entity, model, dimension } = VSS_DEMO;
+  try {
+    await admin.get(`/models/${entity}/${model}`);
+    return false;
+  } catch (err) {
+    if (!isLatticeError(err, 'NOT_FOUND')) throw err;
+  }
+  const training = writeVssDemoData(join(dataDir, 'demo', model));
+  await admin.post('/register-store', {
+    store_id: 1,
+    entity,
+    db_conf_id: 'embedded',
+    embeddings_table: `${entity}_embeddings`,
+    aggregator_table: `${entity}_attributes`,
+  });
+  await admin.post('/register-model', {
+    entity,
+    model_name: model,
+    ingestion_column_mapping: {
+      id_column: 'product_id',
+      embedding_column: 'embedding',
+      to_be_indexed_column: 'indexed',
+    },
+    embedding_store_enabled: true,
+    embedding_store_ttl: 0,
+    mq_id: 1,
+    model_config: { distance_function: 'COSINE', vector_dimension: dimension },
+    store_id: 1,
+    training_data_path: training,
+  });
+  for (const [variant, criteria] of [
+    ['all', []],
+    ['shoes', [{ column_name: 'category', filter_value: 'shoes', default_value: '' }]],
+  ] as const) {
+    await admin.post('/register-variant', {
+      entity,
+      model_name: model,
+      variant,
+      vss_filter: { criteria },
+      vectordb_type: 'EMBEDDED',
+      vectordb_config: {},
+      job_frequency: 'FREQ_1W',
+    });
+  }
+  const reset = (await admin.post('/reset-model', { entity, model_name: model })) as { operation_id: string };
+  const id = reset.operation_id;
+  say(
+    `Onboarding the vss demo (${VSS_DEMO.rows} products, ${dimension}-d) through the admin API: operation ${id}`,
+  );
+  let shown = '';
+  for (;;) {
+    const op = (await admin.get(`/operations/${id}`)) as Record<string, unknown>;
+    const line = `  ${String(op.step ?? 'queued')} ${Math.round(Number(op.progress ?? 0) * 100)}%`;
+    if (line !== shown) {
+      say(line);
+      shown = line;
+    }
+    if (op.status === 'SUCCEEDED') return true;
+    if (op.status === 'FAILED') throw new Error(`demo onboarding failed: ${String(op.last_error)}`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
