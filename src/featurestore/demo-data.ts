@@ -18,7 +18,10 @@ export interface DemoDataOptions {
   catalogs?: number;
   /** Categories `0`…`N-1` (numeric ids, since catalog:attributes:category_id is an INT32; default 20). */
   categories?: number;
-  /** Categories each user has a user_category row for (default 3, at most `categories`). */
+  /**
+   * Categories each user has a user_category row for (default all of them, so every seeded
+   * (user, catalog) pair the example ranker scores finds its row; at most `categories`).
+   */
   categoriesPerUser?: number;
 }
 
@@ -102,7 +105,7 @@ export function generateDemoData(options: DemoDataOptions = {}): DemoData {
   const users = wholeNumber(options.users ?? 100, 'users');
   const catalogs = wholeNumber(options.catalogs ?? 1000, 'catalogs');
   const categories = wholeNumber(options.categories ?? 20, 'categories');
-  const perUser = Math.min(wholeNumber(options.categoriesPerUser ?? 3, 'categoriesPerUser'), categories);
+  const perUser = Math.min(wholeNumber(options.categoriesPerUser ?? categories, 'categoriesPerUser'), categories);
   // One stream per entity: seed × a distinct odd constant.
   const stream = (salt: number) => seededRandom(Math.imul(seed ^ salt, 0x2c1b3c6d) ^ salt);
 

@@ -124,6 +124,18 @@ describe('lattice up', () => {
         targets: [{ id: 'c1' }, { id: 'c2' }],
         deadlineMs: 5000,
       });
+      // Every seeded catalog item scores for a seeded user without a row error.
+      const all = await client.pointWise({
+        modelConfigId: 'catalog_ranker',
+        context: { user_id: 'u7' },
+        targets: Array.from({ length: 200 }, (_, i) => ({ id: `c${i + 1}` })),
+        deadlineMs: 10_000,
+      });
+      assert.deepEqual(
+        all.targets.filter((t) => t.error !== ''),
+        [],
+        'row errors on seeded targets',
+      );
       for (const target of targets) {
         assert.equal(typeof target.values.final_score, 'number');
         assert.ok(
@@ -149,7 +161,7 @@ describe('lattice up', () => {
     ]);
     assert.match(
       await (await fetch(`${httpBase}/metrics`)).text(),
-      /grpc_server_handled_total\{server="orchestrator",method="\/orchestrator\.v1\.Predict\/InferPointWise",code="OK"\} 1/,
+      /grpc_server_handled_total\{server="orchestrator",method="\/orchestrator\.v1\.Predict\/InferPointWise",code="OK"\} 2/,
     );
     assert.match(await (await fetch(`${httpBase}/metrics`)).text(), /process_cpu_seconds_total/);
 

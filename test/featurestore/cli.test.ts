@@ -158,7 +158,7 @@ describe('lattice featurestore', () => {
     const server = await serve([]);
     assert.match(
       server.output.stdout,
-      /Seeded demo rows: 100 user, 1000 catalog, 20 category, 300 user_category/,
+      /Seeded demo rows: 100 user, 1000 catalog, 20 category, 2000 user_category/,
     );
     const client = connect(server.address);
     const result = await retrieveDecoded(
