@@ -91,6 +91,13 @@ function argsAfterCommand(argv: readonly string[], name: string): string[] {
   return rest.slice(rest.indexOf(name) + 1);
 }
 
+// A reader that stops early (`lattice logs decode | head`) closes the pipe: that ends the output,
+// it is not an error worth a stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 main(process.argv.slice(2)).catch((err: unknown) => {
   // Errors a user can act on print their message alone; anything else keeps its stack.
   console.error(`lattice: ${isLatticeError(err) ? err.message : describeError(err)}`);
