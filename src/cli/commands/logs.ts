@@ -121,6 +121,12 @@ export async function runLogs(context: CliContext): Promise<void> {
     }
   }
   const rows = decoded.reduce((n, d) => n + d.rows.length, 0);
+  if (records.length === 0 && !options.file) {
+    // A consumer group reads each record once: an empty answer usually means this group already did.
+    console.error(
+      `lattice logs decode: no new records on ${options.topic} for group ${options.group} (a group reads each record once; --group <another name> reads the topic from its oldest retained record)`,
+    );
+  }
   if (options.format === 'parquet') {
     await writeFile(options.out!, arrowToParquet(decodedLogsToTable(decoded), 'zstd'));
   } else {

@@ -186,6 +186,23 @@ describe('lattice logs decode', () => {
       rows.map((r) => r.entity_id),
       ['item-0', 'item-1', 'item-2', 'item-3', 'item-4'],
     );
+    // The same group again has nothing new, and says why instead of printing nothing.
+    const errors: string[] = [];
+    const consoleError = console.error;
+    console.error = (line: string) => errors.push(line);
+    try {
+      await runLogs({
+        args: [],
+        argv: ['decode', '--from-queue', topic, '--group', 'cli', '--idle-ms', '100', '--out', out],
+        settingsFile,
+      });
+    } finally {
+      console.error = consoleError;
+    }
+    assert.match(
+      errors.join('\n'),
+      /no new records on .* for group cli \(a group reads each record once; --group/,
+    );
     await rejectsWith(
       ['decode', '--from-queue', 'no_such_topic', '--idle-ms', '50'],
       /does not exist/,
