@@ -4,7 +4,7 @@
  * its server starts would stop the start-up half way, one port at a time, after a grpc-js log line.
  * (A port taken between the check and the server's bind still fails there, as before.)
  */
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { LatticeError } from '../platform/errors.js';
 import { settingsEnv } from '../platform/settings/index.js';
 
@@ -46,4 +46,23 @@ export async function checkPortsFree(host: string, planned: readonly PlannedPort
       `${conflicts.length === 1 ? 'a port' : `${conflicts.length} ports`} cannot be used, nothing was started:\n  ${conflicts.join('\n  ')}`,
     );
   }
+}
+
+/**
+ * A readiness check of a server of this process: resolves once a connection to it is accepted, so
+ * /readyz fails when a part's server stopped listening while its adapters still answer.
+ */
+export function acceptsConnections(host: string, port: number): () => Promise<void> {
+  const target = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return () =>
+    new Promise<void>((resolve, reject) => {
+      const socket = connect({ host: target, port });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.once('error', (err) =>
+        reject(new Error(`not accepting connections on ${target}:${port}: ${err.message}`)),
+      );
+    });
 }

@@ -85,7 +85,7 @@ describe('lattice up', () => {
       START_TIMEOUT_MS,
       `lattice up to start (stderr: ${output.stderr})`,
     );
-    const grpcAddress = /gRPC platform \(health, reflection\)\s+(\S+)/.exec(output.stdout)?.[1];
+    const grpcAddress = /gRPC platform \(health\)\s+(\S+)/.exec(output.stdout)?.[1];
     const orchestratorAddress = /gRPC orchestrator\.v1 .*\s+(\S+)\n/.exec(output.stdout)?.[1];
     const httpBase = /HTTP \/healthz \/readyz \/metrics\s+(\S+)/.exec(output.stdout)?.[1];
     assert.ok(grpcAddress && httpBase && orchestratorAddress, output.stdout);
@@ -153,11 +153,18 @@ describe('lattice up', () => {
     assert.equal(ready.status, 200, JSON.stringify(readiness));
     assert.deepEqual(Object.keys(readiness.checks).sort(), [
       'cache',
+      'compute',
       'configStore',
+      'featurestore',
+      'grpc',
+      'modelserver',
+      'orchestrator',
       'productionVectorDb',
       'queue',
       'sql',
       'vectorDb',
+      'vss-admin',
+      'vss-serving',
     ]);
     assert.match(
       await (await fetch(`${httpBase}/metrics`)).text(),

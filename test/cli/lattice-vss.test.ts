@@ -68,6 +68,8 @@ describe('lattice vss', () => {
       'queue',
       'sql',
       'vectorDb',
+      'vss-admin',
+      'vss-serving',
     ]);
 
     for (const command of [['vss', 'consumers'], ['vss', 'serving', '--port', '0'], ['vss']]) {

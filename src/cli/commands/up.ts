@@ -1,8 +1,6 @@
-import { readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeError, invalidArgument } from '../../platform/errors.js';
-import { GrpcServer, protoRoot } from '../../platform/grpc/index.js';
+import { GrpcServer } from '../../platform/grpc/index.js';
 import { HttpServer } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import { callerAuth, loadSettings } from '../../platform/settings/index.js';
@@ -19,19 +17,11 @@ import {
   startVssConsumersPart,
   startVssServingPart,
 } from '../parts.js';
-import { checkPortsFree } from '../port-check.js';
+import { acceptsConnections, checkPortsFree } from '../port-check.js';
 import { AdminClient } from '../vss-admin/index.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
 import { onboardVssDemo, VSS_DEMO } from '../vss-demo.js';
 import { openAllPorts } from './ports.js';
-
-function protoFiles(dir = protoRoot): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return protoFiles(path);
-    return entry.name.endsWith('.proto') ? [relative(protoRoot, path)] : [];
-  });
-}
 
 const usage = `Usage: lattice up [--seed-demo]
   Starts every part on the configured adapters (embedded by default). The example model
@@ -84,7 +74,6 @@ export async function runUp(context: CliContext): Promise<void> {
     metrics,
     auth: callerAuth(settings),
     maxMessageBytes: settings.grpc.maxMessageBytes,
-    reflectionProtos: protoFiles(),
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
     defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
     maxInFlightCalls: settings.grpc.maxInFlightCalls,
@@ -144,11 +133,18 @@ export async function runUp(context: CliContext): Promise<void> {
     await stopAll();
     throw err;
   }
+  // /readyz covers this process's own servers too, not only the adapters they use.
+  for (const part of parts) {
+    if ('port' in part && typeof part.port === 'number') {
+      ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
+    }
+  }
+  ops.addReadinessCheck('grpc', acceptsConnections(settings.host, grpcPort));
   onShutdownSignal(logger, stopAll);
 
   const rows: [string, string][] = [
     ...parts.flatMap((part) => part.endpoints),
-    ['gRPC platform (health, reflection)', `${settings.host}:${grpcPort}`],
+    ['gRPC platform (health)', `${settings.host}:${grpcPort}`],
     ['HTTP /healthz /readyz /metrics', `http://${settings.host}:${opsPort}`],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));

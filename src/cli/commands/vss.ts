@@ -8,7 +8,7 @@ import { onShutdownSignal } from '../../platform/shutdown.js';
 import { replayDeadLetters, vssTopics } from '../../vss/consumers/index.js';
 import type { CliContext } from '../main.js';
 import { type RunningPart, startVssConsumersPart, startVssServingPart } from '../parts.js';
-import { checkPortsFree } from '../port-check.js';
+import { acceptsConnections, checkPortsFree } from '../port-check.js';
 import { runVssAdminCommand, VSS_ADMIN_SUBCOMMANDS, VSS_ADMIN_USAGE } from '../vss-admin/index.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
 import { describePorts } from './ports.js';
@@ -266,6 +266,12 @@ async function runComponents(
       readiness: platform.readiness(),
       readinessTimeoutMs: settings.metrics.readyTimeoutMs,
     });
+    // /readyz covers this process's own servers too, not only the adapters they use.
+    for (const part of parts) {
+      if ('port' in part && typeof part.port === 'number') {
+        ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
+      }
+    }
     opsPort = await ops.start();
   } catch (err) {
     await stopAll();
