@@ -5,6 +5,7 @@
  * reached into an AdminUnreachableError, so the commands can tell the user what to do about each.
  */
 import { describeError, type ErrorCode, LatticeError } from '../../platform/errors.js';
+import { type ClientTls, type FetchLike, fetchWithTls } from '../../platform/http/index.js';
 
 /** How long one request may take before the CLI gives up on it. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -40,6 +41,8 @@ export interface AdminClientOptions {
   url: string;
   apiKey?: string | undefined;
   timeoutMs?: number;
+  /** What an https:// URL is trusted by and shown (settings `tls`); default the system's roots. */
+  tls?: ClientTls | undefined;
 }
 
 export interface RequestOptions {
@@ -51,11 +54,13 @@ export class AdminClient {
   readonly url: string;
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
+  readonly #fetch: FetchLike;
 
   constructor(options: AdminClientOptions) {
     this.url = options.url.replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+    this.#fetch = fetchWithTls(options.tls);
   }
 
   /** POST `path` with a JSON body; the parsed JSON answer. */
@@ -78,7 +83,7 @@ export class AdminClient {
     let response: Response;
     let text: string;
     try {
-      response = await fetch(`${this.url}${path}`, {
+      response = await this.#fetch(`${this.url}${path}`, {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import {
   type MethodDefinition,
   Server,
-  ServerCredentials,
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
@@ -10,11 +9,14 @@ import { loadSync } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import { LatticeError } from '../errors.js';
+import { defaultServerTls } from '../http/default-server-tls.js';
+import type { ServerTls } from '../http/tls-material.js';
 import type { Logger } from '../logging/index.js';
 import type { Metrics } from '../metrics/index.js';
 import { packageRoot } from '../package-root.js';
 import { installDeadlineClamp } from './deadline-clamp.js';
 import { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
+import { grpcServerCredentials } from './tls-credentials.js';
 import { type CallLimits, InFlightGate, type UnaryHandlers, unary } from './unary.js';
 import { tolerantDefinition } from './undecodable-request.js';
 
@@ -40,6 +42,8 @@ export interface GrpcServerOptions {
   defaultDeadlineMs?: number;
   /** Unary calls running at once before new ones get RESOURCE_EXHAUSTED (default 1024). */
   maxInFlightCalls?: number;
+  /** Serve TLS with this; `false` forces plaintext; absent: the process's default (http/default-server-tls.ts). */
+  tls?: ServerTls | false;
 }
 
 /**
@@ -54,8 +58,10 @@ export class GrpcServer {
   private boundPort: number | undefined;
   private stopping: Promise<void> | undefined;
   private readonly limits: CallLimits;
+  private readonly tls: ServerTls | undefined;
 
   constructor(private readonly options: GrpcServerOptions) {
+    this.tls = options.tls === undefined ? defaultServerTls() : options.tls || undefined;
     this.limits = {
       defaultDeadlineMs: options.defaultDeadlineMs ?? 30_000,
       inFlight: new InFlightGate(options.maxInFlightCalls ?? 1024),
@@ -112,7 +118,7 @@ export class GrpcServer {
     const { host, port, name } = this.options;
     const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
     this.boundPort = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(address, ServerCredentials.createInsecure(), (err, bound) => {
+      this.server.bindAsync(address, grpcServerCredentials(this.tls), (err, bound) => {
         if (err) {
           reject(new LatticeError('UNAVAILABLE', `${name}: cannot listen on ${address}: ${err.message}`));
           return;
@@ -124,10 +130,15 @@ export class GrpcServer {
     this.health.setStatus('', 'SERVING');
     for (const service of this.serviceNames) this.health.setStatus(service, 'SERVING');
     this.options.logger.info(
-      { address: `${host}:${this.boundPort}`, services: this.serviceNames },
+      { address: `${host}:${this.boundPort}`, tls: describeTls(this.tls), services: this.serviceNames },
       `${name} gRPC listening`,
     );
     return this.boundPort;
+  }
+
+  /** Whether it serves TLS. */
+  get secure(): boolean {
+    return this.tls !== undefined;
   }
 
   get port(): number | undefined {
@@ -158,4 +169,10 @@ export class GrpcServer {
     });
     return this.stopping;
   }
+}
+
+/** How a server's TLS reads in its start-up log line. */
+function describeTls(tls: ServerTls | undefined): string {
+  if (tls === undefined) return 'off';
+  return tls.clientAuth === 'off' ? 'on' : `on, client certificates ${tls.clientAuth}`;
 }

@@ -1,6 +1,7 @@
 export { GrpcServer, type GrpcServerOptions, protoRoot } from './grpc-server.js';
 export { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
 export { boundedText, grpcStatusOf, MAX_STATUS_MESSAGE, toServiceError } from './status.js';
+export { dialTarget, grpcChannelCredentials, grpcServerCredentials } from './tls-credentials.js';
 export {
   type CallContext,
   type CallLimits,

@@ -2,7 +2,10 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { LatticeError } from '../errors.js';
 import type { Logger } from '../logging/index.js';
 import type { Metrics } from '../metrics/index.js';
+import { defaultServerTls } from './default-server-tls.js';
+import { httpsServerOptions } from './https-options.js';
 import { toHttpError } from './status.js';
+import type { ServerTls } from './tls-material.js';
 
 /** A readiness check: resolves when the dependency answers, throws with the reason otherwise. */
 export type ReadinessCheck = () => Promise<void>;
@@ -22,6 +25,8 @@ export interface HttpServerOptions {
    */
   readinessTimeoutMs?: number;
   bodyLimitBytes?: number;
+  /** Serve HTTPS with this; `false` forces plaintext; absent: the process's default (default-server-tls.ts). */
+  tls?: ServerTls | false;
 }
 
 /** The default bound on each /readyz check. */
@@ -35,10 +40,20 @@ export const DEFAULT_READINESS_TIMEOUT_MS = 2000;
 export class HttpServer {
   readonly app: FastifyInstance;
   private readonly checks: Record<string, ReadinessCheck>;
+  /** Whether it serves HTTPS. */
+  readonly secure: boolean;
 
   constructor(private readonly options: HttpServerOptions) {
     this.checks = { ...options.readiness };
-    this.app = Fastify({ logger: false, bodyLimit: options.bodyLimitBytes ?? 10 * 1024 * 1024 });
+    const tls = options.tls === undefined ? defaultServerTls() : options.tls || undefined;
+    this.secure = tls !== undefined;
+    const bodyLimit = options.bodyLimitBytes ?? 10 * 1024 * 1024;
+    // An HTTPS Fastify is typed over https.Server; every route and hook here is the same on both.
+    this.app = (
+      tls === undefined
+        ? Fastify({ logger: false, bodyLimit })
+        : Fastify({ logger: false, bodyLimit, https: httpsServerOptions(tls) })
+    ) as FastifyInstance;
     const requests = options.metrics.counter(
       'http_server_requests_total',
       'HTTP requests, by route and status',
@@ -107,7 +122,10 @@ export class HttpServer {
     }
     const address = this.app.server.address();
     const bound = typeof address === 'object' && address ? address.port : port;
-    this.options.logger.info({ address: `${host}:${bound}` }, `${name} HTTP listening`);
+    this.options.logger.info(
+      { address: `${this.secure ? 'https' : 'http'}://${host}:${bound}` },
+      `${name} HTTP listening`,
+    );
     return bound;
   }
 

@@ -1,3 +1,4 @@
+export { defaultServerTls, serveTlsByDefault } from './default-server-tls.js';
 export {
   DEFAULT_READINESS_TIMEOUT_MS,
   HttpServer,
@@ -5,4 +6,15 @@ export {
   type ReadinessCheck,
   readinessWithin,
 } from './http-server.js';
+export { type FetchLike, fetchWithTls, httpsServerOptions } from './https-options.js';
 export { type HttpErrorBody, httpStatusOf, toHttpError } from './status.js';
+export {
+  type ClientAuth,
+  type ClientTls,
+  loadTls,
+  outgoingTls,
+  type ServerTls,
+  type TlsMaterial,
+  type TlsSettings,
+  tlsOf,
+} from './tls-material.js';

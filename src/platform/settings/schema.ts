@@ -325,6 +325,69 @@ export const settingsSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * TLS of every gRPC and HTTP server of the process and of its outgoing calls (src/platform/http/tls-material.ts
+     * reads and checks the files once at start-up). Off by default: the embedded defaults speak plaintext on loopback.
+     */
+    tls: z
+      .object({
+        /** PEM certificate chain every server presents; with `key`, every gRPC and HTTP server serves TLS only. */
+        cert: z.string().min(1).optional(),
+        /** PEM private key of `cert` (unencrypted). */
+        key: z.string().min(1).optional(),
+        /** PEM CA bundle that client certificates must chain to (for `clientAuth` optional / required). */
+        clientCa: z.string().min(1).optional(),
+        /**
+         * Client certificates: `off` (not asked for), `optional` (asked for; a connection without a
+         * certificate trusted by `clientCa` is served as one without any), `required` (refused without one).
+         */
+        clientAuth: z.enum(['off', 'optional', 'required']).default('off'),
+        /**
+         * Whether outgoing calls (the orchestrator's downstream calls, the CLI's clients) use TLS: `auto`
+         * turns it on when `cert` or `ca` is set.
+         */
+        outgoing: z.enum(['auto', 'on', 'off']).default('auto'),
+        /** PEM CA bundle trusted for outgoing calls; unset: the system's roots. */
+        ca: z.string().min(1).optional(),
+        /** PEM certificate presented on outgoing calls, to servers that ask for client certificates. */
+        clientCert: z.string().min(1).optional(),
+        /** PEM private key of `clientCert`. */
+        clientKey: z.string().min(1).optional(),
+        /** Name expected in servers' certificates on outgoing calls, instead of the host dialled (e.g. an IP). */
+        serverName: z.string().min(1).optional(),
+      })
+      .strict()
+      .superRefine((tls, ctx) => {
+        const pairs = [
+          ['cert', 'key', 'LATTICE_TLS_CERT', 'LATTICE_TLS_KEY'],
+          ['clientCert', 'clientKey', 'LATTICE_TLS_CLIENT_CERT', 'LATTICE_TLS_CLIENT_KEY'],
+        ] as const;
+        for (const [a, b, envA, envB] of pairs) {
+          if ((tls[a] === undefined) !== (tls[b] === undefined)) {
+            const missing = tls[a] === undefined ? a : b;
+            ctx.addIssue({
+              code: 'custom',
+              path: [missing],
+              message: `is required with ${missing === a ? b : a} (set both ${envA} and ${envB})`,
+            });
+          }
+        }
+        if (tls.clientAuth !== 'off' && tls.cert === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['clientAuth'],
+            message: `${tls.clientAuth} client certificates need the servers' own certificate (LATTICE_TLS_CERT and LATTICE_TLS_KEY)`,
+          });
+        }
+        if (tls.clientAuth !== 'off' && tls.clientCa === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['clientCa'],
+            message: `is required when clientAuth is ${tls.clientAuth}: the CA that client certificates must chain to (LATTICE_TLS_CLIENT_CA)`,
+          });
+        }
+      })
+      .prefault({}),
     grpc: z
       .object({
         /** Port of the platform gRPC server (health, reflection); 0 picks a free one. */

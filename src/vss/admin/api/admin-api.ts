@@ -6,7 +6,13 @@
  */
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { DEFAULT_READINESS_TIMEOUT_MS, type ReadinessCheck } from '../../../platform/http/index.js';
+import {
+  DEFAULT_READINESS_TIMEOUT_MS,
+  defaultServerTls,
+  httpsServerOptions,
+  type ReadinessCheck,
+  type ServerTls,
+} from '../../../platform/http/index.js';
 import type { Logger } from '../../../platform/logging/index.js';
 import type { Metrics } from '../../../platform/metrics/index.js';
 import type { SqlQueryable } from '../../../platform/sql/index.js';
@@ -49,13 +55,17 @@ export interface AdminApiOptions {
   idempotencyLeaseMs?: number;
   /** Operations listed by GET /models/{entity}/{model} (default 20). */
   recentOperations?: number;
+  /** Serve HTTPS with this; `false` forces plaintext; absent: the process's default, as every server. */
+  tls?: ServerTls | false;
 }
 
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 const SERVICE = 'vss-admin';
 
 export async function buildAdminApi(options: AdminApiOptions): Promise<FastifyInstance> {
+  const tls = options.tls === undefined ? defaultServerTls() : options.tls || undefined;
   const app = Fastify({
+    ...(tls === undefined ? {} : { https: httpsServerOptions(tls) }),
     logger: false,
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     // Long path segments reach the schemas (400 naming the parameter) instead of the router's 414.

@@ -32,6 +32,7 @@
  */
 import { z } from 'zod';
 import { describeError, type ErrorCode, LatticeError } from '../../../platform/errors.js';
+import { type ClientTls, type FetchLike, fetchWithTls } from '../../../platform/http/index.js';
 import { validateJob } from './ingestion-job.js';
 import { type IngestionJob, JOB_STATES, type JobRunner, type JobStatus } from './job-runner.js';
 
@@ -48,6 +49,8 @@ export interface HttpJobRunnerOptions {
   backoffMs?: number;
   /** Most bad rows kept from a status; default 100. */
   maxBadRows?: number;
+  /** What an https:// platform is trusted by and shown (settings `tls`); default the system's roots. */
+  tls?: ClientTls | undefined;
 }
 
 const count = z.number().int().min(0).default(0);
@@ -82,6 +85,7 @@ export class HttpJobRunner implements JobRunner {
   readonly #attempts: number;
   readonly #backoffMs: number;
   readonly #maxBadRows: number;
+  readonly #fetch: FetchLike;
 
   constructor(options: HttpJobRunnerOptions) {
     let url: URL;
@@ -107,6 +111,7 @@ export class HttpJobRunner implements JobRunner {
     this.#attempts = Math.max(1, options.attempts ?? 3);
     this.#backoffMs = options.backoffMs ?? 200;
     this.#maxBadRows = options.maxBadRows ?? 100;
+    this.#fetch = fetchWithTls(options.tls);
   }
 
   async start(job: IngestionJob): Promise<JobStatus> {
@@ -155,7 +160,7 @@ export class HttpJobRunner implements JobRunner {
     let text: string;
     const signal = AbortSignal.timeout(this.#timeoutMs);
     try {
-      response = await fetch(url, {
+      response = await this.#fetch(url, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
