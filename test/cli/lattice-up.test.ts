@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -114,6 +114,34 @@ describe('lattice up', () => {
     } finally {
       vss.close();
     }
+
+    // Every command the banner prints works as printed (npx lattice = this clone's bin).
+    const printed = /Try:\n((?: {2}npx .*\n)+)/
+      .exec(output.stdout)?.[1]
+      ?.trim()
+      .split('\n')
+      .map((l) => l.trim());
+    assert.ok(printed && printed.length === 3, output.stdout);
+    const shims = mkdtempSync(join(tmpdir(), 'lattice-up-npx-'));
+    writeFileSync(
+      join(shims, 'npx'),
+      `#!/bin/sh\n[ "$1" = lattice ] || exit 127\nshift\nexec "${process.execPath}" "${bin}" "$@"\n`,
+    );
+    chmodSync(join(shims, 'npx'), 0o755);
+    const outputs = printed.map((command) => {
+      const result = spawnSync('bash', ['-c', command], {
+        env: { ...process.env, PATH: `${shims}:${process.env.PATH}`, LATTICE_LOG_LEVEL: 'warn' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(result.status, 0, `${command}:\n${result.stdout}\n${result.stderr}`);
+      return result.stdout;
+    });
+    assert.match(outputs[0]!, /catalog\s+products\s+shoes\s+READY/);
+    assert.match(outputs[1]!, /catalog\s+products\s+all\s+READY/);
+    const rows = outputs[2]!.split('\n').filter((l) => /^\d+\s/.test(l));
+    assert.equal(rows.length, 10, outputs[2]);
+    for (const row of rows) assert.match(row, /\sshoes\s/);
 
     // The seeded example answers a real request through the feature store, model server and compute server.
     const client = new OrchestratorClient(orchestratorAddress);

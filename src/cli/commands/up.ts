@@ -3,7 +3,7 @@ import { describeError, invalidArgument } from '../../platform/errors.js';
 import { GrpcServer } from '../../platform/grpc/index.js';
 import { HttpServer } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
-import { callerAuth, loadSettings } from '../../platform/settings/index.js';
+import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { CliContext } from '../main.js';
 import {
@@ -166,8 +166,26 @@ export async function runUp(context: CliContext): Promise<void> {
     console.log(
       `Onboarded the vss demo: model ${VSS_DEMO.entity}/${VSS_DEMO.model} (${VSS_DEMO.rows} products), variants "all" and "shoes" READY. Try:`,
     );
-    console.log('  npx lattice vss models');
-    console.log(`  npx lattice vss models --entity ${VSS_DEMO.entity} --model ${VSS_DEMO.model}`);
+    for (const command of vssDemoCommands(settings, parts)) console.log(`  ${command}`);
   }
   console.log('Ctrl-C stops it, draining in-flight calls.');
+}
+
+/**
+ * Commands to try the vss demo, as they work when pasted: the ports a client takes from the settings
+ * are named only when this process listens elsewhere (a port configured as 0).
+ */
+export function vssDemoCommands(settings: LoadedSettings, parts: readonly RunningPart[]): string[] {
+  const portOf = (name: string) =>
+    (parts.find((p) => p.name === name) as { port?: number } | undefined)?.port;
+  const admin = portOf('vss-admin');
+  const serving = portOf('vss-serving');
+  const url = admin === settings.vss.admin.port ? '' : ` --url http://${settings.host}:${admin}`;
+  const target = serving === settings.vss.servingPort ? '' : ` --target ${settings.host}:${serving}`;
+  const { entity, model } = VSS_DEMO;
+  return [
+    `npx lattice vss models${url}`,
+    `npx lattice vss models --entity ${entity} --model ${model}${url}`,
+    `npx lattice search --entity ${entity} --model ${model} --variant shoes --id p0 --attributes category,brand,price${target}`,
+  ];
 }
