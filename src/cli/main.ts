@@ -6,6 +6,7 @@ import { runFeatureStore } from './commands/featurestore.js';
 import { runLogs } from './commands/logs.js';
 import { runModelserver } from './commands/modelserver.js';
 import { runOrchestrator } from './commands/orchestrator.js';
+import { runPredict } from './commands/predict.js';
 import { runSearch } from './commands/search.js';
 import { runSettings } from './commands/settings.js';
 import { runUp } from './commands/up.js';
@@ -27,6 +28,7 @@ Commands:
              (with a vector DB server); "vss replay [--topic T] [--limit N] [--id ID]" re-drives dead letters
              "vss register-store|register-model|register-variant|reset|trigger|promote|retry|status|models":
              clients of the vss admin HTTP API
+  predict    one Predict: --model-config ID --context user_id=u1 --target c1 --target c2 [--kind pair|slate] [--json]
   search     one vss Search: --entity E --model M [--variant V] (--id ID | --vector V) [--filter F] [--json]
   settings   print the effective settings (tokens redacted) and where each can be set
   help       this text
@@ -52,13 +54,23 @@ const commands: Record<string, (context: CliContext) => Promise<void>> = {
   logs: runLogs,
   modelserver: runModelserver,
   orchestrator: runOrchestrator,
+  predict: runPredict,
   search: runSearch,
   settings: runSettings,
   vss: runVss,
 };
 
 /** Commands that parse --help themselves. */
-const OWN_HELP = new Set(['compute', 'featurestore', 'logs', 'modelserver', 'orchestrator', 'search', 'vss']);
+const OWN_HELP = new Set([
+  'compute',
+  'featurestore',
+  'logs',
+  'modelserver',
+  'orchestrator',
+  'predict',
+  'search',
+  'vss',
+]);
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({

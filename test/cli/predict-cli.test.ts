@@ -1,0 +1,101 @@
+/**
+ * `lattice predict` against the orchestrator and the reference servers with the seeded
+ * catalog_ranker (test/support/stack.ts): targets from flags, a JSON file and a CSV file, decoded
+ * scores per row, --json, pair-wise, bad usage (exit 2) and a server that is down.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { parseTarget, runPredict } from '../../src/cli/commands/predict.js';
+import { isLatticeError } from '../../src/platform/errors.js';
+import { type Stack, startStack } from '../support/stack.js';
+
+async function run(argv: string[]): Promise<{ out: string; err: string; exitCode: number }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const [log, error] = [console.log, console.error];
+  console.log = (line: string) => out.push(line);
+  console.error = (line: string) => err.push(line);
+  process.exitCode = 0;
+  try {
+    await runPredict({ args: [], argv, settingsFile: undefined });
+  } finally {
+    [console.log, console.error] = [log, error];
+  }
+  const exitCode = Number(process.exitCode ?? 0);
+  process.exitCode = 0;
+  return { out: out.join('\n'), err: err.join('\n'), exitCode };
+}
+
+describe('lattice predict', () => {
+  let stack: Stack;
+  let base: string[];
+  before(async () => {
+    stack = await startStack();
+    base = ['--address', stack.address, '--model-config', 'catalog_ranker', '--context', 'user_id=u1'];
+  });
+  after(() => stack.stop());
+
+  test('targets from flags: a table of decoded scores per target, no row errors', async () => {
+    const answer = await run([...base, '--target', 'c1', '--target', 'c2']);
+    assert.equal(answer.exitCode, 0, answer.err);
+    const lines = answer.out.split('\n');
+    assert.match(lines[0]!, /^ROW\s+.*FINAL_SCORE.*ERROR$/);
+    assert.match(lines[1]!, /^c1\s+.*\s-$/);
+    assert.match(lines[2]!, /^c2\s+/);
+    const json = await run([...base, '--target', 'c1', '--json']);
+    const result = JSON.parse(json.out) as {
+      targets: { id: string; values: { final_score: number }; error: string }[];
+    };
+    assert.equal(result.targets[0]!.id, 'c1');
+    assert.equal(typeof result.targets[0]!.values.final_score, 'number');
+    assert.equal(result.targets[0]!.error, '');
+  });
+
+  test('targets from a JSON file and a CSV file; pair-wise', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lattice-predict-'));
+    writeFileSync(join(dir, 't.json'), JSON.stringify(['c3', { id: 'c4' }]));
+    writeFileSync(join(dir, 't.csv'), 'id,note\nc5,"a, b"\nc6,x\n');
+    const fromJson = JSON.parse((await run([...base, '--targets', join(dir, 't.json'), '--json'])).out) as {
+      targets: { id: string }[];
+    };
+    assert.deepEqual(
+      fromJson.targets.map((t) => t.id),
+      ['c3', 'c4'],
+    );
+    const fromCsv = await run([...base, '--targets', join(dir, 't.csv'), '--json']);
+    // The CSV's extra column is a request feature the ranker does not read: still scored.
+    assert.deepEqual(
+      (JSON.parse(fromCsv.out) as { targets: { id: string }[] }).targets.map((t) => t.id),
+      ['c5', 'c6'],
+    );
+    assert.deepEqual(parseTarget('c2:price=12.5;brand=a'), {
+      id: 'c2',
+      features: { price: 12.5, brand: 'a' },
+    });
+    const pair = await run([...base, '--kind', 'pair', '--target', 'c1', '--target', 'c2', '--pairs', '0-1']);
+    // catalog_ranker has no pair outputs: one pair row, no values, no error.
+    assert.equal(pair.exitCode, 0, pair.err);
+    assert.match(pair.out, /^ROW\s+ERROR\npair 0\s+-$/);
+  });
+
+  test('bad usage exits 2; an unknown model config is the server answer; a down server says what to do', async () => {
+    const usage = await run(['--model-config', 'catalog_ranker']);
+    assert.equal(usage.exitCode, 2);
+    assert.match(usage.err, /give targets[\s\S]*Usage: lattice predict/);
+    assert.equal((await run(['--nope'])).exitCode, 2);
+    assert.equal((await run([...base, '--target', 'c1', '--kind', 'pair'])).exitCode, 2);
+    assert.equal((await run(['--help'])).exitCode, 0);
+    await assert.rejects(
+      run(['--address', stack.address, '--model-config', 'no_such_model', '--target', 'c1']),
+      (err) => isLatticeError(err) && /predict failed \((NOT_FOUND|INVALID_ARGUMENT)\)/.test(err.message),
+    );
+    await assert.rejects(
+      run(['--address', '127.0.0.1:1', '--model-config', 'catalog_ranker', '--target', 'c1']),
+      (err) =>
+        isLatticeError(err, 'UNAVAILABLE') && /not reachable at 127\.0\.0\.1:1.*lattice up/.test(err.message),
+    );
+  });
+});
