@@ -26,6 +26,8 @@ import { startOrchestrator } from '../orchestrator/api/index.js';
 import { createOrchestratorClients } from '../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../orchestrator/components/index.js';
 import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
+import { grpcChannelCredentials } from '../platform/grpc/index.js';
+import { tlsOf } from '../platform/http/index.js';
 import type { Platform } from '../platform/platform.js';
 import { callerAuth, type Settings } from '../platform/settings/index.js';
 import type { VectorDb } from '../platform/vectordb/index.js';
@@ -72,6 +74,7 @@ export async function startOrchestratorPart(
     callerToken: settings.orchestrator.featureStoreCallerToken || undefined,
     channelsPerTarget: settings.orchestrator.channelsPerTarget,
     maxInFlightPerEndpoint: settings.orchestrator.maxInFlightPerEndpoint,
+    credentials: grpcChannelCredentials(tlsOf(settings).client),
   });
   // Inference logs go through a bounded buffer to the queue: logging never blocks or fails a request.
   // The log topic is bounded (orchestrator.logTopicRetentionMs / logTopicMaxBytes), and so is the buffer.

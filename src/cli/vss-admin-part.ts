@@ -6,6 +6,7 @@
  * external batch platform over HTTP (`vss.admin.jobRunner`).
  */
 import { join } from 'node:path';
+import { tlsOf } from '../platform/http/index.js';
 import type { Platform } from '../platform/platform.js';
 import { buildAdminApi } from '../vss/admin/api/index.js';
 import { FileJobRunner, FileJobStateStore, HttpJobRunner, type JobRunner } from '../vss/admin/jobs/index.js';
@@ -16,7 +17,7 @@ import { type ListeningPart, openVssAdapters } from './parts.js';
 function jobRunnerOf(platform: Platform, queue: Awaited<ReturnType<Platform['queue']>>): JobRunner {
   const { settings, logger } = platform;
   const runner = settings.vss.admin.jobRunner;
-  if (runner.kind === 'http') return new HttpJobRunner({ baseUrl: runner.url! });
+  if (runner.kind === 'http') return new HttpJobRunner({ baseUrl: runner.url!, tls: tlsOf(settings).client });
   return new FileJobRunner({
     queue,
     stateStore: new FileJobStateStore(join(settings.dataDir, 'jobs')),
@@ -80,7 +81,12 @@ export async function startVssAdminPart(
   return {
     name: 'vss-admin',
     port: bound,
-    endpoints: [[`HTTP vss admin API (${auth}; OpenAPI at /docs)`, `http://${settings.host}:${bound}`]],
+    endpoints: [
+      [
+        `HTTP vss admin API (${auth}; OpenAPI at /docs)`,
+        `${tlsOf(settings).server ? 'https' : 'http'}://${settings.host}:${bound}`,
+      ],
+    ],
     // The API first (no new operations), then the engine: steps in flight settle, jobs checkpoint.
     stop: async () => {
       await app.close();

@@ -8,7 +8,7 @@ import {
   startComputeServer,
 } from '../../compute/server/index.js';
 import { describeError, invalidArgument } from '../../platform/errors.js';
-import { HttpServer } from '../../platform/http/index.js';
+import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import { Platform } from '../../platform/platform.js';
@@ -93,6 +93,7 @@ async function serve(context: CliContext, args: ComputeArgs): Promise<void> {
   const metricsPort =
     args.metricsPort === undefined ? undefined : parsePort(args.metricsPort, '--metrics-port');
   const settings = loadSettings({ file: context.settingsFile });
+  serveTlsByDefault(tlsOf(settings).server);
   const platform = new Platform(settings);
   const { logger, metrics } = platform;
   let stopServer: (() => Promise<void>) | undefined;
@@ -127,7 +128,10 @@ async function serve(context: CliContext, args: ComputeArgs): Promise<void> {
       });
       const opsPort = await ops.start();
       stopOps = () => ops.stop();
-      rows.push(['HTTP /healthz /readyz /metrics', `http://${settings.host}:${opsPort}`]);
+      rows.push([
+        'HTTP /healthz /readyz /metrics',
+        `${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`,
+      ]);
     }
     const ids = server.registry.ids();
     const rejected = server.registry.status().filter((s) => s.lastError !== undefined).length;

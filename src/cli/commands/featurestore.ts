@@ -11,6 +11,7 @@ import {
   startFeatureStore,
 } from '../../featurestore/index.js';
 import { describeError, invalidArgument } from '../../platform/errors.js';
+import { serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
@@ -118,6 +119,7 @@ async function serve(context: CliContext, args: string[]): Promise<void> {
   );
   if (positionals.length > 0) throw invalidArgument(`featurestore serve: unexpected "${positionals[0]}"`);
   const settings = loadSettings({ file: context.settingsFile });
+  serveTlsByDefault(tlsOf(settings).server);
   const logger = createLogger('featurestore', { level: settings.logLevel });
   const kind = storeKind(values.store, settings.cache.kind);
   const port = wholeNumber(values.port, '--port') ?? DEFAULT_FEATURESTORE_PORT;

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { writeDemoModels } from '../../modelserver/demo-models.js';
 import { startModelServer } from '../../modelserver/modelserver-server.js';
 import { describeError, invalidArgument, LatticeError } from '../../platform/errors.js';
+import { serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import { callerAuth, loadSettings } from '../../platform/settings/index.js';
@@ -78,6 +79,7 @@ export async function runModelserver(context: CliContext, argv = process.argv.sl
   }
 
   const logger = createLogger('modelserver', { level: settings.logLevel });
+  serveTlsByDefault(tlsOf(settings).server);
   const server = await startModelServer({
     repository,
     host: values.host ?? settings.host,

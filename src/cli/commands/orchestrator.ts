@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { describeError, invalidArgument } from '../../platform/errors.js';
-import { HttpServer } from '../../platform/http/index.js';
+import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
@@ -42,6 +42,7 @@ export async function runOrchestrator(context: CliContext): Promise<void> {
     return;
   }
   const settings = loadSettings({ file: context.settingsFile });
+  serveTlsByDefault(tlsOf(settings).server);
   const platform = new Platform(settings);
   const part = await startOrchestratorPart(platform, portOption(values.port, '--port'));
   const ops = new HttpServer({
@@ -60,5 +61,7 @@ export async function runOrchestrator(context: CliContext): Promise<void> {
     await platform.close();
   });
   for (const [what, where] of part.endpoints) console.log(`${what}  ${where}`);
-  console.log(`HTTP /healthz /readyz /metrics  http://${settings.host}:${opsPort}`);
+  console.log(
+    `HTTP /healthz /readyz /metrics  ${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`,
+  );
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { describeError, invalidArgument } from '../../platform/errors.js';
 import { GrpcServer } from '../../platform/grpc/index.js';
-import { HttpServer } from '../../platform/http/index.js';
+import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
@@ -43,6 +43,9 @@ function parseUpArgs(argv: string[]): { seedDemo: boolean } {
 export async function runUp(context: CliContext): Promise<void> {
   const flags = parseUpArgs(context.argv);
   const settings = loadSettings({ file: context.settingsFile });
+  // TLS files are checked before anything binds; every server of the process then serves them.
+  const tls = tlsOf(settings);
+  serveTlsByDefault(tls.server);
   const platform = new Platform(settings);
   const { logger, metrics } = platform;
   await checkPortsFree(settings.host, [
@@ -122,8 +125,9 @@ export async function runUp(context: CliContext): Promise<void> {
     if (settings.sql.kind === 'pglite' || flags.seedDemo) {
       vssDemo = await onboardVssDemo(
         new AdminClient({
-          url: `http://${settings.host}:${admin.port}`,
+          url: `${tls.server ? 'https' : 'http'}://${settings.host}:${admin.port}`,
           apiKey: settings.vss.admin.apiKeys[0],
+          tls: tls.client,
         }),
         settings.dataDir,
         (line) => console.log(line),
@@ -145,7 +149,7 @@ export async function runUp(context: CliContext): Promise<void> {
   const rows: [string, string][] = [
     ...parts.flatMap((part) => part.endpoints),
     ['gRPC platform (health)', `${settings.host}:${grpcPort}`],
-    ['HTTP /healthz /readyz /metrics', `http://${settings.host}:${opsPort}`],
+    ['HTTP /healthz /readyz /metrics', `${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   console.log(

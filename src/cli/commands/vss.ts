@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { describeError, invalidArgument, LatticeError } from '../../platform/errors.js';
-import { HttpServer } from '../../platform/http/index.js';
+import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import { TopicNotFoundError } from '../../platform/queue/index.js';
 import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
@@ -113,9 +113,11 @@ export async function runVss(context: CliContext): Promise<void> {
   if (first !== undefined && VSS_ADMIN_SUBCOMMANDS.has(first)) {
     const settings = loadSettings({ file: context.settingsFile });
     const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
+    const tls = tlsOf(settings);
     process.exitCode = await runVssAdminCommand(first, rest, {
-      adminUrl: `http://${host}:${settings.vss.admin.port}`,
+      adminUrl: `${tls.client ? 'https' : 'http'}://${host}:${settings.vss.admin.port}`,
       apiKey: settings.vss.admin.apiKeys[0],
+      tls: tls.client,
     });
     return;
   }
@@ -207,6 +209,7 @@ async function runComponents(
   ports: { port: number | undefined; metricsPort: number | undefined; partitions: number[] | undefined },
 ): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
+  serveTlsByDefault(tlsOf(settings).server);
   await checkPortsFree(settings.host, [
     ...(components.serving
       ? [
@@ -298,7 +301,9 @@ async function runComponents(
     if (part.name === 'vss-serving') continue;
     for (const [name, where] of part.endpoints) console.log(`  ${name}  ${where}`);
   }
-  console.log(`  HTTP /healthz /readyz /metrics  http://${settings.host}:${opsPort}`);
+  console.log(
+    `  HTTP /healthz /readyz /metrics  ${ops?.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`,
+  );
   console.log('Ctrl-C stops it, draining in-flight calls and batches.');
 }
 

@@ -6,6 +6,7 @@
  * of exiting, so it runs in-process in tests.
  */
 import { describeError } from '../../platform/errors.js';
+import type { ClientTls } from '../../platform/http/index.js';
 import { AdminApiError, AdminClient, AdminUnreachableError } from './admin-client.js';
 import { parseFlags, UsageError } from './cli-args.js';
 import { type CommandContext, printLine, type VssAdminIo } from './command-context.js';
@@ -17,6 +18,8 @@ export interface VssAdminSettings {
   adminUrl: string;
   /** The first of `vss.admin.apiKeys`, or from the environment. */
   apiKey?: string | undefined;
+  /** What an https:// admin URL is trusted by and shown (settings `tls`). */
+  tls?: ClientTls | undefined;
 }
 
 const BY_NAME = new Map(SUBCOMMANDS.map((subcommand) => [subcommand.name, subcommand]));
@@ -89,7 +92,7 @@ function prepare(
   }
   const apiKey = flagText(flags, 'api-key') ?? settings.apiKey;
   return {
-    client: new AdminClient({ url, apiKey }),
+    client: new AdminClient({ url, apiKey, tls: settings.tls }),
     flags,
     positionals,
     json: flags.get('json') === true,
