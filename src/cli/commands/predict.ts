@@ -15,6 +15,7 @@ import {
   type TargetInput,
 } from '../../orchestrator/client.js';
 import { describeError, type ErrorCode, invalidArgument, LatticeError } from '../../platform/errors.js';
+import { tlsOf } from '../../platform/http/index.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import type { CliContext } from '../main.js';
 
@@ -227,7 +228,7 @@ export async function runPredict(context: CliContext): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const address = values.address ?? `${host}:${settings.orchestrator.port}`;
-  const client = new OrchestratorClient(address);
+  const client = new OrchestratorClient(address, { tls: tlsOf(settings).client });
   try {
     const result =
       kind === 'pair'

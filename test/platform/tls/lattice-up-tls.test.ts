@@ -161,6 +161,26 @@ describe('lattice up with TLS', () => {
       fetchWithTls({ ca: clientTls.ca })(`${ops}/healthz`, { method: 'GET', headers: {} }),
     );
 
+    // lattice predict, in its own process, dials the orchestrator with the settings' CA and certificate.
+    const predict = lattice(
+      [
+        'predict',
+        '--model-config',
+        CATALOG_RANKER_ID,
+        '--context',
+        'user_id=u1',
+        '--target',
+        'c1',
+        '--address',
+        orchestrator,
+        '--json',
+      ],
+      { LATTICE_DATA_DIR: dataDir },
+    );
+    children.push(predict.child);
+    assert.equal(await predict.exited, 0, predict.output.stderr);
+    assert.match(predict.output.stdout, /final_score/);
+
     // The CLI's admin client, in its own process, reads the same settings: https, the CA, the certificate.
     const models = lattice(['vss', 'models', '--url', admin, '--json'], { LATTICE_DATA_DIR: dataDir });
     children.push(models.child);
