@@ -290,6 +290,16 @@ describe('client certificates', () => {
     });
   });
 
+  test('serverName: the name checked in the server certificate instead of the host dialled', async () => {
+    await withServers('off', async (target, base) => {
+      const named = (serverName: string) => ({ ...anonymousTls, serverName });
+      assert.equal(await health(target, grpcChannelCredentials(named('localhost'))), 'SERVING');
+      assert.equal(await health(target, grpcChannelCredentials(named('elsewhere.example'))), 'UNAVAILABLE');
+      assert.equal(await httpsStatus(base, named('localhost')), 200);
+      assert.match(String(await httpsStatus(base, named('elsewhere.example'))), /elsewhere\.example/);
+    });
+  });
+
   test('off: TLS without client certificates; a plaintext client is refused', async () => {
     await withServers('off', async (target, base) => {
       assert.equal(await health(target, grpcChannelCredentials(anonymousTls)), 'SERVING');
