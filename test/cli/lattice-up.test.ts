@@ -116,12 +116,8 @@ describe('lattice up', () => {
     }
 
     // Every command the banner prints works as printed (npx lattice = this clone's bin).
-    const printed = /Try:\n((?: {2}npx .*\n)+)/
-      .exec(output.stdout)?.[1]
-      ?.trim()
-      .split('\n')
-      .map((l) => l.trim());
-    assert.ok(printed && printed.length === 3, output.stdout);
+    const printed = [...output.stdout.matchAll(/^ {2}(npx lattice .*)$/gm)].map((m) => m[1]!);
+    assert.equal(printed.length, 4, output.stdout);
     const shims = mkdtempSync(join(tmpdir(), 'lattice-up-npx-'));
     writeFileSync(
       join(shims, 'npx'),
@@ -137,10 +133,11 @@ describe('lattice up', () => {
       assert.equal(result.status, 0, `${command}:\n${result.stdout}\n${result.stderr}`);
       return result.stdout;
     });
-    assert.match(outputs[0]!, /catalog\s+products\s+shoes\s+READY/);
-    assert.match(outputs[1]!, /catalog\s+products\s+all\s+READY/);
-    const rows = outputs[2]!.split('\n').filter((l) => /^\d+\s/.test(l));
-    assert.equal(rows.length, 10, outputs[2]);
+    assert.match(outputs[0]!, /^ROW\s+.*FINAL_SCORE[\s\S]*\nc1\s[\s\S]*\nc2\s/);
+    assert.match(outputs[1]!, /catalog\s+products\s+shoes\s+READY/);
+    assert.match(outputs[2]!, /catalog\s+products\s+all\s+READY/);
+    const rows = outputs[3]!.split('\n').filter((l) => /^\d+\s/.test(l));
+    assert.equal(rows.length, 10, outputs[3]);
     for (const row of rows) assert.match(row, /\sshoes\s/);
 
     // The seeded example answers a real request through the feature store, model server and compute server.
@@ -196,7 +193,7 @@ describe('lattice up', () => {
     ]);
     assert.match(
       await (await fetch(`${httpBase}/metrics`)).text(),
-      /grpc_server_handled_total\{server="orchestrator",method="\/orchestrator\.v1\.Predict\/InferPointWise",code="OK"\} 2/,
+      /grpc_server_handled_total\{server="orchestrator",method="\/orchestrator\.v1\.Predict\/InferPointWise",code="OK"\} 3/,
     );
     assert.match(await (await fetch(`${httpBase}/metrics`)).text(), /process_cpu_seconds_total/);
 

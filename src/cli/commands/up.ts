@@ -158,7 +158,14 @@ export async function runUp(context: CliContext): Promise<void> {
   for (const [name, where] of rows) console.log(`  ${name.padEnd(width)}  ${where}`);
   if (seeded) {
     console.log(
-      `Seeded the example model "catalog_ranker" (examples/catalog-ranker.ts) into ${settings.configStore.kind === 'file' ? settings.configStore.dir : 'the config store'}.`,
+      `Seeded the example model "catalog_ranker" (examples/catalog-ranker.ts) into ${settings.configStore.kind === 'file' ? settings.configStore.dir : 'the config store'}. Try:`,
+    );
+    const orchestrator = (parts.find((p) => p.name === 'orchestrator') as { port?: number } | undefined)
+      ?.port;
+    const address =
+      orchestrator === settings.orchestrator.port ? '' : ` --address ${settings.host}:${orchestrator}`;
+    console.log(
+      `  npx lattice predict --model-config catalog_ranker --context user_id=u1 --target c1 --target c2${address}`,
     );
   }
   if (!shouldSeedExampleModel(settings, flags)) {
