@@ -7,7 +7,7 @@
  *   const page = await vss.search({ entity: 'catalog', model: 'products', variant: 'all', id: 'p1' });
  *   page.candidates[0]; // { id, score, attributes }
  */
-import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, type ServiceError } from '@grpc/grpc-js';
 import {
   type Filter,
   FilterOp,
@@ -16,6 +16,8 @@ import {
   SimilaritySearchClient,
 } from '../gen/vss/v1/vss.js';
 import { LatticeError } from '../platform/errors.js';
+import { dialTarget } from '../platform/grpc/index.js';
+import type { ClientTls } from '../platform/http/index.js';
 
 /** Filter operators by name: `IN`, `NOT_IN`, `EXISTS`, `NOT_EXISTS`, `LT`, `LTE`, `GT`, `GTE`, `BETWEEN`, `BETWEEN_INCLUSIVE`. */
 export const FILTER_OPS = [
@@ -80,8 +82,13 @@ function filterOf(filter: SearchFilter): Filter {
 export class VssClient {
   readonly #grpc: SimilaritySearchClient;
 
-  constructor(address: string) {
-    this.#grpc = new SimilaritySearchClient(address, credentials.createInsecure());
+  /**
+   * `address` is `host:port` (plaintext unless `tls` is given) or `https://host:port` /
+   * `http://host:port`; `tls` is `true` (the system's roots) or the CA / client certificate to use.
+   */
+  constructor(address: string, options: { tls?: ClientTls | boolean } = {}) {
+    const { target, credentials } = dialTarget(address, options.tls);
+    this.#grpc = new SimilaritySearchClient(target, credentials);
   }
 
   async search(input: SearchInput): Promise<SearchPage> {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { describeError, type ErrorCode, invalidArgument, LatticeError } from '../../platform/errors.js';
+import { tlsOf } from '../../platform/http/index.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { FILTER_OPS, type FilterOpName, type SearchFilter, VssClient } from '../../vss/client.js';
 import type { CliContext } from '../main.js';
@@ -122,7 +123,7 @@ export async function runSearch(context: CliContext): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const target = values.target ?? `${host}:${settings.vss.servingPort}`;
-  const client = new VssClient(target);
+  const client = new VssClient(target, { tls: tlsOf(settings).client });
   try {
     const page = await client.search(input);
     if (values.json) {

@@ -191,7 +191,8 @@ export function vssDemoCommands(settings: LoadedSettings, parts: readonly Runnin
     (parts.find((p) => p.name === name) as { port?: number } | undefined)?.port;
   const admin = portOf('vss-admin');
   const serving = portOf('vss-serving');
-  const url = admin === settings.vss.admin.port ? '' : ` --url http://${settings.host}:${admin}`;
+  const scheme = tlsOf(settings).server ? 'https' : 'http';
+  const url = admin === settings.vss.admin.port ? '' : ` --url ${scheme}://${settings.host}:${admin}`;
   const target = serving === settings.vss.servingPort ? '' : ` --target ${settings.host}:${serving}`;
   const { entity, model } = VSS_DEMO;
   return [
