@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,42 +9,15 @@ import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { Etcd3 } from 'etcd3';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
+import { latticeBin, startLattice } from '../support/lattice-up-process.js';
 import { eventually, realServer, uniqueName } from '../support/servers.js';
 import { Client as VssClient } from '../vss/serving/harness.js';
 
 const etcdUrl = await realServer('etcd');
-const bin = fileURLToPath(new URL('../../bin/lattice.js', import.meta.url));
+const bin = latticeBin;
 const healthProto = fileURLToPath(
   new URL('../../node_modules/grpc-health-check/proto/health/v1/health.proto', import.meta.url),
 );
-
-function startLattice(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [bin, ...args], {
-    env: {
-      ...process.env,
-      LATTICE_GRPC_PORT: '0',
-      LATTICE_METRICS_PORT: '0',
-      LATTICE_ORCHESTRATOR_PORT: '0',
-      LATTICE_FEATURESTORE_PORT: '0',
-      LATTICE_MODELSERVER_PORT: '0',
-      LATTICE_COMPUTE_PORT: '0',
-      LATTICE_VSS_SERVING_PORT: '0',
-      LATTICE_VSS_ADMIN_PORT: '0',
-      LATTICE_LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = { stdout: '', stderr: '' };
-  child.stdout.on('data', (d: Buffer) => {
-    output.stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    output.stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output, exited };
-}
 
 async function healthCheck(address: string, service: string): Promise<unknown> {
   const pkg = grpc.loadPackageDefinition(loadSync(healthProto, { enums: String })) as unknown as {

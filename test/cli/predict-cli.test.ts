@@ -10,24 +10,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseTarget, runPredict } from '../../src/cli/commands/predict.js';
 import { isLatticeError } from '../../src/platform/errors.js';
+import { runCaptured } from '../support/cli-capture.js';
 import { type Stack, startStack } from '../support/stack.js';
 
-async function run(argv: string[]): Promise<{ out: string; err: string; exitCode: number }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const [log, error] = [console.log, console.error];
-  console.log = (line: string) => out.push(line);
-  console.error = (line: string) => err.push(line);
-  process.exitCode = 0;
-  try {
-    await runPredict({ args: [], argv, settingsFile: undefined });
-  } finally {
-    [console.log, console.error] = [log, error];
-  }
-  const exitCode = Number(process.exitCode ?? 0);
-  process.exitCode = 0;
-  return { out: out.join('\n'), err: err.join('\n'), exitCode };
-}
+const run = (argv: string[]) => runCaptured(runPredict, argv);
 
 describe('lattice predict', () => {
   let stack: Stack;

@@ -7,24 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parseFilter, runSearch } from '../../src/cli/commands/search.js';
 import { isLatticeError } from '../../src/platform/errors.js';
+import { runCaptured } from '../support/cli-capture.js';
 import { openWorld, type World } from '../vss/serving/harness.js';
 
-async function run(argv: string[]): Promise<{ out: string; err: string; exitCode: number }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const [log, error] = [console.log, console.error];
-  console.log = (line: string) => out.push(line);
-  console.error = (line: string) => err.push(line);
-  process.exitCode = 0;
-  try {
-    await runSearch({ args: [], argv, settingsFile: undefined });
-  } finally {
-    [console.log, console.error] = [log, error];
-  }
-  const exitCode = Number(process.exitCode ?? 0);
-  process.exitCode = 0;
-  return { out: out.join('\n'), err: err.join('\n'), exitCode };
-}
+const run = (argv: string[]) => runCaptured(runSearch, argv);
 
 describe('lattice search', () => {
   let world: World;

@@ -6,7 +6,7 @@
  * trusts the CA and shows a certificate, and refuse one that does not.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,10 +18,10 @@ import { CATALOG_RANKER_ID } from '../../../examples/catalog-ranker.js';
 import { OrchestratorClient } from '../../../src/orchestrator/client.js';
 import { grpcChannelCredentials } from '../../../src/platform/grpc/index.js';
 import { fetchWithTls } from '../../../src/platform/http/index.js';
+import { startLattice } from '../../support/lattice-up-process.js';
 import { eventually } from '../../support/servers.js';
 import { makeTestCertificates } from './certificates.js';
 
-const bin = fileURLToPath(new URL('../../../bin/lattice.js', import.meta.url));
 const healthProto = fileURLToPath(
   new URL('../../../node_modules/grpc-health-check/proto/health/v1/health.proto', import.meta.url),
 );
@@ -44,16 +44,6 @@ const tlsEnv = {
   LATTICE_TLS_CLIENT_CERT: certs.clientCert,
   LATTICE_TLS_CLIENT_KEY: certs.clientKey,
 };
-const freePorts = {
-  LATTICE_GRPC_PORT: '0',
-  LATTICE_METRICS_PORT: '0',
-  LATTICE_ORCHESTRATOR_PORT: '0',
-  LATTICE_FEATURESTORE_PORT: '0',
-  LATTICE_MODELSERVER_PORT: '0',
-  LATTICE_COMPUTE_PORT: '0',
-  LATTICE_VSS_SERVING_PORT: '0',
-  LATTICE_VSS_ADMIN_PORT: '0',
-};
 const clientTls = {
   ca: certs.pem(certs.ca),
   cert: certs.pem(certs.clientCert),
@@ -61,19 +51,7 @@ const clientTls = {
 };
 
 function lattice(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [bin, ...args], {
-    env: { ...process.env, LATTICE_LOG_LEVEL: 'warn', ...freePorts, ...tlsEnv, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = { stdout: '', stderr: '' };
-  child.stdout.on('data', (d: Buffer) => {
-    output.stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    output.stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output, exited };
+  return startLattice(args, { ...tlsEnv, ...env });
 }
 
 async function health(target: string, credentials: grpc.ChannelCredentials): Promise<string> {
