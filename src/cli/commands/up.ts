@@ -89,6 +89,11 @@ export async function runUp(context: CliContext): Promise<void> {
     await ops.stop();
     await platform.close();
   };
+  // On a signal: everything drained and closed, locks released; the last line says so.
+  const stopOnSignal = async () => {
+    await stopAll();
+    console.log('Lattice stopped.');
+  };
   let grpcPort: number;
   let opsPort: number;
   let seeded: boolean;
@@ -144,7 +149,7 @@ export async function runUp(context: CliContext): Promise<void> {
     }
   }
   ops.addReadinessCheck('grpc', acceptsConnections(settings.host, grpcPort));
-  onShutdownSignal(logger, stopAll);
+  onShutdownSignal(logger, stopOnSignal);
 
   const rows: [string, string][] = [
     ...parts.flatMap((part) => part.endpoints),
