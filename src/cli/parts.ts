@@ -215,9 +215,20 @@ export async function seedExampleModel(
  */
 export async function openVssAdapters(platform: Platform) {
   const vectorDb = await platform.vectorDb();
-  const production = await platform.productionVectorDb();
+  const production = await openProductionVectorDb(platform);
   const sql = await platform.sqlClient();
   return { vectorDb, vectorDbs: clusterVectorDbs(platform, vectorDb, production), sql };
+}
+
+/**
+ * The production cluster's vector DB, unless it is the embedded default beside an experiment vector
+ * DB server: an embedded database lives inside one process, which a scaled-out deployment (Qdrant,
+ * processes per component) does not have; configure a production server there to promote.
+ */
+export async function openProductionVectorDb(platform: Platform): Promise<VectorDb | undefined> {
+  const { vectorDb, clusters } = platform.settings.vss;
+  if (vectorDb.kind !== 'embedded' && clusters.production.vectorDb.kind === 'embedded') return undefined;
+  return platform.productionVectorDb();
 }
 
 const clusters = new WeakMap<Platform, ClusterVectorDbs>();
@@ -226,11 +237,15 @@ const clusters = new WeakMap<Platform, ClusterVectorDbs>();
  * One routing value per process (vss.md "Concepts": each variant is searched, written and indexed on
  * its cluster's vector DB), shared by serving, the consumers and admin, so they agree on it.
  */
-function clusterVectorDbs(platform: Platform, experiment: VectorDb, production: VectorDb): ClusterVectorDbs {
+function clusterVectorDbs(
+  platform: Platform,
+  experiment: VectorDb,
+  production: VectorDb | undefined,
+): ClusterVectorDbs {
   let routing = clusters.get(platform);
   if (routing === undefined) {
     routing = new ClusterVectorDbs(experiment, {
-      production,
+      ...(production === undefined ? {} : { production }),
       productionCacheKeyPrefix: platform.settings.vss.clusters.production.cacheKeyPrefix,
     });
     clusters.set(platform, routing);

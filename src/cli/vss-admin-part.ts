@@ -12,7 +12,7 @@ import { buildAdminApi } from '../vss/admin/api/index.js';
 import { FileJobRunner, FileJobStateStore, HttpJobRunner, type JobRunner } from '../vss/admin/jobs/index.js';
 import { startAdminEngine } from '../vss/admin/operations/index.js';
 import { openVssStore } from '../vss/store/index.js';
-import { type ListeningPart, openVssAdapters } from './parts.js';
+import { type ListeningPart, openProductionVectorDb, openVssAdapters } from './parts.js';
 
 function jobRunnerOf(platform: Platform, queue: Awaited<ReturnType<Platform['queue']>>): JobRunner {
   const { settings, logger } = platform;
@@ -32,7 +32,7 @@ export async function startVssAdminPart(
   const { settings, logger, metrics } = platform;
   // The vector databases first: a lock names the way out when another process owns one.
   const { vectorDb, sql } = await openVssAdapters(platform);
-  const productionVectorDb = await platform.productionVectorDb();
+  const productionVectorDb = await openProductionVectorDb(platform);
   const queue = await platform.queue();
   const store = await openVssStore(sql);
   const jobRunner = jobRunnerOf(platform, queue);
@@ -41,7 +41,7 @@ export async function startVssAdminPart(
     store,
     queue,
     vectorDb,
-    productionVectorDb,
+    ...(productionVectorDb === undefined ? {} : { productionVectorDb }),
     vectorDbType: settings.vss.vectorDb.kind === 'embedded' ? 'EMBEDDED' : 'QDRANT',
     jobRunner,
     embeddingsTopic: settings.vss.consumers.embeddingsTopic,

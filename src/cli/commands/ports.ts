@@ -1,4 +1,5 @@
 import type { Platform } from '../../platform/platform.js';
+import { openProductionVectorDb } from '../parts.js';
 
 /** Where each port's adapter points, in words, for start-up and check output. */
 export function describePorts(platform: Platform): Record<string, string> {
@@ -31,7 +32,7 @@ export function describePorts(platform: Platform): Record<string, string> {
  */
 export async function openAllPorts(platform: Platform): Promise<void> {
   await platform.vectorDb();
-  await platform.productionVectorDb();
+  await openProductionVectorDb(platform);
   await Promise.all([
     platform.configStore(),
     platform.queue(),

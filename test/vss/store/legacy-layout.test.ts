@@ -93,7 +93,10 @@ function legacyLayoutSuite(name: string, open: () => Promise<SqlClient>, skip: s
         [key(1), key(2), key(3)],
       );
 
-      assert.deepEqual(await migrateVssStore(sql), { applied: [6, 7], current: vssMigrations.length });
+      assert.deepEqual(await migrateVssStore(sql), {
+        applied: vssMigrations.filter((m) => m.version > 5).map((m) => m.version),
+        current: vssMigrations.length,
+      });
       const store = await openVssStore(sql);
       const types = await sql.query<{ type: string }>(
         `SELECT DISTINCT format_type(atttypid, atttypmod) AS type FROM pg_attribute
