@@ -105,7 +105,7 @@ export class LoadedModel {
     const feeds: Record<string, ort.Tensor> = {};
     for (const [name, value] of inputs) {
       const spec = this.inputByName.get(name)!;
-      feeds[name] = new ort.Tensor(spec.type.ort, value.data, value.shape);
+      feeds[name] = halfFloatCodes(new ort.Tensor(spec.type.ort, value.data, value.shape));
     }
     const fetches = outputs.length > 0 ? outputs : this.outputs.map((spec) => spec.name);
     const done = this.hold();
@@ -115,7 +115,7 @@ export class LoadedModel {
       const values = new Map<string, TensorValue>();
       for (const name of fetches) {
         const tensor = result[name]!;
-        values.set(name, { data: tensor.data as TensorData, shape: tensor.dims });
+        values.set(name, { data: uint16Codes(tensor.data) as TensorData, shape: tensor.dims });
       }
       return values;
     } catch (err) {
@@ -151,4 +151,24 @@ export class LoadedModel {
     this.retired = true;
     if (this.inflight === 0) await this.session.release();
   }
+}
+
+/**
+ * Node 24 has Float16Array: onnxruntime-node 1.30 then turns FP16 tensors into one, and its binding
+ * reads no bytes from it. FP16 stays uint16 codes on both sides, as the KServe wire carries them.
+ */
+function halfFloatCodes(tensor: ort.Tensor): ort.Tensor {
+  const data = (tensor as unknown as { cpuData?: unknown }).cpuData;
+  if (tensor.type === 'float16' && !(data instanceof Uint16Array) && ArrayBuffer.isView(data)) {
+    (tensor as unknown as { cpuData: Uint16Array }).cpuData = uint16Codes(data) as Uint16Array;
+  }
+  return tensor;
+}
+
+/** A Float16Array's codes as a Uint16Array over the same bytes; anything else as it is. */
+function uint16Codes(data: unknown): unknown {
+  const Float16 = (globalThis as { Float16Array?: new () => Uint16Array }).Float16Array;
+  if (Float16 === undefined || !(data instanceof Float16)) return data;
+  const view = data as unknown as { buffer: ArrayBuffer; byteOffset: number; length: number };
+  return new Uint16Array(view.buffer, view.byteOffset, view.length);
 }
