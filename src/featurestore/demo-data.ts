@@ -105,7 +105,10 @@ export function generateDemoData(options: DemoDataOptions = {}): DemoData {
   const users = wholeNumber(options.users ?? 100, 'users');
   const catalogs = wholeNumber(options.catalogs ?? 1000, 'catalogs');
   const categories = wholeNumber(options.categories ?? 20, 'categories');
-  const perUser = Math.min(wholeNumber(options.categoriesPerUser ?? categories, 'categoriesPerUser'), categories);
+  const perUser = Math.min(
+    wholeNumber(options.categoriesPerUser ?? categories, 'categoriesPerUser'),
+    categories,
+  );
   // One stream per entity: seed × a distinct odd constant.
   const stream = (salt: number) => seededRandom(Math.imul(seed ^ salt, 0x2c1b3c6d) ^ salt);
 

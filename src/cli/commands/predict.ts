@@ -152,32 +152,36 @@ function show(result: PredictResult, kind: string, json: boolean): void {
   if (failed > 0) console.log(`${failed} of ${rows.length} rows have errors (their values are defaults)`);
 }
 
+function parsePredictArgs(args: string[]) {
+  return parseArgs({
+    args,
+    options: {
+      'model-config': { type: 'string' },
+      kind: { type: 'string' },
+      context: { type: 'string', multiple: true },
+      target: { type: 'string', multiple: true },
+      targets: { type: 'string' },
+      pairs: { type: 'string' },
+      slates: { type: 'string' },
+      schema: { type: 'string', multiple: true },
+      'deadline-ms': { type: 'string' },
+      address: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+}
+
 export async function runPredict(context: CliContext): Promise<void> {
   let input: Parameters<OrchestratorClient['pointWise']>[0] & {
     pairs?: { first: number; second: number }[];
     slates?: { targets: number[] }[];
   };
   let kind: string;
-  let values;
+  let values: ReturnType<typeof parsePredictArgs>['values'];
   try {
-    values = parseArgs({
-      args: context.argv,
-      options: {
-        'model-config': { type: 'string' },
-        kind: { type: 'string' },
-        context: { type: 'string', multiple: true },
-        target: { type: 'string', multiple: true },
-        targets: { type: 'string' },
-        pairs: { type: 'string' },
-        slates: { type: 'string' },
-        schema: { type: 'string', multiple: true },
-        'deadline-ms': { type: 'string' },
-        address: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }).values;
+    values = parsePredictArgs(context.argv).values;
     if (values.help) {
       console.log(predictUsage);
       return;
