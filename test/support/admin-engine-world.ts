@@ -26,6 +26,7 @@ import {
   type VssConsumers,
 } from '../../src/vss/consumers/index.js';
 import { type JobFrequency, type Operation, openVssStore, type VssStore } from '../../src/vss/store/index.js';
+import { vectorOf as seededVector } from '../vss/consumers/ingestion-world.js';
 import { eventually } from './servers.js';
 
 export const DIMENSION = 16;
@@ -203,19 +204,9 @@ export async function registerVariant(
   });
 }
 
-/** Deterministic vectors (xorshift32). */
+/** Deterministic vectors of this world's dimension (the consumers' tests' generator). */
 export function vectorOf(seed: number, dimension = DIMENSION): number[] {
-  let state = (seed * 2654435761) >>> 0 || 1;
-  const out: number[] = [];
-  for (let i = 0; i < dimension; i++) {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    out.push(Math.fround(state / 2 ** 32 - 0.5));
-  }
-  return out;
+  return seededVector(seed, dimension);
 }
 
 /**
