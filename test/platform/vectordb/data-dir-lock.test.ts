@@ -41,6 +41,12 @@ async function holder(
   return { child, line: output.split('\n')[0]! };
 }
 
+/** Resolves once the child has exited, also when it already had (its 'exit' event is gone then). */
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
 describe('embedded vector db: one owner per data directory', () => {
   test('a second process is refused at once, naming the owner and what to do instead', async (t) => {
     const dir = join(tempDir(t), 'db');
@@ -51,7 +57,7 @@ describe('embedded vector db: one owner per data directory', () => {
     assert.match(second.line, new RegExp(`is in use by process ${process.pid}[ ;(]`));
     assert.match(second.line, /lattice vss/);
     assert.match(second.line, /Qdrant/);
-    await new Promise((resolve) => second.child.once('exit', resolve));
+    await exited(second.child);
     assert.equal(second.child.exitCode, 1);
   });
 
@@ -67,7 +73,7 @@ describe('embedded vector db: one owner per data directory', () => {
       new RegExp(`in use by process ${pid}\\b.*lattice vss`),
     );
     first.child.stdin!.end();
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await exited(first.child);
     const db = await EmbeddedVectorDb.open({ dir });
     await db.close();
   });
@@ -77,7 +83,7 @@ describe('embedded vector db: one owner per data directory', () => {
     const first = await holder(t, dir);
     assert.match(first.line, /^ready \d+$/);
     first.child.kill('SIGKILL');
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await exited(first.child);
     assert.equal(
       JSON.parse(readFileSync(`${dir}.lock`, 'utf8')).pid,
       first.child.pid,
