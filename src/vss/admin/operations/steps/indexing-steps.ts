@@ -98,12 +98,20 @@ export function flipStep(name: string, next: string | undefined, progress: numbe
  * reachable vector DB first (idempotent), then in one transaction with the operation's success the
  * version becomes DROPPED and its embedding rows and ingestion ledger are deleted.
  */
+/** How long a version no variant reads any more is kept before it is dropped, ms. */
+export const RETIRED_GRACE_MS = 5_000;
+
 export function dropRetiredStep(name: string): StepDefinition {
   return {
     name,
     async run(ctx) {
       const { services, operation } = ctx;
       const retired = (await services.store.versions.list(operation)).filter((v) => v.status === 'RETIRED');
+      // Page walks started on a version just before its flip still read it: keep it a little longer.
+      const now = Date.now();
+      if (retired.some((v) => v.retiredAt !== null && now - v.retiredAt.getTime() < RETIRED_GRACE_MS)) {
+        return ctx.wait();
+      }
       for (const version of retired) {
         for (const type of services.vectorDbs.types()) {
           await ctx.heartbeat();
