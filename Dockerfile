@@ -1,0 +1,58 @@
+# syntax=docker/dockerfile:1
+# Lattice: one image for every component; the arguments choose which one runs:
+#   docker run lattice:0.1.0                       `lattice up`: every part in one process, embedded
+#   docker run lattice:0.1.0 orchestrator          one component, on the adapters LATTICE_* select
+#   docker run lattice:0.1.0 vss serving           (deploy/kubernetes/ and deploy/compose.yaml wire them)
+# Build from the repository root: docker build -t lattice:0.1.0 .
+
+# Build: install from the lockfile (dev dependencies too: buf, ts-proto and tsc generate and compile),
+# compile dist/, pack the package, then drop the dev dependencies.
+FROM node:20-bookworm AS build
+WORKDIR /build
+# onnxruntime-node's install step would download CUDA libraries (the CPU build ships in the package;
+# .npmrc says the same). hnswlib-node compiles with node-gyp (python3, make and g++ are in this image)
+# against this Node's own headers instead of downloading them.
+ENV ONNXRUNTIME_NODE_INSTALL=skip \
+    npm_config_nodedir=/usr/local
+# `npm ci` runs the prepare script, which generates src/gen from proto/ with buf.
+COPY package.json package-lock.json .npmrc buf.yaml buf.gen.yaml ./
+COPY scripts/gen-proto.mjs scripts/build.mjs ./scripts/
+COPY proto ./proto
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY src ./src
+COPY examples ./examples
+# The image holds exactly what `npm pack` publishes (package.json "files"), with the lockfile's
+# production dependencies (and the native addons built above) beside it.
+RUN npm run build \
+ && npm pack --ignore-scripts --pack-destination /tmp \
+ && mkdir /opt/lattice \
+ && tar -xzf /tmp/lattice-*.tgz -C /opt/lattice --strip-components=1 \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && cp -a node_modules /opt/lattice/node_modules
+COPY deploy/docker/healthcheck.mjs /opt/lattice/healthcheck.mjs
+
+# Runtime: Node and the compiled package only (no compiler, no TypeScript loader), as a non-root user.
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    LATTICE_HOST=0.0.0.0 \
+    LATTICE_DATA_DIR=/var/lib/lattice
+# A numeric user, so Kubernetes' runAsNonRoot can check it without a runAsUser of its own.
+RUN groupadd --system --gid 10001 lattice \
+ && useradd --system --uid 10001 --gid lattice --home-dir /var/lib/lattice --shell /usr/sbin/nologin lattice \
+ && mkdir -p /var/lib/lattice \
+ && chown lattice:lattice /var/lib/lattice
+COPY --from=build /opt/lattice /opt/lattice
+WORKDIR /var/lib/lattice
+USER 10001:10001
+# gRPC: platform health (lattice up), orchestrator, feature store, compute, vss serving, model server;
+# HTTP: vss admin, ops
+# (/healthz /readyz /metrics). Each component listens on its own subset (see deploy/README.md).
+EXPOSE 50050 50051 50052 50053 50055 8001 8090 9464
+# /readyz of the ops server; featurestore and modelserver have none: give them
+# `node /opt/lattice/healthcheck.mjs --grpc PORT` (deploy/compose.yaml does).
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "/opt/lattice/healthcheck.mjs"]
+ENTRYPOINT ["node", "/opt/lattice/bin/lattice.js"]
+CMD ["up"]
