@@ -59,13 +59,15 @@ export interface VectorTransport {
 }
 
 /**
- * PostgreSQL's driver sends a Uint8Array as a binary parameter and reads bytea with Buffer. PGlite's
- * turns bytea into hex text and back one byte at a time in JavaScript; base64 made (or read) by
- * Buffer and decoded (or encoded) by the database is a few times cheaper there (hex is 15% dearer:
- * more text), but on PostgreSQL slower than binary (measured with bench/vss-ingest/store-floor.ts).
+ * PostgreSQL's driver sends a Uint8Array as a binary parameter and reads bytea with Buffer; so does
+ * the PGlite adapter for parameters (pglite-sql-client.ts). PGlite reads bytea as hex text, parsed
+ * one byte at a time in JavaScript; base64 encoded by the database and read by Buffer is a few times
+ * cheaper there (hex is 15% dearer: more text), but on PostgreSQL slower than binary (measured with
+ * bench/vss-ingest/store-floor.ts). Base64 text for the parameter too cost PGlite's protocol writer
+ * two passes over the text in JavaScript (bench/RESULTS.md, "vss-ingest").
  */
 export function vectorTransport(kind: SqlClientKind): VectorTransport {
-  return kind === 'pglite' ? BASE64_TEXT : BINARY;
+  return kind === 'pglite' ? BINARY_IN_BASE64_OUT : BINARY;
 }
 
 const BINARY: VectorTransport = {
@@ -75,9 +77,9 @@ const BINARY: VectorTransport = {
   bytes: (value) => (value ?? null) as Uint8Array | null,
 };
 
-const BASE64_TEXT: VectorTransport = {
-  expression: (param) => `decode(${param}::text, 'base64')`,
-  value: (vectors) => vectors.toString('base64'),
+const BINARY_IN_BASE64_OUT: VectorTransport = {
+  expression: (param) => `${param}::bytea`,
+  value: (vectors) => vectors,
   read: (column) => `encode(${column}, 'base64')`,
   // The database breaks base64 into lines: Buffer skips the line breaks.
   bytes: (value) => (value === null || value === undefined ? null : Buffer.from(value as string, 'base64')),

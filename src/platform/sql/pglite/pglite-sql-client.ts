@@ -16,7 +16,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
+import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 import { type DirLock, lockDirectory } from '../../dir-lock.js';
 import { LatticeError } from '../../errors.js';
 import {
@@ -40,6 +40,22 @@ export interface PgliteSqlClientOptions {
 /** What both a PGlite instance and its transactions offer. */
 type PgliteQueryable = Pick<Transaction, 'query' | 'exec'>;
 
+const BYTEA = 17;
+
+/**
+ * Bytes go to the database as they are, in binary format: PGlite sends a parameter its serializer
+ * returns as a typed array that way, while bytea's own serializer spells it in hex text one byte at a
+ * time in JavaScript (and its protocol writer walks every text parameter twice more). Typed as a
+ * string-returning serializer, which is all PGlite's types admit.
+ */
+const QUERY_OPTIONS: QueryOptions = {
+  serializers: {
+    [BYTEA]: ((value: unknown) => (value instanceof Uint8Array ? value : String(value))) as (
+      value: unknown,
+    ) => string,
+  },
+};
+
 async function run<Row>(
   db: PgliteQueryable,
   text: string,
@@ -51,7 +67,7 @@ async function run<Row>(
     const result: Results<Row> | undefined =
       params === undefined || params.length === 0
         ? ((await db.exec(text)).at(-1) as Results<Row> | undefined)
-        : await db.query<Row>(text, toDriverParams(params));
+        : await db.query<Row>(text, toDriverParams(params), QUERY_OPTIONS);
     if (result === undefined) return { rows: [], rowCount: 0 };
     return { rows: result.rows, rowCount: result.rowCount ?? 0 };
   } catch (err) {
