@@ -113,6 +113,21 @@ describe('lattice up', () => {
     assert.equal(rows.length, 10, outputs[3]);
     for (const row of rows) assert.match(row, /\sshoes\s/);
 
+    // `lattice models` reads the config store beside the running stack (the file store takes no lock).
+    const models = spawnSync(process.execPath, [bin, 'models', '--json'], {
+      env: { ...process.env, LATTICE_DATA_DIR: dataDir, LATTICE_LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(models.status, 0, models.stderr);
+    assert.deepEqual(
+      (JSON.parse(models.stdout) as { model_config_id: string; valid: boolean }[]).map((m) => [
+        m.model_config_id,
+        m.valid,
+      ]),
+      [['catalog_ranker', true]],
+    );
+
     // The seeded example answers a real request through the feature store, model server and compute server.
     const client = new OrchestratorClient(orchestratorAddress);
     try {
@@ -247,6 +262,6 @@ describe('lattice up', () => {
     const { child, output, exited } = startLattice(['frobnicate'], {});
     children.push(child);
     assert.equal(await exited, 2);
-    assert.match(output.stderr, /unknown command "frobnicate"/);
+    assert.match(output.stderr, /unknown command 'frobnicate'[\s\S]*Usage: lattice <command>/);
   });
 });

@@ -9,8 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { runVss } from '../../src/cli/commands/vss.js';
-import { isLatticeError } from '../../src/platform/errors.js';
+import { runCaptured } from '../support/cli-capture.js';
 import { type LatticeVssProcess, runLattice, startLatticeVss } from '../support/lattice-vss-process.js';
 
 /** What /metrics of a process running the vss consumers shows from the start (issue 14, item 7). */
@@ -112,24 +111,33 @@ describe('lattice vss', () => {
     assert.equal(await consumers.stop(), 0, consumers.output());
   });
 
-  test('rejects arguments that do not belong to the command with INVALID_ARGUMENT', async () => {
+  test('rejects arguments that do not belong to the command: exit 2 with the usage, nothing started', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [['consumers', '--port', '1'], /the consumers serve no port/],
-      [['consumers', '--metrics-port', 'x'], /--metrics-port must be a port number/],
-      [['--topic', 'x'], /belong to "vss replay"/],
-      [['serving', 'extra'], /unexpected argument "extra"/],
-      [['frobnicate'], /unknown vss subcommand "frobnicate"/],
-      [['replay', '--metrics-port', '1'], /--metrics-port and --partitions to them/],
-      [['serving', '--partitions', '0-3'], /--partitions belongs to "vss consumers" and "vss"/],
-      [['consumers', '--partitions', '3-1'], /--partitions must be partition numbers and ranges/],
-      [['--partitions', 'all'], /--partitions must be partition numbers and ranges/],
+      [['consumers', '--port', '1'], /unknown option '--port'/],
+      [
+        ['consumers', '--metrics-port', 'x'],
+        /'--metrics-port <N>' argument 'x' is invalid. It must be a port number/,
+      ],
+      [['--topic', 'x'], /unknown option '--topic'/],
+      [['serving', 'extra'], /too many arguments for 'serving'/],
+      [
+        ['frobnicate'],
+        /unknown command 'frobnicate' \(the commands of 'vss': serving, consumers, admin, replay,/,
+      ],
+      [['replay', '--metrics-port', '1'], /unknown option '--metrics-port'/],
+      [['serving', '--partitions', '0-3'], /unknown option '--partitions'/],
+      [
+        ['consumers', '--partitions', '3-1'],
+        /argument '3-1' is invalid. It must be partition numbers and ranges/,
+      ],
+      [['--partitions', 'all'], /argument 'all' is invalid. It must be partition numbers and ranges/],
     ];
     for (const [argv, message] of cases) {
-      await assert.rejects(runVss({ args: [], argv, settingsFile: undefined }), (err) => {
-        assert.ok(isLatticeError(err, 'INVALID_ARGUMENT'), String(err));
-        assert.match(err.message, message);
-        return true;
-      });
+      const result = await runCaptured(['vss', ...argv]);
+      assert.equal(result.exitCode, 2, argv.join(' '));
+      assert.match(result.err, message);
+      assert.match(result.err, /\n\nUsage: lattice vss/);
+      assert.equal(result.out, '');
     }
   });
 });

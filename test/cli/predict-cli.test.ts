@@ -8,12 +8,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parseTarget, runPredict } from '../../src/cli/commands/predict.js';
+import { parseTarget } from '../../src/cli/commands/predict.js';
 import { isLatticeError } from '../../src/platform/errors.js';
 import { runCaptured } from '../support/cli-capture.js';
 import { type Stack, startStack } from '../support/stack.js';
 
-const run = (argv: string[]) => runCaptured(runPredict, argv);
+const run = (argv: string[]) => runCaptured(['predict', ...argv]);
 
 describe('lattice predict', () => {
   let stack: Stack;

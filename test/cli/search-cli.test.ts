@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { parseFilter, runSearch } from '../../src/cli/commands/search.js';
+import { parseFilter } from '../../src/cli/commands/search.js';
 import { isLatticeError } from '../../src/platform/errors.js';
 import { runCaptured } from '../support/cli-capture.js';
 import { openWorld, type World } from '../vss/serving/harness.js';
 
-const run = (argv: string[]) => runCaptured(runSearch, argv);
+const run = (argv: string[]) => runCaptured(['search', ...argv]);
 
 describe('lattice search', () => {
   let world: World;

@@ -110,7 +110,7 @@ describe('lattice featurestore', () => {
     assert.match(stderr, /users_.*\.csv: 52 rows in [\d.]+ s \([\d,]+ rows\/s\), 2 bad/);
   });
 
-  test('load aborts past --max-bad-rows; usage errors exit 1 with a message', async () => {
+  test('load aborts past --max-bad-rows (exit 1); usage errors exit 2 with a message', async () => {
     const csv = usersCsv(['u51,x,IN,"1,2,3,4,5,6,7,8"']);
     const aborted = await run([
       'featurestore',
@@ -133,11 +133,14 @@ describe('lattice featurestore', () => {
     );
 
     const missing = await run(['featurestore', 'load', '--entity', 'user', csv]);
-    assert.equal(missing.code, 1);
-    assert.match(missing.stderr, /--registry FILE is required/);
+    assert.equal(missing.code, 2);
+    assert.match(
+      missing.stderr,
+      /required option '--registry <FILE>' not specified[\s\S]*Usage: lattice featurestore load/,
+    );
     const unknownOption = await run(['featurestore', 'serve', '--colour', 'red']);
-    assert.equal(unknownOption.code, 1);
-    assert.match(unknownOption.stderr, /Unknown option '--colour'/);
+    assert.equal(unknownOption.code, 2);
+    assert.match(unknownOption.stderr, /unknown option '--colour'/);
   });
 
   test('serve --load on the memory store answers over gRPC and stops on SIGTERM', async () => {

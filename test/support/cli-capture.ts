@@ -1,25 +1,40 @@
 /**
- * Runs a CLI command function in this process with console output captured and process.exitCode
- * read and reset, as `lattice <command>` would print and exit.
+ * Runs a `lattice` command line in this process, as `node bin/lattice.js` would (the same program,
+ * parser and exit statuses), with console output and the CLI's own streams captured. A failure of
+ * the command itself rejects with its error, which `lattice` would print with exit status 1.
  */
-import type { CliContext } from '../../src/cli/main.js';
+import { format } from 'node:util';
+import type { CliIo } from '../../src/cli/command-kit.js';
+import { runLattice } from '../../src/cli/program.js';
 
-export async function runCaptured(
-  command: (context: CliContext) => Promise<void>,
-  argv: string[],
-): Promise<{ out: string; err: string; exitCode: number }> {
-  const out: string[] = [];
-  const err: string[] = [];
+export async function runCaptured(argv: string[]): Promise<{ out: string; err: string; exitCode: number }> {
+  let out = '';
+  let err = '';
+  const io: CliIo = {
+    stdout: {
+      write: (text: string) => {
+        out += text;
+      },
+    },
+    stderr: {
+      write: (text: string) => {
+        err += text;
+      },
+    },
+    onInterrupt: () => () => {},
+  };
   const [log, error] = [console.log, console.error];
-  console.log = (line: string) => out.push(line);
-  console.error = (line: string) => err.push(line);
-  process.exitCode = 0;
+  console.log = (...args: unknown[]) => {
+    out += `${format(...args)}\n`;
+  };
+  console.error = (...args: unknown[]) => {
+    err += `${format(...args)}\n`;
+  };
+  let exitCode: number;
   try {
-    await command({ args: [], argv, settingsFile: undefined });
+    exitCode = await runLattice(argv, io);
   } finally {
     [console.log, console.error] = [log, error];
   }
-  const exitCode = Number(process.exitCode ?? 0);
-  process.exitCode = 0;
-  return { out: out.join('\n'), err: err.join('\n'), exitCode };
+  return { out: out.replace(/\n$/, ''), err: err.replace(/\n$/, ''), exitCode };
 }

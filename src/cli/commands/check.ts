@@ -2,14 +2,14 @@ import { describeError } from '../../platform/errors.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
-import type { CliContext } from '../main.js';
+import type { Invocation } from '../command-kit.js';
 import { describePorts } from './ports.js';
 
 /**
  * Opens each configured port's adapter (the vector database included), runs its readiness check, and prints one line per port.
- * Exits non-zero when any fails: a quick way to verify settings before starting a service.
+ * Exit status 1 when any fails: a quick way to verify settings before starting a service.
  */
-export async function runCheck(context: CliContext): Promise<void> {
+export async function runCheck({ context }: Invocation<object>): Promise<number> {
   const settings = loadSettings({ file: context.settingsFile });
   const platform = new Platform(settings, { logger: createLogger('lattice', { level: 'silent' }) });
   const where = describePorts(platform);
@@ -35,5 +35,5 @@ export async function runCheck(context: CliContext): Promise<void> {
     }
   }
   await platform.close();
-  if (failed > 0) process.exitCode = 1;
+  return failed > 0 ? 1 : 0;
 }

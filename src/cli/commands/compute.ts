@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import type { CompiledExpression } from '../../compute/index.js';
 import {
   compileExpressionDocument,
@@ -14,84 +13,13 @@ import { Metrics } from '../../platform/metrics/index.js';
 import { Platform } from '../../platform/platform.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
-import type { CliContext } from '../main.js';
+import { type Invocation, UsageError } from '../command-kit.js';
+import type { ComputePutOptions, ComputeServeOptions } from './compute.command.js';
 import { describePorts } from './ports.js';
 
-/** Port of `lattice compute` when `--port` is not given; the platform gRPC server has 50050. */
-export const DEFAULT_COMPUTE_PORT = 50053;
-
-const usage = `Usage:
-  lattice compute [--port N] [--metrics-port N]
-      serve numerix.Numerix/Compute (default port ${DEFAULT_COMPUTE_PORT}) over the expressions stored
-      under ${EXPRESSIONS_PREFIX}<compute_id> in the configured config store, reloading them live;
-      --metrics-port also serves /healthz /readyz /metrics over HTTP
-  lattice compute put <compute_id> "<expression>" [--data-type fp32|fp64]
-      check an RPN expression (e.g. "a b +") and store it for <compute_id>`;
-
-interface ComputeArgs {
-  positionals: string[];
-  port: string | undefined;
-  metricsPort: string | undefined;
-  dataType: string | undefined;
-}
-
-/** Reads this command's own options, strictly, from the arguments after the command name. */
-function parseComputeArgs(context: CliContext): ComputeArgs {
-  const parse = (args: string[]) =>
-    parseArgs({
-      args,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        port: { type: 'string' },
-        'metrics-port': { type: 'string' },
-        'data-type': { type: 'string' },
-      },
-      allowPositionals: true,
-      strict: true,
-    });
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(context.argv);
-  } catch (err) {
-    throw invalidArgument(`${describeError(err)}\n\n${usage}`);
-  }
-  return {
-    positionals: parsed.positionals,
-    port: parsed.values.port,
-    metricsPort: parsed.values['metrics-port'],
-    dataType: parsed.values['data-type'],
-  };
-}
-
-function parsePort(text: string, option: string): number {
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65535) {
-    throw invalidArgument(`${option} must be a port number from 0 to 65535, got ${JSON.stringify(text)}`);
-  }
-  return port;
-}
-
-/** `lattice compute` (serve) and `lattice compute put` (store an expression). */
-export async function runCompute(context: CliContext): Promise<void> {
-  const args = parseComputeArgs(context);
-  const [subcommand, ...rest] = args.positionals;
-  if (subcommand === undefined) return serve(context, args);
-  if (subcommand === 'put') {
-    if (args.port !== undefined || args.metricsPort !== undefined) {
-      throw invalidArgument(
-        `--port and --metrics-port belong to "compute" (serve), not "compute put"\n\n${usage}`,
-      );
-    }
-    return put(context, rest, args.dataType);
-  }
-  throw invalidArgument(`unknown compute subcommand "${subcommand}"\n\n${usage}`);
-}
-
-async function serve(context: CliContext, args: ComputeArgs): Promise<void> {
-  if (args.dataType !== undefined) throw invalidArgument(`--data-type belongs to "compute put"\n\n${usage}`);
-  const port = args.port === undefined ? DEFAULT_COMPUTE_PORT : parsePort(args.port, '--port');
-  const metricsPort =
-    args.metricsPort === undefined ? undefined : parsePort(args.metricsPort, '--metrics-port');
+/** `lattice compute`: the numerix server over the stored expressions. */
+export async function runComputeServe({ options, context }: Invocation<ComputeServeOptions>): Promise<void> {
+  const { port, metricsPort } = options;
   const settings = loadSettings({ file: context.settingsFile });
   serveTlsByDefault(tlsOf(settings).server);
   const platform = new Platform(settings);
@@ -155,13 +83,17 @@ async function serve(context: CliContext, args: ComputeArgs): Promise<void> {
   });
 }
 
-async function put(context: CliContext, rest: string[], dataType: string | undefined): Promise<void> {
-  const [computeId, ...tokens] = rest;
+/** `lattice compute put <compute_id> <expression...>`: checks the expression, then stores it. */
+export async function runComputePut({
+  options,
+  args,
+  context,
+}: Invocation<ComputePutOptions>): Promise<void> {
+  const computeId = args[0] as string;
+  const dataType = options.dataType;
   // Accept the expression quoted as one argument or as separate tokens.
-  const expression = tokens.join(' ').trim();
-  if (computeId === undefined || expression === '') {
-    throw invalidArgument(`compute put needs a compute_id and an expression\n\n${usage}`);
-  }
+  const expression = (args[1] as string[]).join(' ').trim();
+  if (expression === '') throw new UsageError('compute put needs an expression, e.g. "a b +"');
   const key = expressionKey(computeId);
   const document: ExpressionDocument =
     dataType === undefined ? { expression } : { expression, data_type: dataType };

@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import type { OrchestratorLog } from '../../gen/orchestrator/v1/log.js';
 import {
   arrowToParquet,
@@ -17,21 +16,8 @@ import { createLogger } from '../../platform/logging/index.js';
 import { Platform } from '../../platform/platform.js';
 import { TopicNotFoundError } from '../../platform/queue/index.js';
 import { loadSettings } from '../../platform/settings/index.js';
-import type { CliContext } from '../main.js';
-
-export const logsUsage = `Usage: lattice logs decode (--file FILE | --from-queue TOPIC [--group G] [--max N] [--idle-ms MS])
-                          [--format jsonl|parquet] [--out FILE]
-
-Reads inference log records (orchestrator.v1.OrchestratorLog) and writes their rows as a table:
-  --file FILE         a log file of length-delimited records (the logger's file sink, writeLogFile)
-  --from-queue TOPIC  records from a queue topic (the queue of the settings), as consumer group G
-                      (default lattice-logs-decode; the group's position advances as it reads)
-  --max N             stop after N records (queue only; default: until the topic is idle)
-  --idle-ms MS        stop once no record arrived for MS milliseconds (queue only; default 2000)
-  --format            jsonl (default): one JSON object per logged row (tracking_id, model_config_id,
-                      config_version, user_id, created_at_ms, rows, batch_index, entity_id, features,
-                      defaulted); parquet: one Parquet file with a column per logged column
-  --out FILE          where to write (default stdout for jsonl; required for parquet)`;
+import { type CliContext, type Invocation, UsageError } from '../command-kit.js';
+import type { LogsDecodeOptions } from './logs.command.js';
 
 interface DecodeOptions {
   file: string | undefined;
@@ -43,75 +29,34 @@ interface DecodeOptions {
   out: string | undefined;
 }
 
-function positiveInteger(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw invalidArgument(`--${name} must be a whole number > 0, got "${value}"`);
-  return n;
-}
-
-function parseDecodeOptions(args: string[]): DecodeOptions {
-  let parsed: ReturnType<typeof parseDecodeArgs>;
-  try {
-    parsed = parseDecodeArgs(args);
-  } catch (err) {
-    throw invalidArgument(`${describeError(err)}\n\n${logsUsage}`);
+function decodeOptions(values: LogsDecodeOptions): DecodeOptions {
+  if ((values.file === undefined) === (values.fromQueue === undefined)) {
+    throw new UsageError('give exactly one of --file and --from-queue');
   }
-  const { values } = parsed;
-  const file = values.file;
-  const topic = values['from-queue'];
-  if ((file === undefined) === (topic === undefined)) {
-    throw invalidArgument(`give exactly one of --file and --from-queue\n\n${logsUsage}`);
+  if (values.format === 'parquet' && values.out === undefined) {
+    throw new UsageError('--format parquet needs --out FILE');
   }
-  const format = values.format ?? 'jsonl';
-  if (format !== 'jsonl' && format !== 'parquet') {
-    throw invalidArgument(`--format must be jsonl or parquet, got "${format}"`);
-  }
-  if (format === 'parquet' && values.out === undefined)
-    throw invalidArgument('--format parquet needs --out FILE');
   return {
-    file,
-    topic,
-    group: values.group ?? 'lattice-logs-decode',
-    max: positiveInteger(values.max, 'max', Number.POSITIVE_INFINITY),
-    idleMs: positiveInteger(values['idle-ms'], 'idle-ms', 2000),
-    format,
+    file: values.file,
+    topic: values.fromQueue,
+    group: values.group,
+    max: values.max ?? Number.POSITIVE_INFINITY,
+    idleMs: values.idleMs,
+    format: values.format,
     out: values.out,
   };
 }
 
-function parseDecodeArgs(args: string[]) {
-  return parseArgs({
-    args,
-    options: {
-      file: { type: 'string' },
-      'from-queue': { type: 'string' },
-      group: { type: 'string' },
-      max: { type: 'string' },
-      'idle-ms': { type: 'string' },
-      format: { type: 'string' },
-      out: { type: 'string' },
-    },
-    allowPositionals: false,
-    strict: true,
-  });
-}
-
-/** `lattice logs <subcommand>`: today only `decode`. */
-export async function runLogs(context: CliContext): Promise<void> {
-  const [sub, ...args] = context.argv;
-  if (sub !== 'decode') {
-    if (sub === undefined || sub === 'help') {
-      console.log(logsUsage);
-      return;
-    }
-    throw invalidArgument(`unknown logs subcommand "${sub}"\n\n${logsUsage}`);
-  }
-  const options = parseDecodeOptions(args);
+/** `lattice logs decode`; exit status 1 when a queue message was not a log record (it is skipped). */
+export async function runLogsDecode({
+  options: values,
+  context,
+}: Invocation<LogsDecodeOptions>): Promise<number> {
+  const options = decodeOptions(values);
+  let skipped = 0;
   const records = options.file
     ? await readLogFile(options.file)
-    : await readFromQueue(context, options.topic!, options);
+    : await readFromQueue(context, options.topic!, options, () => skipped++);
   const decoded: DecodedLog[] = [];
   for (const [i, record] of records.entries()) {
     try {
@@ -135,6 +80,7 @@ export async function runLogs(context: CliContext): Promise<void> {
   console.error(
     `lattice logs decode: ${decoded.length} records, ${rows} rows${options.out ? ` written to ${options.out}` : ''}`,
   );
+  return skipped > 0 ? 1 : 0;
 }
 
 async function writeJsonLines(decoded: readonly DecodedLog[], out: string | undefined): Promise<void> {
@@ -159,6 +105,7 @@ async function readFromQueue(
   context: CliContext,
   topic: string,
   options: DecodeOptions,
+  onSkipped: () => void,
 ): Promise<OrchestratorLog[]> {
   const settings = loadSettings({ file: context.settingsFile });
   const platform = new Platform(settings, { logger: createLogger('lattice', { level: 'silent' }) });
@@ -172,7 +119,6 @@ async function readFromQueue(
       throw err;
     }
     let taken = 0;
-    let skipped = 0;
     let finish: () => void = () => {};
     const done = new Promise<void>((resolve) => {
       finish = resolve;
@@ -190,7 +136,7 @@ async function readFromQueue(
       try {
         records.push(parseLogRecord(message.payload, `message ${message.sequence}`));
       } catch (err) {
-        skipped++;
+        onSkipped();
         console.error(`lattice logs decode: skipping ${describeError(err)}`);
       }
       await message.ack();
@@ -198,7 +144,6 @@ async function readFromQueue(
     await done;
     clearTimeout(idle);
     await consumer.close();
-    if (skipped > 0) process.exitCode = 1;
   } finally {
     await platform.close();
   }

@@ -5,7 +5,6 @@
  * with each row's error.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { CsvParser } from '../../featurestore/csv-records.js';
 import {
@@ -17,25 +16,8 @@ import {
 import { describeError, type ErrorCode, invalidArgument, LatticeError } from '../../platform/errors.js';
 import { tlsOf } from '../../platform/http/index.js';
 import { loadSettings } from '../../platform/settings/index.js';
-import type { CliContext } from '../main.js';
-
-export const predictUsage = `Usage: lattice predict --model-config ID (--target ID ... | --targets FILE) [options]
-  One Predict call to the orchestrator (<host>:<orchestrator.port>, or --address) and its scores.
-  --model-config ID     the model config to score with (e.g. catalog_ranker)
-  --kind K              point (default), pair or slate
-  --context k=v         a context feature, repeatable (user_id=u1); values are JSON when they parse
-                        (12.5, true, [1,2]), text otherwise
-  --target ID[:k=v;…]   a target id with optional features, repeatable (c1, c2:price=12.5)
-  --targets FILE        targets from a JSON file ([{"id": "c1", "features": {...}}] or ["c1", ...]) or a
-                        CSV file (an "id" column, every other column a feature)
-  --pairs 0-1,1-2       pair-wise: pairs of target indexes
-  --slates 0.1.2,3.4    slate-wise: slates of target indexes
-  --schema name=TYPE    the data type of a feature (FP32, INT64, STRING, FP32_VECTOR, ...), repeatable
-  --deadline-ms N       the call's deadline (default 5000)
-  --address HOST:PORT   the orchestrator (default from the settings)
-  --json                print the decoded answer as JSON
-Exit status: 0 scored (rows may carry errors, shown per row), 1 the call failed or the server is
-down, 2 bad usage.`;
+import { type Invocation, UsageError } from '../command-kit.js';
+import type { PredictOptions } from './predict.command.js';
 
 /** A JSON value when the text is one (numbers, booleans, lists, objects), else the text itself. */
 function plain(text: string): PlainValue {
@@ -152,54 +134,21 @@ function show(result: PredictResult, kind: string, json: boolean): void {
   if (failed > 0) console.log(`${failed} of ${rows.length} rows have errors (their values are defaults)`);
 }
 
-function parsePredictArgs(args: string[]) {
-  return parseArgs({
-    args,
-    options: {
-      'model-config': { type: 'string' },
-      kind: { type: 'string' },
-      context: { type: 'string', multiple: true },
-      target: { type: 'string', multiple: true },
-      targets: { type: 'string' },
-      pairs: { type: 'string' },
-      slates: { type: 'string' },
-      schema: { type: 'string', multiple: true },
-      'deadline-ms': { type: 'string' },
-      address: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  });
-}
+type PredictInput = Parameters<OrchestratorClient['pointWise']>[0] & {
+  pairs?: { first: number; second: number }[];
+  slates?: { targets: number[] }[];
+};
 
-export async function runPredict(context: CliContext): Promise<void> {
-  let input: Parameters<OrchestratorClient['pointWise']>[0] & {
-    pairs?: { first: number; second: number }[];
-    slates?: { targets: number[] }[];
-  };
-  let kind: string;
-  let values: ReturnType<typeof parsePredictArgs>['values'];
+/** The request the options describe; a mistake in them is a UsageError. */
+function predictInput(values: PredictOptions): PredictInput {
   try {
-    values = parsePredictArgs(context.argv).values;
-    if (values.help) {
-      console.log(predictUsage);
-      return;
-    }
-    if (!values['model-config']) throw invalidArgument('--model-config is required', 'model-config');
-    kind = values.kind ?? 'point';
-    if (!['point', 'pair', 'slate'].includes(kind))
-      throw invalidArgument('--kind is point, pair or slate', 'kind');
     const targets = [
       ...(values.target ?? []).map(parseTarget),
       ...(values.targets ? readTargets(values.targets) : []),
     ];
-    if (targets.length === 0) throw invalidArgument('give targets: --target ID or --targets FILE', 'target');
-    const deadlineMs = values['deadline-ms'] === undefined ? 5000 : Number(values['deadline-ms']);
-    if (!(Number.isInteger(deadlineMs) && deadlineMs > 0))
-      throw invalidArgument('--deadline-ms must be a positive integer');
-    input = {
-      modelConfigId: values['model-config'],
+    if (targets.length === 0) throw new UsageError('give targets: --target ID or --targets FILE');
+    const input: PredictInput = {
+      modelConfigId: values.modelConfig,
       context: Object.fromEntries(
         (values.context ?? []).map((c) => {
           const [name, value] = keyValue(c, '--context');
@@ -208,27 +157,33 @@ export async function runPredict(context: CliContext): Promise<void> {
       ),
       targets,
       schema: Object.fromEntries((values.schema ?? []).map((s) => keyValue(s, '--schema'))),
-      deadlineMs,
+      deadlineMs: values.deadlineMs,
     };
-    if (kind === 'pair') {
-      if (!values.pairs) throw invalidArgument('--kind pair needs --pairs (e.g. 0-1,1-2)', 'pairs');
+    if (values.kind === 'pair') {
+      if (!values.pairs) throw new UsageError('--kind pair needs --pairs (e.g. 0-1,1-2)');
       input.pairs = values.pairs.split(',').map((p) => {
         const [first, second] = indexes(p, '-', targets.length, '--pairs');
-        if (second === undefined) throw invalidArgument(`--pairs: ${p} is not a pair like 0-1`, 'pairs');
+        if (second === undefined) throw new UsageError(`--pairs: ${p} is not a pair like 0-1`);
         return { first: first!, second };
       });
     }
-    if (kind === 'slate') {
-      if (!values.slates) throw invalidArgument('--kind slate needs --slates (e.g. 0.1.2,3.4)', 'slates');
+    if (values.kind === 'slate') {
+      if (!values.slates) throw new UsageError('--kind slate needs --slates (e.g. 0.1.2,3.4)');
       input.slates = values.slates
         .split(',')
         .map((s) => ({ targets: indexes(s, '.', targets.length, '--slates') }));
     }
+    return input;
   } catch (err) {
-    console.error(`lattice predict: ${describeError(err)}\n\n${predictUsage}`);
-    process.exitCode = 2;
-    return;
+    // A target file that cannot be read or parsed is the command line's mistake too.
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(describeError(err));
   }
+}
+
+export async function runPredict({ options: values, context }: Invocation<PredictOptions>): Promise<void> {
+  const kind = values.kind;
+  const input = predictInput(values);
   const settings = loadSettings({ file: context.settingsFile });
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const address = values.address ?? `${host}:${settings.orchestrator.port}`;

@@ -3,28 +3,13 @@
  * filters, attributes and pages; a table on a terminal, `--json` for scripts.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { describeError, type ErrorCode, invalidArgument, LatticeError } from '../../platform/errors.js';
 import { tlsOf } from '../../platform/http/index.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { FILTER_OPS, type FilterOpName, type SearchFilter, VssClient } from '../../vss/client.js';
-import type { CliContext } from '../main.js';
-
-export const searchUsage = `Usage: lattice search --entity E --model M [--variant V] (--id ID | --vector V) [options]
-  One page of a vss Search (vss.v1.SimilaritySearch on <host>:<vss.servingPort>, or --target).
-  --id ID               search near this candidate's embedding (it is not returned itself)
-  --vector V            search near this vector: comma-separated numbers, or @file.json (a JSON array);
-                        one that starts with "-" is written --vector=-0.1,…
-  --variant V           the variant to search (default "all")
-  --filter F            an attribute filter, repeatable: field=value (IN), field!=value (NOT_IN),
-                        field:OP:v1,v2 with OP one of ${FILTER_OPS.join(', ')}
-  --attributes A,B      attributes to print with each candidate
-  --page-size N         candidates per page (default 10, at most 1000)
-  --page-token T        the next page of an earlier search (printed after each page)
-  --target HOST:PORT    vss serving (default from the settings)
-  --json                print the page as JSON
-Exit status: 0 found, 1 the server refused or is down, 2 bad usage.`;
+import { type Invocation, UsageError } from '../command-kit.js';
+import type { SearchOptions } from './search.command.js';
 
 /** `brand=a`, `brand!=a`, `price:LT:10`, `price:BETWEEN:1,5`. */
 export function parseFilter(text: string): SearchFilter {
@@ -60,66 +45,29 @@ function parseVector(text: string): number[] {
   });
 }
 
-const USAGE_EXIT = 2;
-
-export async function runSearch(context: CliContext): Promise<void> {
-  let values: ReturnType<typeof parse>['values'];
-  function parse() {
-    return parseArgs({
-      args: context.argv,
-      options: {
-        entity: { type: 'string' },
-        model: { type: 'string' },
-        variant: { type: 'string' },
-        id: { type: 'string' },
-        vector: { type: 'string' },
-        filter: { type: 'string', multiple: true },
-        attributes: { type: 'string' },
-        'page-size': { type: 'string' },
-        'page-token': { type: 'string' },
-        target: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    });
+/** The search the options describe; a mistake in them is a UsageError. */
+function searchInput(values: SearchOptions): Parameters<VssClient['search']>[0] {
+  if ((values.id === undefined) === (values.vector === undefined)) {
+    throw new UsageError('give exactly one of --id and --vector');
   }
   try {
-    values = parse().values;
-    if (values.help) {
-      console.log(searchUsage);
-      return;
-    }
-    if (!values.entity || !values.model) throw invalidArgument('--entity and --model are required');
-    if ((values.id === undefined) === (values.vector === undefined)) {
-      throw invalidArgument('give exactly one of --id and --vector');
-    }
-  } catch (err) {
-    console.error(`lattice search: ${describeError(err)}\n\n${searchUsage}`);
-    process.exitCode = USAGE_EXIT;
-    return;
-  }
-  let input: Parameters<VssClient['search']>[0];
-  try {
-    const pageSize = values['page-size'] === undefined ? undefined : Number(values['page-size']);
-    if (pageSize !== undefined && !(Number.isInteger(pageSize) && pageSize > 0)) {
-      throw invalidArgument('--page-size must be a positive integer', 'page-size');
-    }
-    input = {
+    return {
       entity: values.entity,
       model: values.model,
-      variant: values.variant ?? 'all',
+      variant: values.variant,
       ...(values.id === undefined ? { vector: parseVector(values.vector!) } : { id: values.id }),
       filters: (values.filter ?? []).map(parseFilter),
       attributes: values.attributes?.split(',').filter(Boolean) ?? [],
-      ...(pageSize === undefined ? {} : { pageSize }),
-      ...(values['page-token'] === undefined ? {} : { pageToken: values['page-token'] }),
+      ...(values.pageSize === undefined ? {} : { pageSize: values.pageSize }),
+      ...(values.pageToken === undefined ? {} : { pageToken: values.pageToken }),
     };
   } catch (err) {
-    console.error(`lattice search: ${describeError(err)}\n\n${searchUsage}`);
-    process.exitCode = USAGE_EXIT;
-    return;
+    throw new UsageError(describeError(err));
   }
+}
+
+export async function runSearch({ options: values, context }: Invocation<SearchOptions>): Promise<void> {
+  const input = searchInput(values);
   const settings = loadSettings({ file: context.settingsFile });
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const target = values.target ?? `${host}:${settings.vss.servingPort}`;

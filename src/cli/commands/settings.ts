@@ -1,5 +1,5 @@
 import { type LoadedSettings, loadSettings, settingsEnv } from '../../platform/settings/index.js';
-import type { CliContext } from '../main.js';
+import type { Invocation } from '../command-kit.js';
 
 const hidden = '***';
 
@@ -25,7 +25,7 @@ export function redactSettings(settings: LoadedSettings): unknown {
 }
 
 /** Prints the effective settings as JSON, with secrets redacted, then the variables that set them. */
-export async function runSettings(context: CliContext): Promise<void> {
+export async function runSettings({ context }: Invocation<object>): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
   console.log(JSON.stringify(redactSettings(settings), null, 2));
   console.log('\nEnvironment variables:');

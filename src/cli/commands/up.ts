@@ -1,11 +1,9 @@
-import { parseArgs } from 'node:util';
-import { describeError, invalidArgument } from '../../platform/errors.js';
 import { GrpcServer } from '../../platform/grpc/index.js';
 import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
-import type { CliContext } from '../main.js';
+import type { Invocation } from '../command-kit.js';
 import {
   type RunningPart,
   seedExampleModel,
@@ -22,26 +20,14 @@ import { AdminClient } from '../vss-admin/index.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
 import { onboardVssDemo, VSS_DEMO } from '../vss-demo.js';
 import { openAllPorts } from './ports.js';
-
-const usage = `Usage: lattice up [--seed-demo]
-  Starts every part on the configured adapters (embedded by default). The example model
-  "catalog_ranker" is seeded into an empty file config store; into etcd only with --seed-demo.`;
-
-function parseUpArgs(argv: string[]): { seedDemo: boolean } {
-  try {
-    const { values } = parseArgs({ args: argv, options: { 'seed-demo': { type: 'boolean' } }, strict: true });
-    return { seedDemo: values['seed-demo'] === true };
-  } catch (err) {
-    throw invalidArgument(`${describeError(err)}\n\n${usage}`);
-  }
-}
+import type { UpOptions } from './up.command.js';
 
 /**
  * Starts every part that exists on the configured adapters (embedded by default) and prints where
  * each listens. Parts added by later work register themselves here.
  */
-export async function runUp(context: CliContext): Promise<void> {
-  const flags = parseUpArgs(context.argv);
+export async function runUp({ options, context }: Invocation<UpOptions>): Promise<void> {
+  const flags = { seedDemo: options.seedDemo === true };
   const settings = loadSettings({ file: context.settingsFile });
   // TLS files are checked before anything binds; every server of the process then serves them.
   const tls = tlsOf(settings);

@@ -3,19 +3,9 @@
  * streams, the interrupt and the poll interval are injected so the commands run in-process in tests
  * exactly as they do under `lattice`.
  */
+import type { CliIo } from '../command-kit.js';
 import type { AdminClient } from './admin-client.js';
 import type { OutputStream } from './progress.js';
-
-export interface VssAdminIo {
-  stdout: OutputStream;
-  stderr: OutputStream;
-  /** Subscribes to the user's interrupt (Ctrl-C) while an operation is waited on; returns the unsubscribe. */
-  onInterrupt(handler: () => void): () => void;
-  /** Between polls of `GET /operations/{id}` (default 500 ms). */
-  pollIntervalMs?: number;
-  /** Plain-line progress (not a terminal): the longest silence while progress moves (default 5 s). */
-  plainProgressIntervalMs?: number;
-}
 
 export interface CommandContext {
   client: AdminClient;
@@ -23,7 +13,7 @@ export interface CommandContext {
   positionals: readonly string[];
   /** `--json`: the API's JSON answer on stdout instead of a summary. */
   json: boolean;
-  io: VssAdminIo;
+  io: CliIo;
 }
 
 export const stringFlag = (context: CommandContext, name: string): string | undefined => {

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { UsageError } from './cli-args.js';
+import { UsageError } from '../command-kit.js';
 
 /**
  * How a flag's text becomes a field value. `json`: the API's JSON-holding fields, given as JSON text

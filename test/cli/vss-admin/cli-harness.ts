@@ -1,8 +1,25 @@
 /**
- * Runs `lattice vss <admin subcommand>` in-process with captured stdout and stderr (a terminal or
- * not), a 1 ms poll interval and an interrupt the test can fire.
+ * Runs `lattice vss <admin subcommand>` in-process, through the same command line as the binary,
+ * with captured stdout and stderr (a terminal or not), a 1 ms poll interval and an interrupt the test
+ * can fire. The admin API's URL and key come from a settings file, as a user's would.
  */
-import { runVssAdminCommand, type VssAdminIo } from '../../../src/cli/vss-admin/index.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CliIo } from '../../../src/cli/command-kit.js';
+import { runLattice } from '../../../src/cli/program.js';
+
+const settingsDir = mkdtempSync(join(tmpdir(), 'lattice-vss-admin-cli-'));
+let settingsFiles = 0;
+
+/** A settings file whose host and vss.admin.port make `url`, with `apiKey` as the first API key. */
+function settingsFor(url: string, apiKey: string | undefined): string {
+  const { hostname, port } = new URL(url);
+  const file = join(settingsDir, `settings-${++settingsFiles}.json`);
+  const admin = { port: Number(port), ...(apiKey === undefined ? {} : { apiKeys: [apiKey] }) };
+  writeFileSync(file, JSON.stringify({ host: hostname, vss: { admin } }));
+  return file;
+}
 
 export class CapturedStream {
   text = '';
@@ -51,7 +68,7 @@ export async function runCli(subcommand: string, argv: string[], options: RunOpt
       }
     };
   }
-  const io: VssAdminIo = {
+  const io: CliIo = {
     stdout,
     stderr,
     onInterrupt(handler) {
@@ -65,11 +82,7 @@ export async function runCli(subcommand: string, argv: string[], options: RunOpt
       ? {}
       : { plainProgressIntervalMs: options.plainProgressIntervalMs }),
   };
-  const code = await runVssAdminCommand(
-    subcommand,
-    argv,
-    { adminUrl: options.url, ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }) },
-    io,
-  );
+  const settings = settingsFor(options.url, options.apiKey);
+  const code = await runLattice(['--settings', settings, 'vss', subcommand, ...argv], io);
   return { code, stdout: stdout.text, stderr: stderr.text };
 }

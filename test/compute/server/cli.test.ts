@@ -51,8 +51,11 @@ describe('lattice compute', () => {
       /not stored: compute_id bad: operator \+ at token 2 needs 2 operands/,
     );
 
-    assert.equal(await usage.exited, 1);
-    assert.match(usage.output.stderr, /compute put needs a compute_id and an expression/);
+    assert.equal(await usage.exited, 2);
+    assert.match(
+      usage.output.stderr,
+      /missing required argument 'expression'[\s\S]*Usage: lattice compute put/,
+    );
   });
 
   test('compute serves the stored expressions over gRPC, picks up a new put live, and stops on SIGTERM', async () => {
@@ -99,12 +102,18 @@ describe('lattice compute', () => {
     assert.equal(await server.exited, 0, server.output.stderr);
   });
 
-  test('an unknown subcommand or option is refused with the usage', async () => {
+  test('an unknown subcommand or option is refused with the usage (exit 2)', async () => {
     const unknown = lattice(['compute', 'frobnicate']);
     const badPort = lattice(['compute', '--port', 'http']);
-    assert.equal(await unknown.exited, 1);
-    assert.match(unknown.output.stderr, /unknown compute subcommand "frobnicate"[\s\S]*lattice compute put/);
-    assert.equal(await badPort.exited, 1);
-    assert.match(badPort.output.stderr, /--port must be a port number from 0 to 65535, got "http"/);
+    assert.equal(await unknown.exited, 2);
+    assert.match(
+      unknown.output.stderr,
+      /unknown command 'frobnicate' \(the commands of 'compute': put\)[\s\S]*Usage: lattice compute/,
+    );
+    assert.equal(await badPort.exited, 2);
+    assert.match(
+      badPort.output.stderr,
+      /'--port <N>' argument 'http' is invalid. It must be a port number from 0 to 65535/,
+    );
   });
 });

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runLogs } from '../../../src/cli/commands/logs.js';
 import { openParquet } from '../../../src/featurestore/parquet-records.js';
 import { OrchestratorLog } from '../../../src/gen/orchestrator/v1/log.js';
 import {
@@ -16,6 +15,7 @@ import {
 } from '../../../src/orchestrator/logging/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
 import { createQueue } from '../../../src/platform/queue/index.js';
+import { runCaptured } from '../../support/cli-capture.js';
 import { uniqueName } from '../../support/servers.js';
 import { loggedModel, servePoint, serveSlates, sparseContext } from './support.js';
 
@@ -47,19 +47,32 @@ const readJsonLines = (path: string): LogRowObject[] =>
     .filter(Boolean)
     .map((line) => JSON.parse(line) as LogRowObject);
 
+/** `lattice logs <argv>` in this process (with `--settings FILE` when given). */
+function logs(argv: string[], settingsFile?: string) {
+  return runCaptured(['logs', ...argv, ...(settingsFile === undefined ? [] : ['--settings', settingsFile])]);
+}
+
 async function rejectsWith(argv: string[], message: RegExp, settingsFile?: string) {
-  await assert.rejects(runLogs({ args: [], argv, settingsFile }), (err) => {
+  await assert.rejects(logs(argv, settingsFile), (err) => {
     assert.ok(isLatticeError(err, 'INVALID_ARGUMENT'), String(err));
     assert.match(err.message, message);
     return true;
   });
 }
 
+/** A usage error: exit status 2, the message and the usage on stderr. */
+async function usageError(argv: string[], message: RegExp) {
+  const result = await logs(argv);
+  assert.equal(result.exitCode, 2, result.err);
+  assert.match(result.err, message);
+  assert.match(result.err, /Usage: lattice logs/);
+}
+
 describe('lattice logs decode', () => {
   test('--file to JSON Lines: one object per logged row, with decoded values and defaulted names', async () => {
     const { dir, file } = await writeSampleLogFile();
     const out = join(dir, 'rows.jsonl');
-    await runLogs({ args: [], argv: ['decode', '--file', file, '--out', out], settingsFile: undefined });
+    assert.equal((await logs(['decode', '--file', file, '--out', out])).exitCode, 0);
     const rows = readJsonLines(out);
     // 5 point targets, 3 sparse targets, 2 slate targets and 1 slate.
     assert.equal(rows.length, 5 + 3 + 2 + 1);
@@ -108,11 +121,7 @@ describe('lattice logs decode', () => {
   test('--format parquet writes one ZSTD Parquet file that a row reader reads back', async () => {
     const { dir, file } = await writeSampleLogFile();
     const out = join(dir, 'rows.parquet');
-    await runLogs({
-      args: [],
-      argv: ['decode', '--file', file, '--format', 'parquet', '--out', out],
-      settingsFile: undefined,
-    });
+    assert.equal((await logs(['decode', '--file', file, '--format', 'parquet', '--out', out])).exitCode, 0);
     // Read row by row through the feature-store loader's reader, as any downstream job would.
     const source = await openParquet(out);
     const rows: Record<string, unknown>[] = [];
@@ -176,33 +185,18 @@ describe('lattice logs decode', () => {
     const settingsFile = join(dir, 'settings.json');
     writeFileSync(settingsFile, JSON.stringify({ dataDir: dir, queue: { kind: 'memory', journalDir } }));
     const out = join(dir, 'rows.jsonl');
-    await runLogs({
-      args: [],
-      argv: ['decode', '--from-queue', topic, '--group', 'cli', '--max', '3', '--out', out],
-      settingsFile,
-    });
+    await logs(['decode', '--from-queue', topic, '--group', 'cli', '--max', '3', '--out', out], settingsFile);
     const rows = readJsonLines(out);
     assert.deepEqual(
       rows.map((r) => r.entity_id),
       ['item-0', 'item-1', 'item-2', 'item-3', 'item-4'],
     );
     // The same group again has nothing new, and says why instead of printing nothing.
-    const errors: string[] = [];
-    const consoleError = console.error;
-    console.error = (line: string) => errors.push(line);
-    try {
-      await runLogs({
-        args: [],
-        argv: ['decode', '--from-queue', topic, '--group', 'cli', '--idle-ms', '100', '--out', out],
-        settingsFile,
-      });
-    } finally {
-      console.error = consoleError;
-    }
-    assert.match(
-      errors.join('\n'),
-      /no new records on .* for group cli \(a group reads each record once; --group/,
+    const again = await logs(
+      ['decode', '--from-queue', topic, '--group', 'cli', '--idle-ms', '100', '--out', out],
+      settingsFile,
     );
+    assert.match(again.err, /no new records on .* for group cli \(a group reads each record once; --group/);
     await rejectsWith(
       ['decode', '--from-queue', 'no_such_topic', '--idle-ms', '50'],
       /does not exist/,
@@ -210,17 +204,22 @@ describe('lattice logs decode', () => {
     );
   });
 
-  test('usage errors name what is wrong', async () => {
-    await rejectsWith(['decode'], /exactly one of --file and --from-queue/);
-    await rejectsWith(
+  test('usage errors name what is wrong (exit 2, with the usage)', async () => {
+    await usageError(['decode'], /exactly one of --file and --from-queue/);
+    await usageError(
       ['decode', '--file', 'a', '--from-queue', 'b'],
       /exactly one of --file and --from-queue/,
     );
-    await rejectsWith(['decode', '--file', 'a', '--format', 'csv'], /--format must be jsonl or parquet/);
-    await rejectsWith(['decode', '--file', 'a', '--format', 'parquet'], /needs --out/);
-    await rejectsWith(['decode', '--file', 'a', '--bogus'], /Unknown option '--bogus'/);
-    await rejectsWith(['decode', '--from-queue', 't', '--max', '0'], /--max must be a whole number/);
-    await rejectsWith(['encode'], /unknown logs subcommand "encode"/);
+    await usageError(
+      ['decode', '--file', 'a', '--format', 'csv'],
+      /option '--format <F>' argument 'csv' is invalid. Allowed choices are jsonl, parquet/,
+    );
+    await usageError(['decode', '--file', 'a', '--format', 'parquet'], /needs --out/);
+    await usageError(['decode', '--file', 'a', '--bogus'], /unknown option '--bogus'/);
+    await usageError(['decode', '--from-queue', 't', '--max', '0'], /'--max <N>' argument '0' is invalid/);
+    const unknown = await logs(['encode']);
+    assert.equal(unknown.exitCode, 2);
+    assert.match(unknown.err, /unknown command 'encode'/);
     const dir = mkdtempSync(join(tmpdir(), 'lattice-logs-bad-'));
     const bad = join(dir, 'bad.logs');
     writeFileSync(bad, Buffer.from([0x05, 1, 2]));

@@ -9,8 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runVss } from '../../../src/cli/commands/vss.js';
-import { isLatticeError } from '../../../src/platform/errors.js';
 import {
   createQueue,
   MemoryQueue,
@@ -18,6 +16,7 @@ import {
   type QueueMessage,
 } from '../../../src/platform/queue/index.js';
 import { REPLAY_GROUP } from '../../../src/vss/consumers/replay.js';
+import { runCaptured } from '../../support/cli-capture.js';
 import { eventually, realServer, uniqueName } from '../../support/servers.js';
 import { encode } from './runner-harness.js';
 
@@ -125,21 +124,25 @@ describe('lattice vss replay', () => {
     }
   });
 
-  it('rejects bad arguments with INVALID_ARGUMENT', async () => {
+  it('rejects bad arguments: exit 2 with the usage', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [['replay', '--limit', '0'], /--limit must be a positive integer/],
-      [['replay', '--limit', 'ten'], /--limit must be a positive integer/],
-      [['replay', '--limit', '2', '--id', 'x'], /cannot be combined with --limit/],
-      [['replay', '--port', '1'], /--port belongs to "vss serving"/],
-      [['serving', '--topic', 'x'], /belong to "vss replay"/],
-      [['replay', '--bogus'], /Unknown option/],
+      [['replay', '--limit', '0'], /'--limit <N>' argument '0' is invalid. It must be a positive integer/],
+      [
+        ['replay', '--limit', 'ten'],
+        /'--limit <N>' argument 'ten' is invalid. It must be a positive integer/,
+      ],
+      [
+        ['replay', '--limit', '2', '--id', 'x'],
+        /option '--id <ID>' cannot be used with option '--limit <N>'/,
+      ],
+      [['replay', '--port', '1'], /unknown option '--port'/],
+      [['serving', '--topic', 'x'], /unknown option '--topic'/],
+      [['replay', '--bogus'], /unknown option '--bogus'/],
     ];
     for (const [argv, message] of cases) {
-      await assert.rejects(runVss({ args: [], argv, settingsFile: undefined }), (err) => {
-        assert.ok(isLatticeError(err, 'INVALID_ARGUMENT'), String(err));
-        assert.match(err.message, message);
-        return true;
-      });
+      const result = await runCaptured(['vss', ...argv]);
+      assert.equal(result.exitCode, 2, argv.join(' '));
+      assert.match(result.err, message);
     }
   });
 });

@@ -1,0 +1,194 @@
+/**
+ * `lattice models`: every model config under `models/` in the configured config store, validated and
+ * built exactly as a running orchestrator's ModelRegistry does on load (schema, DAG and columns, then
+ * each component), with the revision it would serve. It only reads the store: the file store takes
+ * no lock, so this works beside a running `lattice up`.
+ */
+
+import { stat } from 'node:fs/promises';
+import { createOrchestratorClients } from '../../orchestrator/clients/index.js';
+import { createComponentBuilder } from '../../orchestrator/components/index.js';
+import { ModelConfigError, ModelRegistry } from '../../orchestrator/config/index.js';
+import { scanDocuments } from '../../platform/config-store/file/file-tree.js';
+import type { ConfigStore } from '../../platform/config-store/index.js';
+import { describeError, LatticeError } from '../../platform/errors.js';
+import { grpcChannelCredentials } from '../../platform/grpc/index.js';
+import { tlsOf } from '../../platform/http/index.js';
+import { createLogger } from '../../platform/logging/index.js';
+import { Metrics } from '../../platform/metrics/index.js';
+import { Platform } from '../../platform/platform.js';
+import { loadSettings } from '../../platform/settings/index.js';
+import type { Invocation } from '../command-kit.js';
+import type { ModelsOptions } from './models.command.js';
+import { describePorts } from './ports.js';
+
+/** Where the orchestrator's ModelRegistry reads model configs (its default prefix). */
+const MODELS_PREFIX = 'models/';
+
+/** One model config as `lattice models --json` prints it. */
+export interface ModelConfigState {
+  model_config_id: string;
+  /** The config store key (`models/<id>`). */
+  key: string;
+  valid: boolean;
+  /** Why it is invalid: the document's parse error, or every validation problem. */
+  error?: string;
+  /** Each validation problem with its JSON path, when the schema, DAG or column checks failed. */
+  problems?: { path: string; message: string }[];
+  /**
+   * The config store revision as read now. etcd: the key's mod_revision, which is the config_version
+   * a running orchestrator serves and logs once it loaded this version. File store: this reader's
+   * revision (from the file's modification time); each process numbers file versions itself.
+   */
+  revision: number;
+  /** File store: the document's file. */
+  file?: string;
+  /** File store: when the document last changed (its file's modification time). etcd keeps no time. */
+  changed_at?: string;
+}
+
+export async function runModels({ options, context }: Invocation<ModelsOptions>): Promise<void> {
+  const settings = loadSettings({ file: context.settingsFile });
+  const metrics = new Metrics();
+  const logger = createLogger('lattice', { level: 'silent' });
+  const platform = new Platform(settings, { logger, metrics });
+  // The orchestrator's own clients, so that components are built as it builds them: channels open
+  // lazily and nothing is called.
+  const clients = createOrchestratorClients({
+    metrics,
+    featureStoreTarget:
+      settings.orchestrator.featureStoreTarget ?? `${settings.host}:${settings.featurestore.port}`,
+    channelsPerTarget: settings.orchestrator.channelsPerTarget,
+    credentials: grpcChannelCredentials(tlsOf(settings).client),
+  });
+  try {
+    const store = await openStore(platform);
+    const registry = new ModelRegistry({
+      store,
+      buildComponent: createComponentBuilder(clients),
+      logger,
+      metrics,
+      prefix: MODELS_PREFIX,
+    });
+    const files =
+      settings.configStore.kind === 'file' ? await fileTimes(settings.configStore.dir) : undefined;
+    const states = await modelConfigStates(store, registry, files);
+    if (options.json) console.log(JSON.stringify(states, null, 2));
+    else printTable(states, describePorts(platform).configStore ?? 'the config store');
+  } finally {
+    clients.close();
+    await platform.close();
+  }
+}
+
+async function openStore(platform: Platform): Promise<ConfigStore> {
+  try {
+    return await platform.configStore();
+  } catch (err) {
+    const s = platform.settings.configStore;
+    const fix =
+      s.kind === 'etcd'
+        ? `start etcd at ${s.endpoints.join(',')}, or point configStore.endpoints (LATTICE_ETCD_ENDPOINTS) at it`
+        : 'check configStore.dir (LATTICE_CONFIG_DIR)';
+    throw new LatticeError(
+      'UNAVAILABLE',
+      `cannot read the model configs from ${describePorts(platform).configStore}: ${describeError(err)}; ${fix}`,
+      { cause: err },
+    );
+  }
+}
+
+type FileTimes = ReadonlyMap<string, { file: string; changed_at: string }>;
+
+/** The file store's model documents by key: their file and its modification time. */
+async function fileTimes(dir: string): Promise<FileTimes> {
+  const times = new Map<string, { file: string; changed_at: string }>();
+  for (const document of await scanDocuments(dir, MODELS_PREFIX)) {
+    const changed = await stat(document.path).then(
+      (st) => st.mtime.toISOString(),
+      () => undefined, // removed meanwhile
+    );
+    if (changed !== undefined) times.set(document.key, { file: document.path, changed_at: changed });
+  }
+  return times;
+}
+
+/** Each document under models/ (the ones the registry would load), valid or not, by id. */
+async function modelConfigStates<C>(
+  store: ConfigStore,
+  registry: ModelRegistry<C>,
+  files: FileTimes | undefined,
+): Promise<ModelConfigState[]> {
+  const states: ModelConfigState[] = [];
+  const base = (key: string, revision: number) => ({
+    model_config_id: key.slice(MODELS_PREFIX.length),
+    key,
+    revision,
+    ...files?.get(key),
+  });
+  const entries = await store.list(MODELS_PREFIX, {
+    onInvalid: (invalid) => {
+      if (isModelKey(invalid.key)) {
+        states.push({ ...base(invalid.key, invalid.revision), valid: false, error: invalid.reason });
+      }
+    },
+  });
+  for (const entry of entries) {
+    if (!isModelKey(entry.key)) continue;
+    const state = base(entry.key, entry.revision);
+    try {
+      registry.build(state.model_config_id, String(entry.revision), entry.value);
+      states.push({ ...state, valid: true });
+    } catch (err) {
+      states.push({
+        ...state,
+        valid: false,
+        error: describeError(err),
+        ...(err instanceof ModelConfigError ? { problems: err.problems.map((p) => ({ ...p })) } : {}),
+      });
+    }
+  }
+  return states.sort((a, b) => a.model_config_id.localeCompare(b.model_config_id));
+}
+
+/** A model document is `models/<id>`, as the registry reads them (deeper keys are not models). */
+const isModelKey = (key: string): boolean => {
+  const id = key.slice(MODELS_PREFIX.length);
+  return id !== '' && !id.includes('/');
+};
+
+function printTable(states: readonly ModelConfigState[], where: string): void {
+  if (states.length === 0) {
+    console.log(`No model configs under ${MODELS_PREFIX} in ${where}.`);
+    return;
+  }
+  const header = ['MODEL', 'STATE', 'CHANGED', 'ERROR'];
+  const rows = states.map((s) => [
+    s.model_config_id,
+    s.valid ? 'valid' : 'INVALID',
+    s.changed_at ?? `revision ${s.revision}`,
+    s.error === undefined ? '-' : oneLine(s.error),
+  ]);
+  const widths = header.map((h, col) => Math.max(h.length, ...rows.map((r) => r[col]!.length)));
+  for (const row of [header, ...rows]) {
+    console.log(
+      row
+        .map((cell, col) => cell.padEnd(widths[col]!))
+        .join('  ')
+        .trimEnd(),
+    );
+  }
+  const invalid = states.filter((s) => !s.valid).length;
+  console.log(
+    `${states.length} model config(s) in ${where}, ${invalid} invalid. A running orchestrator reloads a ` +
+      'change within a second of CHANGED; an INVALID one is rejected and its last valid version keeps serving.',
+  );
+}
+
+/** A validation error's problem list (`invalid model config x:\n  - a: b\n  - c: d`) on one line. */
+function oneLine(error: string): string {
+  return error
+    .replace(/:\n\s+- /, ': ')
+    .replace(/\n\s+- /g, '; ')
+    .replace(/\s*\n\s*/g, ' ');
+}

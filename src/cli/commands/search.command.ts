@@ -1,0 +1,48 @@
+import type { Command } from 'commander';
+import { FILTER_OPS } from '../../platform/vectordb/vector-db.js';
+import { type CliSession, lazyAction, positiveInteger, repeatable } from '../command-kit.js';
+
+export interface SearchOptions {
+  entity: string;
+  model: string;
+  variant: string;
+  id?: string;
+  vector?: string;
+  filter?: string[];
+  attributes?: string;
+  pageSize?: number;
+  pageToken?: string;
+  target?: string;
+  json?: boolean;
+}
+
+/** `lattice search`. */
+export function defineSearch(program: Command, session: CliSession): void {
+  const command = program
+    .command('search')
+    .summary('one vss Search from the shell, by candidate id or by vector')
+    .description(
+      'One page of a vss Search (vss.v1.SimilaritySearch on <host>:<vss.servingPort>, or --target), by ' +
+        'candidate id or by vector: a table, or JSON with --json.',
+    )
+    .requiredOption('--entity <E>', 'the entity (e.g. catalog)')
+    .requiredOption('--model <M>', 'the model (e.g. products)')
+    .option('--variant <V>', 'the variant to search', 'all')
+    .option('--id <ID>', "search near this candidate's embedding (it is not returned itself)")
+    .option(
+      '--vector <V>',
+      'search near this vector: comma-separated numbers, or @file.json (a JSON array); one that starts with "-" is written --vector=-0.1,…',
+    )
+    .option(
+      '--filter <F>',
+      `an attribute filter, repeatable: field=value (IN), field!=value (NOT_IN), field:OP:v1,v2 with OP one of ${FILTER_OPS.join(', ')}`,
+      repeatable,
+    )
+    .option('--attributes <A,B>', 'attributes to print with each candidate')
+    .option('--page-size <N>', 'candidates per page (default 10, at most 1000)', positiveInteger)
+    .option('--page-token <T>', 'the next page of an earlier search (printed after each page)')
+    .option('--target <HOST:PORT>', 'vss serving (default from the settings)')
+    .option('--json', 'print the page as JSON')
+    .addHelpText('after', '\nExit status: 0 found, 1 the server refused or is down, 2 bad usage.');
+  lazyAction<SearchOptions>(command, session, async () => (await import('./search.js')).runSearch);
+}

@@ -1,0 +1,139 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import {
+  type CliSession,
+  lazyAction,
+  portNumber,
+  positiveInteger,
+  runsWithSubcommands,
+} from '../command-kit.js';
+import { defineVssAdminCommands } from '../vss-admin/admin-commands.js';
+
+/** Which vss components one process runs. */
+export interface VssComponents {
+  serving: boolean;
+  consumers: boolean;
+  admin: boolean;
+}
+
+export interface VssComponentOptions {
+  port?: number;
+  metricsPort?: number;
+  partitions?: number[];
+}
+
+export interface VssReplayOptions {
+  topic?: string;
+  limit?: number;
+  id?: string;
+}
+
+/** `0-3,6` → [0, 1, 2, 3, 6]. */
+export function parsePartitions(text: string): number[] {
+  const partitions = new Set<number>();
+  for (const part of text.split(',')) {
+    const range = /^\s*(\d{1,4})\s*(?:-\s*(\d{1,4})\s*)?$/.exec(part);
+    const from = Number(range?.[1]);
+    const to = range?.[2] === undefined ? from : Number(range[2]);
+    if (range === null || to < from) {
+      throw new InvalidArgumentError('It must be partition numbers and ranges such as 0-3,6.');
+    }
+    for (let p = from; p <= to; p++) partitions.add(p);
+  }
+  return [...partitions].sort((a, b) => a - b);
+}
+
+const PORT_HELP = 'the vss.v1.SimilaritySearch gRPC port (default settings vss.servingPort)';
+const METRICS_PORT_HELP = 'the HTTP /healthz /readyz /metrics port (default settings metrics.port)';
+const PARTITIONS_HELP =
+  "this process's share of each topic's partitions, e.g. 0-3 or 0,2,4,6 (default all): processes of one group must split them";
+const ALONE =
+  ' Alone only with a vector database server (Qdrant); on the embedded one (it lives in one process) run "lattice vss".';
+
+/** `lattice vss` and its subcommands: the components, replay, and the admin API's clients. */
+export function defineVss(program: Command, session: CliSession): void {
+  const vss = runsWithSubcommands(program.command('vss'))
+    .summary('vss serving, consumers and admin; each alone; replay; admin clients')
+    .description(
+      'vss serving, the vss consumers and vss admin in one process, sharing one SQL client, vector ' +
+        'database and queue: how the embedded vector database (it lives in one process) must run. ' +
+        'Each component serves /healthz, /readyz and /metrics on --metrics-port.',
+    )
+    .option('--port <N>', PORT_HELP, portNumber)
+    .option('--metrics-port <N>', METRICS_PORT_HELP, portNumber)
+    .option('--partitions <LIST>', PARTITIONS_HELP, parsePartitions);
+  const components = (which: VssComponents) => async () => {
+    const { runVssComponents } = await import('./vss.js');
+    return runVssComponents(which);
+  };
+  lazyAction<VssComponentOptions>(vss, session, components({ serving: true, consumers: true, admin: true }));
+
+  const serving = vss
+    .command('serving')
+    .summary('vss serving alone (serving replicas, with a vector database server)')
+    .description(
+      'Serves vss.v1.SimilaritySearch on the configured SQL store, cache and vector database (settings ' +
+        'vss.vectorDb: embedded in <dataDir>/vectordb by default). Settings vss.pageTokenSecret ' +
+        '(LATTICE_VSS_PAGE_TOKEN_SECRET) sets the page-token key (share it between replicas); ' +
+        'vss.recallSampleRate (LATTICE_VSS_RECALL_SAMPLE_RATE, 0..1, default 0.01) the share of queries ' +
+        're-run for avg_recall.' +
+        ALONE,
+    )
+    .option('--port <N>', PORT_HELP, portNumber)
+    .option('--metrics-port <N>', METRICS_PORT_HELP, portNumber);
+  lazyAction<VssComponentOptions>(
+    serving,
+    session,
+    components({ serving: true, consumers: false, admin: false }),
+  );
+
+  const consumers = vss
+    .command('consumers')
+    .summary('the vss consumers alone (consumer processes splitting the partitions)')
+    .description(
+      'Applies embedding events, EOF markers and real-time events from the vss topics (settings ' +
+        'vss.consumers: embeddingsTopic, realtimeTopic, group, partitions, batchSize, lingerMs, retries, ' +
+        'ackWaitMs) to the SQL store and the vector database, and sweeps expired embedding-store rows.' +
+        ALONE,
+    )
+    .option('--metrics-port <N>', METRICS_PORT_HELP, portNumber)
+    .option('--partitions <LIST>', PARTITIONS_HELP, parsePartitions);
+  lazyAction<VssComponentOptions>(
+    consumers,
+    session,
+    components({ serving: false, consumers: true, admin: false }),
+  );
+
+  const admin = vss
+    .command('admin')
+    .summary('the vss admin HTTP API and its operations engine alone')
+    .description(
+      'The admin HTTP API (settings vss.admin.port, default 8090; OpenAPI at /docs; API keys ' +
+        'vss.admin.apiKeys) and the operations engine that runs its operations (outbox relay, admin ' +
+        'consumers, scheduled resets; ingestion jobs on vss.admin.jobRunner).' +
+        ALONE,
+    )
+    .option('--metrics-port <N>', METRICS_PORT_HELP, portNumber);
+  lazyAction<VssComponentOptions>(
+    admin,
+    session,
+    components({ serving: false, consumers: false, admin: true }),
+  );
+
+  const replay = vss
+    .command('replay')
+    .summary('re-publish dead letters of the vss topics to their origin, then exit')
+    .description(
+      'Re-publishes dead letters to the topic they came from, once their cause is fixed: all of them, ' +
+        'the oldest N, or the one whose dead-letter id (<topic>:<group>:<sequence>, as logged) or original ' +
+        'message id is ID. A dead letter leaves <topic>-dlq only once its re-publish is durable. On the ' +
+        'embedded queue, stop the process that holds the queue journal first.',
+    )
+    .option('--topic <T>', 'the topic (default vss.consumers.embeddingsTopic and realtimeTopic)')
+    .option('--limit <N>', 'the oldest N dead letters only', positiveInteger)
+    .addOption(
+      new Option('--id <ID>', 'the one dead letter with this id or original message id').conflicts('limit'),
+    );
+  lazyAction<VssReplayOptions>(replay, session, async () => (await import('./vss.js')).runVssReplay);
+
+  defineVssAdminCommands(vss, session);
+}
