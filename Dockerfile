@@ -24,13 +24,16 @@ COPY bin ./bin
 COPY src ./src
 COPY examples ./examples
 # The image holds exactly what `npm pack` publishes (package.json "files"), with the lockfile's
-# production dependencies (and the native addons built above) beside it.
+# production dependencies (and the native addons built above) beside it. onnxruntime-node ships its
+# macOS and Windows builds too (about 220 MB): a Linux image needs neither.
 RUN npm run build \
  && npm pack --ignore-scripts --pack-destination /tmp \
  && mkdir /opt/lattice \
  && tar -xzf /tmp/lattice-*.tgz -C /opt/lattice --strip-components=1 \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
- && cp -a node_modules /opt/lattice/node_modules
+ && cp -a node_modules /opt/lattice/node_modules \
+ && rm -rf /opt/lattice/node_modules/onnxruntime-node/bin/napi-v*/darwin \
+           /opt/lattice/node_modules/onnxruntime-node/bin/napi-v*/win32
 COPY deploy/docker/healthcheck.mjs /opt/lattice/healthcheck.mjs
 
 # Runtime: Node and the compiled package only (no compiler, no TypeScript loader), as a non-root user.
