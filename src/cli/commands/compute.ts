@@ -14,6 +14,7 @@ import { Platform } from '../../platform/platform.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { type Invocation, UsageError } from '../command-kit.js';
+import { acceptsConnections } from '../port-check.js';
 import type { ComputePutOptions, ComputeServeOptions } from './compute.command.js';
 import { describePorts } from './ports.js';
 
@@ -54,6 +55,8 @@ export async function runComputeServe({ options, context }: Invocation<ComputeSe
         readiness: platform.readiness(),
         readinessTimeoutMs: settings.metrics.readyTimeoutMs,
       });
+      // /readyz covers this process's own server too, not only the config store it reads.
+      ops.addReadinessCheck('compute', acceptsConnections(settings.host, server.port));
       const opsPort = await ops.start();
       stopOps = () => ops.stop();
       rows.push([

@@ -4,6 +4,7 @@ import { loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
 import { startOrchestratorPart } from '../parts.js';
+import { acceptsConnections } from '../port-check.js';
 import type { OrchestratorOptions } from './orchestrator.command.js';
 
 /** `lattice orchestrator`: the orchestrator service alone, with its ops HTTP server (/healthz, /readyz, /metrics). */
@@ -21,6 +22,8 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
     readiness: platform.readiness(),
     readinessTimeoutMs: settings.metrics.readyTimeoutMs,
   });
+  // /readyz covers this process's own gRPC server too, not only the adapters it uses.
+  ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
   const opsPort = await ops.start();
   onShutdownSignal(platform.logger, async () => {
     await part.stop();
