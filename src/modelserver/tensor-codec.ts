@@ -98,7 +98,7 @@ export function decodeContents(
     );
   }
   if (type.kserve === 'BYTES') {
-    return (values as Buffer[]).map((value, i) => decodeUtf8(value, i, what));
+    return (values as readonly Uint8Array[]).map((value, i) => decodeUtf8(value, i, what));
   }
   if (type.kserve === 'BOOL') return Uint8Array.from(values as boolean[], (b) => (b ? 1 : 0));
   const Array_ = type.array!;
@@ -119,7 +119,7 @@ function typedValues(
   type: TensorType,
   contents: InferTensorContents,
   what: string,
-): ReadonlyArray<number | bigint | boolean | Buffer> {
+): ReadonlyArray<number | bigint | boolean | Uint8Array> {
   switch (type.kserve) {
     case 'BOOL':
       return contents.boolContents;

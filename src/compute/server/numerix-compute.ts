@@ -28,7 +28,7 @@ type Column = Float32Array | Float64Array;
 /** A request that passed the structural checks: every row has one value per schema column, all in one format. */
 type ScoreTable =
   | { readonly format: 'string'; readonly rows: readonly (readonly string[])[] }
-  | { readonly format: 'bytes'; readonly rows: readonly (readonly Buffer[])[] };
+  | { readonly format: 'bytes'; readonly rows: readonly (readonly Uint8Array[])[] };
 
 interface ValidatedRequest {
   readonly computeId: string;
@@ -141,7 +141,7 @@ function validateRequest(request: NumerixRequestProto): ValidatedRequest {
     score.byteData !== undefined ? 'bytes' : score.stringData !== undefined ? 'string' : undefined;
   const format = formatOf(entityScores[0]!);
   if (format === undefined) throw invalidArgument('row 0 has neither string_data nor byte_data');
-  const rows: (readonly string[] | readonly Buffer[])[] = new Array(entityScores.length);
+  const rows: (readonly string[] | readonly Uint8Array[])[] = new Array(entityScores.length);
   for (let row = 0; row < entityScores.length; row++) {
     const score = entityScores[row]!;
     const rowFormat = formatOf(score);
@@ -165,7 +165,7 @@ function validateRequest(request: NumerixRequestProto): ValidatedRequest {
   const table =
     format === 'string'
       ? { format, rows: rows as readonly (readonly string[])[] }
-      : { format, rows: rows as readonly (readonly Buffer[])[] };
+      : { format, rows: rows as readonly (readonly Uint8Array[])[] };
   return { computeId, schema, precision, table };
 }
 
@@ -200,10 +200,26 @@ function readColumns(schema: readonly string[], table: ScoreTable, precision: Pr
           `${where(row, column)}: ${bytes.length} bytes, but ${precision} values are ${size} bytes (little-endian)`,
         );
       }
-      columns[column - 1]![row] = size === 4 ? bytes.readFloatLE(0) : bytes.readDoubleLE(0);
+      columns[column - 1]![row] = size === 4 ? readFloat32(bytes) : readFloat64(bytes);
     }
   }
   return columns;
+}
+
+// Decoded values are views into the request (no copy per value), so a little-endian read goes
+// through one scratch buffer instead of a DataView or Buffer per value.
+const scratch = new ArrayBuffer(8);
+const scratchBytes = new Uint8Array(scratch);
+const scratchView = new DataView(scratch);
+
+function readFloat32(bytes: Uint8Array): number {
+  scratchBytes.set(bytes);
+  return scratchView.getFloat32(0, true);
+}
+
+function readFloat64(bytes: Uint8Array): number {
+  scratchBytes.set(bytes);
+  return scratchView.getFloat64(0, true);
 }
 
 /** The schema column each expression variable reads; a variable with no column is a request error. */

@@ -71,7 +71,7 @@ function sumAndEcho(request: ModelInferRequest): ModelInferResponse {
   const x = request.rawInputContents[0]!;
   const [rows, cols] = request.inputs[0]!.shape.map(Number) as [number, number];
   const sums = new Float32Array(rows);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) sums[r]! += x.readFloatLE((r * cols + c) * 4);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) sums[r]! += Buffer.from(x).readFloatLE((r * cols + c) * 4);
   return {
     modelName: request.modelName,
     modelVersion: '1',
@@ -187,7 +187,7 @@ describe('KServeClient over inference.GRPCInferenceService', () => {
       [2, 0, 0, 0, 0x63, 0x31, 4, 0, 0, 0, 0xc3, 0xa7, 0x2d, 0x32],
     );
     assert.deepEqual([...sent.rawInputContents[2]!], [1, 0]);
-    assert.equal(sent.rawInputContents[3]!.readBigInt64LE(8), -1n);
+    assert.equal(Buffer.from(sent.rawInputContents[3]!).readBigInt64LE(8), -1n);
 
     const [y, echoed] = outputs;
     assert.equal(y!.name, 'y');

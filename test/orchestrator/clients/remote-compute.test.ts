@@ -94,7 +94,7 @@ describe('ComputeComponent in remote mode (compute_id + target) against a numeri
       sent.entityScores.map((s) => s.byteData!.values[0]!.toString()),
       ['item0', 'item1', 'item2'],
     );
-    assert.equal(sent.entityScores[1]!.byteData!.values[1]!.readDoubleLE(0), 2.5);
+    assert.equal(Buffer.from(sent.entityScores[1]!.byteData!.values[1]!).readDoubleLE(0), 2.5);
     assert.equal(
       await sample(metrics, 'orchestrator_external_requests_total', { service: 'numerix', outcome: 'ok' }),
       1,

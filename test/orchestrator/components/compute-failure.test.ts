@@ -110,7 +110,7 @@ function assertFailedCleanly(context: ExecutionContext, slate: boolean, reason: 
   const response = toPredictResponse(predictAnswer(context, false));
   const scores = slate ? response.slateScores : response.targetScores;
   assert.deepEqual(
-    scores.map((s) => s.outputValues[0]!.readDoubleLE(0)),
+    scores.map((s) => Buffer.from(s.outputValues[0]!).readDoubleLE(0)),
     [0, 0, 0, 0],
   );
   for (const score of scores) assert.match(score.error, reason);

@@ -181,12 +181,12 @@ async function assertScoresExact(
   const response = PredictResponse.decode(encodePredictAnswer(predictAnswer(context, false)));
   assert.equal(response.targetScores.length, ROWS);
   assert.deepEqual(
-    response.targetScores.map((s) => s.outputValues[0]!.readBigInt64LE(0)),
+    response.targetScores.map((s) => Buffer.from(s.outputValues[0]!).readBigInt64LE(0)),
     wantSigned,
     'response, signed',
   );
   assert.deepEqual(
-    response.targetScores.map((s) => s.outputValues[1]!.readBigUInt64LE(0)),
+    response.targetScores.map((s) => Buffer.from(s.outputValues[1]!).readBigUInt64LE(0)),
     wantUnsigned,
     'response, unsigned',
   );
