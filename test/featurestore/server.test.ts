@@ -147,10 +147,10 @@ describe('feature store server', () => {
       ['fp32@FP16', 'int32@INT8', 'fp32_vector@DataTypeFP64Vector', 'fp32'],
     );
     const [fp16, int8, fp64, fp32] = result.rows[0]!.columns;
-    assert.equal((fp16 && Buffer.from(fp16).toString('hex')), '007c', 'past the FP16 range: +Inf');
-    assert.equal((int8 && Buffer.from(int8).readInt8(0)), 127, 'saturates');
+    assert.equal(fp16 && Buffer.from(fp16).toString('hex'), '007c', 'past the FP16 range: +Inf');
+    assert.equal(int8 && Buffer.from(int8).readInt8(0), 127, 'saturates');
     assert.deepEqual([...new Float64Array(new Uint8Array(fp64!).buffer)], [1, 2, 3]);
-    assert.equal((fp32 && Buffer.from(fp32).readFloatLE(0)), 70000.5);
+    assert.equal(fp32 && Buffer.from(fp32).readFloatLE(0), 70000.5);
     const decoded = await retrieveDecoded(client, query('typed', ['id'], [['t1']], { all: ['int32@FP64'] }));
     assert.deepEqual(decoded.rows[0]?.columns, ['300']);
   });

@@ -71,7 +71,8 @@ function sumAndEcho(request: ModelInferRequest): ModelInferResponse {
   const x = request.rawInputContents[0]!;
   const [rows, cols] = request.inputs[0]!.shape.map(Number) as [number, number];
   const sums = new Float32Array(rows);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) sums[r]! += Buffer.from(x).readFloatLE((r * cols + c) * 4);
+  for (let r = 0; r < rows; r++)
+    for (let c = 0; c < cols; c++) sums[r]! += Buffer.from(x).readFloatLE((r * cols + c) * 4);
   return {
     modelName: request.modelName,
     modelVersion: '1',

@@ -56,7 +56,10 @@ describe('NumerixClient over numerix.Numerix/Compute', () => {
         schema: ['item_id', 'score'],
         computationScores: response.computationScoreData!.computationScores.map((s) => ({
           stringData: {
-            values: [Buffer.from(s.byteData!.values[0]!).toString(), String(Buffer.from(s.byteData!.values[1]!).readDoubleLE(0))],
+            values: [
+              Buffer.from(s.byteData!.values[0]!).toString(),
+              String(Buffer.from(s.byteData!.values[1]!).readDoubleLE(0)),
+            ],
           },
         })),
       },

@@ -54,7 +54,10 @@ export class FakeNumerix {
         const values = row.byteData!.values;
         const variables: Record<string, number> = {};
         data.schema.forEach((name, c) => {
-          if (c > 0) variables[name] = fp32 ? Buffer.from(values[c]!).readFloatLE(0) : Buffer.from(values[c]!).readDoubleLE(0);
+          if (c > 0)
+            variables[name] = fp32
+              ? Buffer.from(values[c]!).readFloatLE(0)
+              : Buffer.from(values[c]!).readDoubleLE(0);
         });
         const score = Buffer.alloc(fp32 ? 4 : 8);
         if (fp32) score.writeFloatLE(expression(variables));
