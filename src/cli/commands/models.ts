@@ -11,7 +11,7 @@ import { createComponentBuilder } from '../../orchestrator/components/index.js';
 import { ModelConfigError, ModelRegistry } from '../../orchestrator/config/index.js';
 import { scanDocuments } from '../../platform/config-store/file/file-tree.js';
 import type { ConfigStore } from '../../platform/config-store/index.js';
-import { describeError, LatticeError } from '../../platform/errors.js';
+import { describeError, isLatticeError, LatticeError } from '../../platform/errors.js';
 import { grpcChannelCredentials } from '../../platform/grpc/index.js';
 import { tlsOf } from '../../platform/http/index.js';
 import { createLogger } from '../../platform/logging/index.js';
@@ -92,7 +92,7 @@ async function openStore(platform: Platform): Promise<ConfigStore> {
         : 'check configStore.dir (LATTICE_CONFIG_DIR)';
     throw new LatticeError(
       'UNAVAILABLE',
-      `cannot read the model configs from ${describePorts(platform).configStore}: ${describeError(err)}; ${fix}`,
+      `cannot read the model configs from ${describePorts(platform).configStore}: ${isLatticeError(err) ? err.message : describeError(err)}; ${fix}`,
       { cause: err },
     );
   }
