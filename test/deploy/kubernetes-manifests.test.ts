@@ -324,4 +324,28 @@ describe('Kubernetes manifests (offline)', () => {
       }
     }
   });
+
+  test('vss admin on the file job runner keeps its data directory on a claim, one pod at a time', () => {
+    // The file runner's job records and checkpoints live under <dataDir>/jobs, so a job resumes after a restart.
+    for (const process of kubernetesProcesses(documents)) {
+      if (commandWords(process.argv).join(' ') !== 'vss admin') continue;
+      const settings = loadSettings({ env: process.env });
+      if (settings.vss.admin.jobRunner.kind !== 'file') continue;
+      const doc = workloads.find((w) => process.where.startsWith(`${describeDocument(w)} `))!;
+      const container = containerOf(process.where);
+      const mount = container.volumeMounts.find((m: Yaml) => m.mountPath === settings.dataDir);
+      const volume = podTemplate(doc.object).spec.volumes.find((v: Yaml) => v.name === mount.name);
+      const claim = documents.find(
+        (d) =>
+          d.object.kind === 'PersistentVolumeClaim' &&
+          d.object.metadata.name === volume.persistentVolumeClaim?.claimName,
+      );
+      assert.ok(
+        claim,
+        `${process.where}: the data directory must be a PersistentVolumeClaim of the manifests`,
+      );
+      assert.equal(doc.object.spec.replicas, 1, process.where);
+      assert.equal(doc.object.spec.strategy?.type, 'Recreate', process.where);
+    }
+  });
 });
