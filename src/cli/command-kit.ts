@@ -92,6 +92,19 @@ export function lazyAction<O>(
  */
 export function runsWithSubcommands(command: Command): Command {
   withSubcommands.add(command);
+  // Its own options before a subcommand's name would be dropped silently (`vss --port 1 serving`).
+  command.hook('preSubcommand', (parent, subcommand) => {
+    const given = parent.options.find(
+      (option) =>
+        option.long !== '--settings' && parent.getOptionValueSource(option.attributeName()) === 'cli',
+    );
+    if (given !== undefined) {
+      parent.error(
+        `${given.long} is an option of '${parent.name()}' itself: give the options of '${subcommand.name()}' after its name`,
+        { exitCode: 2, code: 'commander.unknownOption' },
+      );
+    }
+  });
   // `lattice vss help reset` as for commands without an action of their own.
   return command.allowExcessArguments(true).helpCommand(true);
 }

@@ -117,7 +117,7 @@ describe('lattice usage', () => {
     assert.match(sub.out, /^Usage: lattice vss reset /);
   });
 
-  test('an unknown command, a command missing its subcommand, a stray word: exit 2 with the usage', async () => {
+  test('an unknown command, a missing subcommand, a stray word, a misplaced option: exit 2 with the usage', async () => {
     const unknown = await runCaptured(['frobnicate']);
     assert.equal(unknown.exitCode, 2);
     assert.match(unknown.err, /^lattice: unknown command 'frobnicate'\n\nUsage: lattice <command>/);
@@ -132,6 +132,12 @@ describe('lattice usage', () => {
     const stray = await runCaptured(['settings', 'now']);
     assert.equal(stray.exitCode, 2);
     assert.match(stray.err, /^lattice: too many arguments for 'settings'/);
+    const misplaced = await runCaptured(['vss', '--port', '1', 'serving']);
+    assert.equal(misplaced.exitCode, 2);
+    assert.match(
+      misplaced.err,
+      /^lattice: --port is an option of 'vss' itself: give the options of 'serving' after its name/,
+    );
     const value = await runCaptured(['orchestrator', '--port', 'http']);
     assert.equal(value.exitCode, 2);
     assert.match(
