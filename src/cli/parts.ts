@@ -17,7 +17,9 @@ import {
 import { startComputeServer } from '../compute/server/index.js';
 import {
   FeatureRegistry,
-  MemoryFeatureStore,
+  MirroredFeatureStore,
+  ServedRegistry,
+  SqlFeatureStore,
   seedDemoData,
   startFeatureStore,
 } from '../featurestore/index.js';
@@ -120,23 +122,46 @@ export async function startOrchestratorPart(
   };
 }
 
-/** The reference feature store, in memory: the registry file's entities, or the seeded demo data. */
+/**
+ * The reference feature store: the registry file's entities or the generated demo data (made again
+ * at each start, in memory), plus what was loaded into it through FeatureWriterService (entity
+ * definitions and rows, kept in the platform's SQL database so a restart serves them again).
+ */
 export async function startFeatureStorePart(
   platform: Platform,
   port = platform.settings.featurestore.port,
 ): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
-  const store = new MemoryFeatureStore();
-  const registry = settings.featurestore.registry
+  const durable = await SqlFeatureStore.open(await platform.sqlClient());
+  let base: FeatureRegistry | undefined = settings.featurestore.registry
     ? FeatureRegistry.fromFile(settings.featurestore.registry)
-    : (await seedDemoData(store)).registry;
-  const running = await startFeatureStore({ registry, store, host: settings.host, port, logger, metrics });
+    : undefined;
+  const { store, rows } = await MirroredFeatureStore.open(durable, {
+    seed: async (memory) => {
+      base ??= (await seedDemoData(memory)).registry;
+    },
+  });
+  let registry = base!;
+  for (const definition of await durable.registeredEntities()) {
+    registry = registry.withEntities({ entities: [definition] }, 'a registered entity').registry;
+  }
+  const served = new ServedRegistry(registry, (name, definition) => durable.saveEntity(name, definition));
+  const running = await startFeatureStore({
+    registry: served,
+    store,
+    host: settings.host,
+    port,
+    logger,
+    metrics,
+    closeStore: true,
+  });
+  const loaded = rows > 0 ? `, ${rows} loaded rows` : '';
   return {
     name: 'featurestore',
     port: running.port,
     endpoints: [
       [
-        `gRPC retrieve.FeatureService (${settings.featurestore.registry ? 'registry file' : 'seeded demo data'})`,
+        `gRPC retrieve.FeatureService + featurestore.v1.FeatureWriterService (${settings.featurestore.registry ? 'registry file' : 'seeded demo data'}${loaded})`,
         `${settings.host}:${running.port}`,
       ],
     ],

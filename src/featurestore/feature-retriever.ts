@@ -33,13 +33,18 @@ export interface FeatureRetrieverOptions extends PlanOptions {
  * "not found"; with `fillDefaults` it gets the defaults instead.
  */
 export class FeatureRetriever {
-  readonly #registry: FeatureRegistry;
+  readonly #registry: () => FeatureRegistry;
   readonly #store: FeatureStore;
   readonly #options: FeatureRetrieverOptions;
   readonly #keysCounter: CounterMetric | undefined;
 
-  constructor(registry: FeatureRegistry, store: FeatureStore, options: FeatureRetrieverOptions = {}) {
-    this.#registry = registry;
+  /** `registry` may be a function giving the registry now served, when entities can be added live. */
+  constructor(
+    registry: FeatureRegistry | (() => FeatureRegistry),
+    store: FeatureStore,
+    options: FeatureRetrieverOptions = {},
+  ) {
+    this.#registry = typeof registry === 'function' ? registry : () => registry;
     this.#store = store;
     this.#options = options;
     this.#keysCounter = options.metrics?.counter(
@@ -50,7 +55,7 @@ export class FeatureRetriever {
   }
 
   async retrieve(query: Query): Promise<Result> {
-    const plan = planQuery(this.#registry, query, this.#options);
+    const plan = planQuery(this.#registry(), query, this.#options);
     const cells = await this.#lookup(plan);
     const rows: Row[] = query.keys.map((key, k) => ({ keys: key.cols, columns: cells[k] ?? [] }));
     return {
@@ -62,7 +67,7 @@ export class FeatureRetriever {
   }
 
   async retrieveDecoded(query: Query): Promise<DecodedResult> {
-    const plan = planQuery(this.#registry, query, this.#options);
+    const plan = planQuery(this.#registry(), query, this.#options);
     const cells = await this.#lookup(plan);
     const rendered = new Map<Buffer[], string[]>();
     const rows = query.keys.map((key, k) => {

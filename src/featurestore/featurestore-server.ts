@@ -1,13 +1,17 @@
+import { FeatureWriterServiceService } from '../gen/featurestore/v1/writer.js';
 import { FeatureServiceService } from '../gen/retrieve/retrieve.js';
 import { type CallerAuthOptions, GrpcServer } from '../platform/grpc/index.js';
 import { createLogger, type Logger } from '../platform/logging/index.js';
 import { Metrics } from '../platform/metrics/index.js';
 import { FeatureRetriever } from './feature-retriever.js';
-import type { FeatureRegistry } from './registry.js';
+import { featureWriterHandlers } from './feature-writer-service.js';
+import { FeatureRegistry } from './registry.js';
+import { ServedRegistry } from './served-registry.js';
 import type { FeatureStore } from './store.js';
 
 export interface FeatureStoreServerOptions {
-  registry: FeatureRegistry;
+  /** What is served; a ServedRegistry when registered entities are kept across restarts. */
+  registry: FeatureRegistry | ServedRegistry;
   store: FeatureStore;
   /** Default 127.0.0.1. */
   host?: string;
@@ -46,7 +50,8 @@ export interface RunningFeatureStore {
 
 /**
  * Serves `retrieve.FeatureService` (RetrieveFeatures, RetrieveDecodedResult) over `store` with the
- * semantics of `FeatureRetriever`, plus health and reflection, in this process.
+ * semantics of `FeatureRetriever`, `featurestore.v1.FeatureWriterService` (loads into this store,
+ * entities registered live), plus health and reflection, in this process.
  */
 export async function startFeatureStore(options: FeatureStoreServerOptions): Promise<RunningFeatureStore> {
   const host = options.host ?? '127.0.0.1';
@@ -57,7 +62,9 @@ export async function startFeatureStore(options: FeatureStoreServerOptions): Pro
     idHeader: options.auth.idHeader ?? 'caller-id',
     tokenHeader: options.auth.tokenHeader ?? 'caller-token',
   };
-  const retriever = new FeatureRetriever(options.registry, options.store, {
+  const served =
+    options.registry instanceof FeatureRegistry ? new ServedRegistry(options.registry) : options.registry;
+  const retriever = new FeatureRetriever(() => served.current, options.store, {
     fillDefaults: options.fillDefaults,
     maxKeys: options.maxKeysPerQuery,
     metrics,
@@ -72,7 +79,7 @@ export async function startFeatureStore(options: FeatureStoreServerOptions): Pro
     metrics,
     auth,
     maxMessageBytes: options.maxMessageBytes,
-    reflectionProtos: ['retrieve/retrieve.proto'],
+    reflectionProtos: ['retrieve/retrieve.proto', 'featurestore/v1/writer.proto'],
     shutdownGraceMs: options.shutdownGraceMs,
     defaultDeadlineMs: options.defaultDeadlineMs,
     maxInFlightCalls: options.maxInFlightCalls,
@@ -81,6 +88,7 @@ export async function startFeatureStore(options: FeatureStoreServerOptions): Pro
     retrieveFeatures: (query) => retriever.retrieve(query),
     retrieveDecodedResult: (query) => retriever.retrieveDecoded(query),
   });
+  server.addUnaryService(FeatureWriterServiceService, featureWriterHandlers(served, options.store));
   const port = await server.start();
   let stopping: Promise<void> | undefined;
   return {

@@ -16,6 +16,7 @@ export {
 export { encodeGroupValues, type FeatureRowInput, toStoredRow, writeFeatureRows } from './entity-rows.js';
 export { FeatureRetriever, type FeatureRetrieverOptions } from './feature-retriever.js';
 export { encodeFeatureValue, type FeatureType } from './feature-value.js';
+export { MAX_ROWS_PER_CALL } from './feature-writer-service.js';
 export {
   type FeatureStoreServerOptions,
   type RunningFeatureStore,
@@ -33,6 +34,7 @@ export {
   loadFeatureFiles,
 } from './loader.js';
 export { MemoryFeatureStore } from './memory-feature-store.js';
+export { MirroredFeatureStore } from './mirrored-feature-store.js';
 export { type FeatureStoreOptions, openFeatureStore } from './open-feature-store.js';
 export type { ProgressOptions, ProgressStream } from './progress.js';
 export { type PlannedColumn, planQuery, type QueryPlan } from './query-plan.js';
@@ -47,4 +49,7 @@ export {
   FeatureRegistry,
   type RegistryDocument,
 } from './registry.js';
+export { RemoteFeatureStore, type RemoteFeatureStoreOptions } from './remote-feature-store.js';
+export { type Registration, ServedRegistry } from './served-registry.js';
+export { featureStoreMigrations, SqlFeatureStore } from './sql-feature-store.js';
 export { type FeatureStore, rowKey, type StoredRow, type WriteOptions } from './store.js';

@@ -64,6 +64,16 @@ export class MemoryFeatureStore implements FeatureStore {
     });
   }
 
+  /**
+   * Puts back a whole row as another store kept it (its storage key, every group, the time it has
+   * left): how a memory mirror is filled from its durable copy without decoding keys.
+   */
+  writeStored(storageKey: string, groups: ReadonlyMap<string, Uint8Array>, remainingTtlMs?: number): void {
+    this.#open();
+    const expiresAt = remainingTtlMs === undefined ? Number.POSITIVE_INFINITY : this.#now() + remainingTtlMs;
+    this.#rows.set(storageKey, { groups: new Map(groups), expiresAt });
+  }
+
   async delete(entity: string, keys: readonly (readonly string[])[]): Promise<void> {
     this.#open();
     for (const parts of keys) this.#rows.delete(rowKey(entity, parts));

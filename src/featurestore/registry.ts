@@ -101,6 +101,41 @@ export class FeatureRegistry {
     return entity;
   }
 
+  /**
+   * This registry plus the entities of `document` (validated as `fromDocument` does; `source` names
+   * it in errors). An entity already here must be defined identically: values stored under one
+   * definition are unreadable under another, so a different definition is FAILED_PRECONDITION.
+   */
+  withEntities(
+    document: unknown,
+    source = 'feature registry',
+  ): { registry: FeatureRegistry; added: string[]; unchanged: string[] } {
+    const incoming = FeatureRegistry.fromDocument(document, source).toDocument().entities;
+    const mine = new Map(this.#document.entities.map((entity) => [entity.name, entity]));
+    const added: string[] = [];
+    const unchanged: string[] = [];
+    for (const entity of incoming) {
+      const existing = mine.get(entity.name);
+      if (existing === undefined) {
+        added.push(entity.name);
+        mine.set(entity.name, entity);
+      } else if (canonicalJson(existing) === canonicalJson(entity)) unchanged.push(entity.name);
+      else {
+        throw new LatticeError(
+          'FAILED_PRECONDITION',
+          `entity "${entity.name}" is already registered with another definition (keys, groups, features or types differ); values stored under one cannot be read under the other: register it under a new name, or change the registry the server starts with`,
+          { field: 'entities' },
+        );
+      }
+    }
+    if (added.length === 0) return { registry: this, added, unchanged };
+    return {
+      registry: FeatureRegistry.fromDocument({ entities: [...mine.values()] }, source),
+      added,
+      unchanged,
+    };
+  }
+
   /** The validated document this registry was built from (a copy), e.g. to write it to a file. */
   toDocument(): RegistryDocument {
     return structuredClone(this.#document);
@@ -214,4 +249,13 @@ function registryError(source: string, problems: string[]): LatticeError {
   return new LatticeError('INVALID_ARGUMENT', `invalid ${source}:\n  - ${problems.join('\n  - ')}`, {
     field,
   });
+}
+
+/** JSON with object keys sorted, so equal definitions compare equal whatever their key order. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }

@@ -157,6 +157,45 @@ describe('lattice featurestore', () => {
     assert.equal(await server.stop(), 0);
   });
 
+  test('load --store server writes into a running feature store, registering the entity there', async () => {
+    // The server starts on the demo registry under another name: the load brings "shopper" along.
+    const shopperRegistry = join(dir, 'shopper-registry.yaml');
+    const document = demoRegistryDocument();
+    const user = document.entities.find((entity) => entity.name === 'user')!;
+    writeFileSync(shopperRegistry, stringify({ entities: [{ ...user, name: 'shopper' }] }));
+    const server = await serve([]);
+    const csv = usersCsv(['u51,x,IN,"1,2,3,4,5,6,7,8"']);
+    const load = (extra: string[]) =>
+      run(['featurestore', 'load', '--registry', shopperRegistry, '--entity', 'shopper', ...extra, csv]);
+    const loaded = await load(['--address', server.address]);
+    assert.equal(loaded.code, 0, loaded.stderr);
+    assert.match(loaded.stderr, /Registered shopper with the feature store at /);
+    assert.match(
+      loaded.stdout,
+      new RegExp(
+        `Loaded 50 shopper rows from 1 file\\(s\\) into the feature store at ${server.address.replace(/[.[\]]/g, '\\$&')} in [\\d.]+ s; 1 bad row\\(s\\) skipped`,
+      ),
+    );
+    const client = connect(server.address);
+    const result = await retrieveDecoded(
+      client,
+      query('shopper', ['user_id'], [['u2'], ['nobody']], { profile: ['age', 'country'] }),
+    );
+    client.close();
+    assert.deepEqual(
+      result.rows.map((row) => row.columns),
+      [expectedUser(1), []],
+    );
+    assert.equal(await server.stop(), 0);
+    // Nothing listens there any more: exit 1 saying what to start.
+    const down = await load(['--address', server.address, '--quiet']);
+    assert.equal(down.code, 1);
+    assert.match(
+      down.stderr,
+      /no feature store answers at .*start "lattice up" or "lattice featurestore serve"/,
+    );
+  });
+
   test('serve with no registry serves the seeded demo data', async () => {
     const server = await serve([]);
     assert.match(
@@ -210,6 +249,8 @@ describe('lattice featurestore on Redis', {
         registryFile,
         '--entity',
         'user',
+        '--store',
+        'redis',
         '--quiet',
         csv,
       ],

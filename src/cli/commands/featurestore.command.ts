@@ -22,7 +22,8 @@ export interface FeatureStoreServeOptions {
 export interface FeatureStoreLoadOptions {
   registry: string;
   entity: string;
-  store: 'memory' | 'redis';
+  store?: 'server' | 'memory' | 'redis';
+  address?: string;
   format?: 'csv' | 'jsonl' | 'parquet';
   batchSize?: number;
   maxBadRows?: number;
@@ -70,13 +71,24 @@ export function defineFeatureStore(program: Command, session: CliSession): void 
     .summary('bulk-load CSV, JSON Lines or Parquet files into the store')
     .description(
       'Bulk-loads CSV (header: key columns, then group:feature or feature), JSON Lines or Parquet files ' +
-        'into Redis (--store memory only checks them). Bad rows are reported with their line and skipped; ' +
-        'more than --max-bad-rows aborts the load.',
+        'into a running feature store (--store server: the one "lattice up" or "lattice featurestore serve" ' +
+        "serves, at <host>:<featurestore.port> or --address; the registry's entities are registered there " +
+        'first, and "lattice up" keeps both across restarts), into Redis (--store redis: cache.url), or ' +
+        "only checks them (--store memory). The default is redis when the settings' cache is Redis, " +
+        'server otherwise. Bad rows are reported with their line and skipped; more than --max-bad-rows ' +
+        'aborts the load.',
     )
     .argument('<files...>', 'the files to load')
     .requiredOption('--registry <FILE>', 'the feature registry (YAML or JSON)')
     .requiredOption('--entity <E>', 'the entity the rows belong to')
-    .addOption(new Option('--store <KIND>', 'where to load').choices(['redis', 'memory']).default('redis'))
+    .addOption(
+      new Option('--store <KIND>', 'where to load (default server, or redis with a Redis cache)').choices([
+        'server',
+        'redis',
+        'memory',
+      ]),
+    )
+    .option('--address <HOST:PORT>', 'the running feature store (--store server; default from the settings)')
     .addOption(
       new Option('--format <F>', 'the file format (default from each file name)').choices([
         'csv',

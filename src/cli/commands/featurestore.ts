@@ -6,6 +6,7 @@ import {
   type FeatureStore,
   loadFeatureFiles,
   openFeatureStore,
+  RemoteFeatureStore,
   seedDemoData,
   startFeatureStore,
 } from '../../featurestore/index.js';
@@ -103,11 +104,27 @@ export async function runFeatureStoreLoad({
   const settings = loadSettings({ file: context.settingsFile });
   const registry = FeatureRegistry.fromFile(values.registry);
   registry.requireEntity(values.entity, '--entity');
-  const kind = values.store;
+  const kind = values.store ?? (settings.cache.kind === 'redis' ? 'redis' : 'server');
   const ttlSeconds = values.ttlSeconds;
   const quiet = values.quiet === true;
 
-  const store = await openStore(kind, settings);
+  let store: FeatureStore;
+  let into: string = `the ${kind} store`;
+  if (kind === 'server') {
+    const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
+    const address = values.address ?? `${host}:${settings.featurestore.port}`;
+    const remote = new RemoteFeatureStore({ address, tls: tlsOf(settings).client });
+    try {
+      const { added } = await remote.registerEntities(registry.toDocument());
+      if (added.length > 0 && !quiet)
+        console.error(`Registered ${added.join(', ')} with the feature store at ${address}`);
+    } catch (err) {
+      await remote.close();
+      throw err;
+    }
+    store = remote;
+    into = `the feature store at ${address}`;
+  } else store = await openStore(kind, settings);
   let printed = 0;
   try {
     const report = await loadFeatureFiles({
@@ -128,7 +145,7 @@ export async function runFeatureStoreLoad({
     });
     const seconds = (report.elapsedMs / 1000).toFixed(1);
     console.log(
-      `Loaded ${report.rowsWritten} ${report.entity} rows from ${report.files.length} file(s) into the ${kind} store in ${seconds} s; ${report.badRows} bad row(s) skipped`,
+      `Loaded ${report.rowsWritten} ${report.entity} rows from ${report.files.length} file(s) into ${into} in ${seconds} s; ${report.badRows} bad row(s) skipped`,
     );
   } finally {
     await store.close();
