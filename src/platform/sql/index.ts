@@ -26,6 +26,8 @@ export type SqlClientOptions =
       dataDir?: string;
       /** Bound on each statement's wait (PGlite cannot interrupt a running statement: see its adapter). */
       statementTimeoutMs?: number;
+      /** The database on a worker thread of its own (default), or false: on the caller's thread. */
+      worker?: boolean;
     }
   | {
       kind: 'postgres';

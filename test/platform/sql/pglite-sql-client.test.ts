@@ -13,6 +13,15 @@ sqlClientContract({
   interruptsStatements: false,
 });
 
+// The database on the caller's thread rather than its own worker thread (the default).
+sqlClientContract({
+  name: 'PGlite in memory, on the caller thread',
+  open: () => createSqlClient({ kind: 'pglite', worker: false }),
+  openWithStatementTimeout: (statementTimeoutMs) =>
+    createSqlClient({ kind: 'pglite', statementTimeoutMs, worker: false }),
+  interruptsStatements: false,
+});
+
 describe('PGlite on disk', () => {
   let dir: string;
   before(async () => {

@@ -1,11 +1,12 @@
 /**
- * The embedded SQL adapter: PostgreSQL compiled to WASM (PGlite), in this process. With a data
+ * The embedded SQL adapter: PostgreSQL compiled to WASM (PGlite), in this process: on a worker
+ * thread of its own by default (pglite-worker-database.ts), or on the caller's thread. With a data
  * directory the database lives on disk and survives restarts; without one it is in memory.
  * PGlite has a single connection and queues statements and transactions itself (a statement waits
  * for a running transaction), so this adapter adds only the shared value and error conventions.
  * One directory must be opened by one process at a time.
  *
- * Statement timeout: PGlite runs a statement synchronously on this thread and never fires
+ * Statement timeout: PGlite runs a statement synchronously on its thread and never fires
  * PostgreSQL's `statement_timeout` (it has no timer signals), so nothing can interrupt a running
  * statement. `statementTimeoutMs` is therefore a bound on the caller's wait instead: a statement that
  * has not answered by then fails with DEADLINE_EXCEEDED at once when it is still waiting for the
@@ -16,7 +17,6 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 import { type DirLock, lockDirectory } from '../../dir-lock.js';
 import { LatticeError } from '../../errors.js';
 import {
@@ -29,47 +29,29 @@ import {
 } from '../adapter-support.js';
 import type { SqlClient, SqlListener, SqlResult, SqlTransaction, SqlValue } from '../sql-client.js';
 import { toSqlError } from '../sql-errors.js';
+import { inThisThread, openPglite, type PgliteDatabase, type PgliteStatements } from './pglite-database.js';
+import { PgliteWorkerDatabase } from './pglite-worker-database.js';
 
 export interface PgliteSqlClientOptions {
   /** Directory holding the database files (created when missing); in memory when omitted. */
   dataDir?: string;
   /** Bound on each statement's wait for its answer (see the module comment); none by default. */
   statementTimeoutMs?: number;
+  /**
+   * Run the database on a worker thread of its own (default true), so its statements use another
+   * core than the caller's event loop; false runs them on the caller's thread.
+   */
+  worker?: boolean;
 }
 
-/** What both a PGlite instance and its transactions offer. */
-type PgliteQueryable = Pick<Transaction, 'query' | 'exec'>;
-
-const BYTEA = 17;
-
-/**
- * Bytes go to the database as they are, in binary format: PGlite sends a parameter its serializer
- * returns as a typed array that way, while bytea's own serializer spells it in hex text one byte at a
- * time in JavaScript (and its protocol writer walks every text parameter twice more). Typed as a
- * string-returning serializer, which is all PGlite's types admit.
- */
-const QUERY_OPTIONS: QueryOptions = {
-  serializers: {
-    [BYTEA]: ((value: unknown) => (value instanceof Uint8Array ? value : String(value))) as (
-      value: unknown,
-    ) => string,
-  },
-};
-
 async function run<Row>(
-  db: PgliteQueryable,
+  db: PgliteStatements,
   text: string,
   params: readonly SqlValue[] | undefined,
   label: string,
 ): Promise<SqlResult<Row>> {
   try {
-    // Without parameters, the simple protocol (exec) runs scripts of several statements, as pg does.
-    const result: Results<Row> | undefined =
-      params === undefined || params.length === 0
-        ? ((await db.exec(text)).at(-1) as Results<Row> | undefined)
-        : await db.query<Row>(text, toDriverParams(params), QUERY_OPTIONS);
-    if (result === undefined) return { rows: [], rowCount: 0 };
-    return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    return await db.run<Row>(text, params === undefined ? undefined : toDriverParams(params));
   } catch (err) {
     throw toSqlError(err, label);
   }
@@ -120,7 +102,7 @@ class StatementDeadline {
 
 class PgliteTransaction implements SqlTransaction {
   constructor(
-    private readonly tx: Transaction,
+    private readonly tx: PgliteStatements,
     private readonly mark: TransactionMark,
     private readonly label: string,
     private readonly deadline: StatementDeadline,
@@ -134,7 +116,7 @@ class PgliteTransaction implements SqlTransaction {
 
 export class PgliteSqlClient implements SqlClient {
   readonly kind = 'pglite' as const;
-  readonly #db: PGlite;
+  readonly #db: PgliteDatabase;
   readonly #label: string;
   readonly #scope = new TransactionScope();
   readonly #running = new Set<Promise<unknown>>();
@@ -143,7 +125,12 @@ export class PgliteSqlClient implements SqlClient {
 
   readonly #lock: DirLock | undefined;
 
-  private constructor(db: PGlite, label: string, lock: DirLock | undefined, statementTimeoutMs?: number) {
+  private constructor(
+    db: PgliteDatabase,
+    label: string,
+    lock: DirLock | undefined,
+    statementTimeoutMs?: number,
+  ) {
     this.#db = db;
     this.#lock = lock;
     this.#label = label;
@@ -170,7 +157,10 @@ export class PgliteSqlClient implements SqlClient {
     if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
     const lock = dataDir === undefined ? undefined : lockDirectory(dataDir, 'PGlite data directory');
     try {
-      const db = dataDir === undefined ? await PGlite.create() : await PGlite.create(dataDir);
+      const db =
+        options.worker === false
+          ? inThisThread(await openPglite(dataDir))
+          : await PgliteWorkerDatabase.start(dataDir, label);
       return new PgliteSqlClient(db, label, lock, timeout);
     } catch (err) {
       lock?.release();

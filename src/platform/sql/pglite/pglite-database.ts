@@ -1,0 +1,81 @@
+/**
+ * The PGlite database behind the embedded SQL adapter (pglite-sql-client.ts), wherever it runs: in
+ * this thread ({@link inThisThread}) or on a worker thread of its own (pglite-worker-database.ts).
+ * Both answer with PGlite's own results and errors; the adapter maps errors and values the same way
+ * for either.
+ */
+import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
+
+export interface StatementResult<Row> {
+  rows: Row[];
+  rowCount: number;
+}
+
+/** Runs statements on the database or inside one of its transactions. */
+export interface PgliteStatements {
+  /**
+   * One statement with `$n` parameters (the extended protocol), or without parameters a script of
+   * several (the simple protocol, as pg runs them), answering with the last statement's result.
+   * Parameters are driver values (adapter-support.ts, toDriverParams).
+   */
+  run<Row>(text: string, params: readonly unknown[] | undefined): Promise<StatementResult<Row>>;
+}
+
+export interface PgliteDatabase extends PgliteStatements {
+  /** BEGIN, `fn`, then COMMIT when it resolves or ROLLBACK when it throws (rethrown as is). */
+  transaction<T>(fn: (tx: PgliteStatements) => Promise<T>): Promise<T>;
+  /** LISTEN on `channel`; resolves to the UNLISTEN. */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+const BYTEA = 17;
+
+/**
+ * Bytes go to the database as they are, in binary format: PGlite sends a parameter its serializer
+ * returns as a typed array that way, while bytea's own serializer spells it in hex text one byte at a
+ * time in JavaScript (and its protocol writer walks every text parameter twice more). Typed as a
+ * string-returning serializer, which is all PGlite's types admit.
+ */
+const QUERY_OPTIONS: QueryOptions = {
+  serializers: {
+    [BYTEA]: ((value: unknown) => (value instanceof Uint8Array ? value : String(value))) as (
+      value: unknown,
+    ) => string,
+  },
+};
+
+/** What both a PGlite instance and its transactions offer. */
+type PgliteQueryable = Pick<Transaction, 'query' | 'exec'>;
+
+export async function runStatement<Row>(
+  db: PgliteQueryable,
+  text: string,
+  params: readonly unknown[] | undefined,
+): Promise<StatementResult<Row>> {
+  const result: Results<Row> | undefined =
+    params === undefined || params.length === 0
+      ? ((await db.exec(text)).at(-1) as Results<Row> | undefined)
+      : await db.query<Row>(text, params as unknown[], QUERY_OPTIONS);
+  if (result === undefined) return { rows: [], rowCount: 0 };
+  return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+}
+
+/** Opens (and on first use initialises, which takes seconds) a database: on disk, or in memory. */
+export function openPglite(dataDir: string | undefined): Promise<PGlite> {
+  return dataDir === undefined ? PGlite.create() : PGlite.create(dataDir);
+}
+
+const statementsOf = (db: PgliteQueryable): PgliteStatements => ({
+  run: (text, params) => runStatement(db, text, params),
+});
+
+/** The database in this thread: every statement runs on the caller's event loop. */
+export function inThisThread(db: PGlite): PgliteDatabase {
+  return {
+    ...statementsOf(db),
+    transaction: (fn) => db.transaction((tx) => fn(statementsOf(tx))),
+    listen: (channel, onNotify) => db.listen(channel, onNotify),
+    close: () => db.close(),
+  };
+}
