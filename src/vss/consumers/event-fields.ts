@@ -20,7 +20,7 @@ export const expectType =
     issue.code === 'invalid_type' ? expect(what)(issue) : undefined;
 
 /** Entities and model names (the store's rule: they name collections and cache keys). */
-const RESOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+export const RESOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 export const resourceNameField = z
   .string({ error: expect('a string') })
@@ -33,25 +33,36 @@ export const resourceNameField = z
 export function integerField(min: number, max: number, what: string) {
   const message = `must be ${what} (a number or decimal text)`;
   return z.unknown().transform((value, ctx) => {
-    const n =
-      typeof value === 'number'
-        ? value
-        : typeof value === 'string' && /^(0|[1-9][0-9]{0,15})$/.test(value)
-          ? Number(value)
-          : Number.NaN;
-    if (Number.isSafeInteger(n) && n >= min && n <= max) return n;
+    const n = integerIn(value, min, max);
+    if (n !== undefined) return n;
     ctx.addIssue({ code: 'custom', message: value === undefined ? 'is required' : message });
     return z.NEVER;
   });
 }
 
+/** {@link integerField}'s rule: the integer `value` holds, if it is one from `min` to `max`. */
+export function integerIn(value: unknown, min: number, max: number): number | undefined {
+  const n =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^(0|[1-9][0-9]{0,15})$/.test(value)
+        ? Number(value)
+        : Number.NaN;
+  return Number.isSafeInteger(n) && n >= min && n <= max ? n : undefined;
+}
+
+export const MIN_VERSION = 1;
+export const MAX_VERSION = 2 ** 31 - 1;
+
 /** A version: a positive 32-bit integer. */
-export const versionField = integerField(1, 2 ** 31 - 1, 'a positive integer below 2^31');
+export const versionField = integerField(MIN_VERSION, MAX_VERSION, 'a positive integer below 2^31');
+
+export const MAX_JOB_ID = 256;
 
 export const jobIdField = z
   .string({ error: expect('a string') })
   .min(1, 'must not be empty')
-  .max(256, 'must be at most 256 characters');
+  .max(MAX_JOB_ID, `must be at most ${MAX_JOB_ID} characters`);
 
 /**
  * A JSON-holding field: the design sends it as a JSON string, the original system as the JSON value

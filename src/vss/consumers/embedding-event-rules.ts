@@ -1,0 +1,31 @@
+/**
+ * The limits and spellings an embedding event is held to, shared by its schema (embedding-event.ts)
+ * and the hand-written path for plainly valid events (embedding-event-fast-path.ts), so the two
+ * cannot disagree on them.
+ */
+import { membershipFlag } from '../model/index.js';
+
+/** `A` adds or replaces the candidate, `D` deletes it, `P` changes its payload only. */
+export type EmbeddingOperation = 'A' | 'D' | 'P';
+
+/** Values a vector may hold: finite and within float32's range (beyond it would store Infinity). */
+export const FLOAT32_MAX = 3.4028234663852886e38;
+export const MAX_DIMENSION = 65_536;
+export const MAX_VARIANTS = 64;
+export const MAX_PAYLOAD_FIELDS = 256;
+/** The longest id the vector databases accept. */
+export const MAX_CANDIDATE_ID = 1024;
+export const VARIANT_KEY = /^[a-z][a-z0-9_]{0,48}$/;
+export const PAYLOAD_KEY = /^[A-Za-z0-9_-]{1,128}$/;
+/** Payload fields may not be named like membership flags. */
+export const FLAG_PREFIX = membershipFlag('');
+
+/** Operations as either shape spells them. */
+export const OPERATIONS: Readonly<Record<string, EmbeddingOperation>> = {
+  A: 'A',
+  D: 'D',
+  P: 'P',
+  ADD: 'A',
+  DELETE: 'D',
+  UPSERT_PAYLOAD: 'P',
+};
