@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { Etcd3 } from 'etcd3';
+import { type DecodedResult, FeatureServiceClient } from '../../src/gen/retrieve/retrieve.js';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import { latticeBin, startLattice } from '../support/lattice-up-process.js';
 import { eventually, realServer, uniqueName } from '../support/servers.js';
@@ -128,6 +129,57 @@ describe('lattice up', () => {
       [['catalog_ranker', true]],
     );
 
+    // `lattice check` beside the running stack: the embedded adapters it holds report through its /readyz.
+    const check = spawnSync(process.execPath, [bin, 'check'], {
+      env: {
+        ...process.env,
+        LATTICE_DATA_DIR: dataDir,
+        LATTICE_LOG_LEVEL: 'warn',
+        LATTICE_METRICS_PORT: new URL(httpBase).port,
+      },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(check.status, 0, `${check.stdout}\n${check.stderr}`);
+    for (const port of ['queue', 'sql', 'vectorDb'])
+      assert.match(
+        check.stdout,
+        new RegExp(`^ok\\s+${port}\\s.*in use by process ${child.pid}; its http://.*/readyz says ok`, 'm'),
+      );
+
+    // `lattice featurestore load` writes into the feature store this stack serves (kept across a restart, below).
+    const featureStoreAddress = /gRPC retrieve\.FeatureService .*\s+(\S+)\n/.exec(output.stdout)?.[1];
+    assert.ok(featureStoreAddress, output.stdout);
+    const shopRegistry = join(dataDir, 'shop-registry.yaml');
+    writeFileSync(
+      shopRegistry,
+      'entities:\n  - name: shop\n    keys: [shop_id]\n    feature_groups:\n      - name: stats\n        features:\n          - { name: rating, data_type: FP32 }\n',
+    );
+    const shopsCsv = join(dataDir, 'shops.csv');
+    writeFileSync(shopsCsv, 'shop_id,stats:rating\ns1,4.5\ns2,3.25\n');
+    const load = spawnSync(
+      process.execPath,
+      [
+        bin,
+        'featurestore',
+        'load',
+        '--registry',
+        shopRegistry,
+        '--entity',
+        'shop',
+        '--address',
+        featureStoreAddress,
+        shopsCsv,
+      ],
+      {
+        env: { ...process.env, LATTICE_DATA_DIR: dataDir, LATTICE_LOG_LEVEL: 'warn' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    assert.equal(load.status, 0, load.stderr);
+    assert.match(load.stdout, /Loaded 2 shop rows from 1 file\(s\) into the feature store at /);
+
     // The seeded example answers a real request through the feature store, model server and compute server.
     const client = new OrchestratorClient(orchestratorAddress);
     try {
@@ -189,6 +241,36 @@ describe('lattice up', () => {
 
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
+
+    // A second start on the same data directory serves the loaded entity and rows again.
+    const again = startLattice(['up'], { LATTICE_DATA_DIR: dataDir });
+    children.push(again.child);
+    await eventually(
+      () => again.output.stdout.includes('Ctrl-C'),
+      START_TIMEOUT_MS,
+      `lattice up to start again (stderr: ${again.output.stderr})`,
+    );
+    assert.match(again.output.stdout, /seeded demo data, 2 loaded rows/);
+    const restartedStore = /gRPC retrieve\.FeatureService .*\s+(\S+)\n/.exec(again.output.stdout)?.[1];
+    const features = new FeatureServiceClient(restartedStore!, grpc.credentials.createInsecure());
+    try {
+      const result = await new Promise<DecodedResult>((resolve, reject) =>
+        features.retrieveDecodedResult(
+          {
+            entityLabel: 'shop',
+            keysSchema: ['shop_id'],
+            keys: [{ cols: ['s2'] }],
+            featureGroups: [{ label: 'stats', featureLabels: ['rating'] }],
+          },
+          (err, answer) => (err ? reject(err) : resolve(answer)),
+        ),
+      );
+      assert.deepEqual(result.rows[0]?.columns, ['3.25']);
+    } finally {
+      features.close();
+    }
+    again.child.kill('SIGTERM');
+    assert.equal(await again.exited, 0);
   });
 
   test('lattice vss serving starts on embedded defaults, serves health and stops on SIGTERM', async () => {

@@ -1,13 +1,17 @@
-import { describeError } from '../../platform/errors.js';
+import { describeError, isLatticeError } from '../../platform/errors.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Platform } from '../../platform/platform.js';
-import { loadSettings } from '../../platform/settings/index.js';
+import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import type { Invocation } from '../command-kit.js';
 import { describePorts } from './ports.js';
 
 /**
  * Opens each configured port's adapter (the vector database included), runs its readiness check, and prints one line per port.
  * Exit status 1 when any fails: a quick way to verify settings before starting a service.
+ *
+ * An embedded adapter that a running process holds (`lattice up` locks its PGlite directory, queue
+ * journal and vector DB) cannot be opened twice: its line then comes from that process's own
+ * /readyz on the ops port, which runs the same check inside it.
  */
 export async function runCheck({ context }: Invocation<object>): Promise<number> {
   const settings = loadSettings({ file: context.settingsFile });
@@ -20,6 +24,7 @@ export async function runCheck({ context }: Invocation<object>): Promise<number>
     cache: () => platform.cache(),
     vectorDb: () => platform.vectorDb(),
   };
+  let running: Promise<RunningChecks> | undefined;
   let failed = 0;
   for (const [name, openPort] of Object.entries(open)) {
     const started = performance.now();
@@ -30,10 +35,60 @@ export async function runCheck({ context }: Invocation<object>): Promise<number>
         `ok      ${name.padEnd(12)} ${where[name]} (${Math.round(performance.now() - started)} ms)`,
       );
     } catch (err) {
+      const holder = heldBy(err);
+      if (holder !== undefined) {
+        running ??= runningChecks(settings);
+        const { url, checks, error } = await running;
+        const result = checks?.[name];
+        if (result === 'ok') {
+          console.log(
+            `ok      ${name.padEnd(12)} ${where[name]} (in use by process ${holder}; its ${url} says ok)`,
+          );
+          continue;
+        }
+        failed++;
+        console.log(
+          `FAILED  ${name.padEnd(12)} ${where[name]}: in use by process ${holder}, and ${
+            result !== undefined
+              ? `its ${url} says: ${result}`
+              : `its readiness is unknown (${error ?? `${url} has no "${name}" check`})`
+          }`,
+        );
+        continue;
+      }
       failed++;
       console.log(`FAILED  ${name.padEnd(12)} ${where[name]}: ${describeError(err)}`);
     }
   }
   await platform.close();
   return failed > 0 ? 1 : 0;
+}
+
+/** The pid holding an embedded adapter's directory lock, when that is why it could not be opened. */
+function heldBy(err: unknown): number | undefined {
+  if (!isLatticeError(err, 'FAILED_PRECONDITION')) return undefined;
+  const pid = /is in use by process (\d+)/.exec(err.message)?.[1];
+  return pid === undefined ? undefined : Number(pid);
+}
+
+interface RunningChecks {
+  url: string;
+  checks?: Record<string, string>;
+  error?: string;
+}
+
+/** The running platform's /readyz checks (on this machine: the lock says the holder is here). */
+async function runningChecks(settings: LoadedSettings): Promise<RunningChecks> {
+  const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
+  const scheme = settings.tls.cert ? 'https' : 'http';
+  const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${settings.metrics.port}/readyz`;
+  try {
+    const response = await fetch(url, {
+      signal: AbortSignal.timeout(settings.metrics.readyTimeoutMs + 2000),
+    });
+    const body = (await response.json()) as { checks?: Record<string, string> };
+    return { url, checks: body.checks ?? {} };
+  } catch (err) {
+    return { url, error: `${url} did not answer: ${describeError(err)}` };
+  }
 }
