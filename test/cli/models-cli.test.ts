@@ -132,4 +132,39 @@ describe('lattice models', () => {
     assert.match(result.stderr, /^lattice: cannot read the model configs from etcd .*LATTICE_ETCD_ENDPOINTS/);
     assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
   });
+
+  test('apply writes a valid document to the store and refuses an invalid one with its problems', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lattice-models-apply-'));
+    const settings = join(dir, 'settings.json');
+    writeFileSync(settings, JSON.stringify({ dataDir: dir }));
+    const ranker = catalogRankerConfig({ modelServer: '127.0.0.1:1', computeServer: '127.0.0.1:1' });
+    const good = join(dir, 'shop_ranker.json');
+    writeFileSync(good, JSON.stringify({ ...ranker, model_config_id: 'shop_ranker' }));
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, `model_config_id: bad\ncomponent_dependency: { ghost: [] }\n`);
+
+    const dry = await runCaptured(['models', 'apply', '--dry-run', '--settings', settings, good]);
+    assert.equal(dry.exitCode, 0, dry.err);
+    assert.match(dry.out, /model config "shop_ranker" is valid \(not written: --dry-run\)/);
+    assert.match((await runCaptured(['models', '--settings', settings])).out, /^No model configs/);
+
+    const applied = await runCaptured(['models', 'apply', '--settings', settings, good, bad]);
+    assert.equal(applied.exitCode, 1);
+    assert.match(
+      applied.out,
+      /shop_ranker\.json: model config "shop_ranker" is valid; written to models\/shop_ranker in directory /,
+    );
+    assert.match(applied.err, /bad\.yaml: invalid model config bad:/);
+    const states = JSON.parse(
+      (await runCaptured(['models', '--settings', settings, '--json'])).out,
+    ) as ModelConfigState[];
+    assert.deepEqual(
+      states.map((m) => [m.model_config_id, m.valid]),
+      [['shop_ranker', true]],
+      'only the valid document was written',
+    );
+
+    const missing = await runCaptured(['models', 'apply', '--settings', settings, join(dir, 'nope.json')]);
+    assert.equal(missing.exitCode, 2);
+  });
 });

@@ -1,8 +1,12 @@
 import type { Command } from 'commander';
-import { type CliSession, lazyAction } from '../command-kit.js';
+import { type CliSession, lazyAction, runsWithSubcommands } from '../command-kit.js';
 
 export interface ModelsOptions {
   json?: boolean;
+}
+
+export interface ModelsApplyOptions {
+  dryRun?: boolean;
 }
 
 /** `lattice models`. */
@@ -27,5 +31,24 @@ export function defineModels(program: Command, session: CliSession): void {
       'after',
       '\nExit status: 0 listed (invalid configs included), 1 the config store could not be read.',
     );
+  runsWithSubcommands(command);
   lazyAction<ModelsOptions>(command, session, async () => (await import('./models.js')).runModels);
+
+  const apply = command
+    .command('apply')
+    .summary('validate model config files and write them to the config store')
+    .description(
+      'Validates each model config document (JSON, or YAML by its .yaml/.yml name) the way the ' +
+        'orchestrator does and writes each valid one to models/<model_config_id> in the configured ' +
+        "config store (the file store's directory, or etcd), where a running orchestrator loads it " +
+        'within a second. A document that does not validate is reported with every problem and is ' +
+        'not written.',
+    )
+    .argument('<files...>', 'the model config documents')
+    .option('--dry-run', 'validate only')
+    .addHelpText(
+      'after',
+      '\nExit status: 0 every document valid (and written), 1 any invalid or unreadable.',
+    );
+  lazyAction<ModelsApplyOptions>(apply, session, async () => (await import('./models.js')).runModelsApply);
 }

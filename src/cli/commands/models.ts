@@ -5,7 +5,9 @@
  * no lock, so this works beside a running `lattice up`.
  */
 
+import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
 import { createOrchestratorClients } from '../../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../../orchestrator/components/index.js';
 import { ModelConfigError, ModelRegistry } from '../../orchestrator/config/index.js';
@@ -18,8 +20,8 @@ import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
-import type { Invocation } from '../command-kit.js';
-import type { ModelsOptions } from './models.command.js';
+import { type Invocation, UsageError } from '../command-kit.js';
+import type { ModelsApplyOptions, ModelsOptions } from './models.command.js';
 import { describePorts } from './ports.js';
 
 /** Where the orchestrator's ModelRegistry reads model configs (its default prefix). */
@@ -48,12 +50,94 @@ export interface ModelConfigState {
 }
 
 export async function runModels({ options, context }: Invocation<ModelsOptions>): Promise<void> {
-  const settings = loadSettings({ file: context.settingsFile });
+  await withModelRegistry(context.settingsFile, async ({ settings, platform, store, registry }) => {
+    const files =
+      settings.configStore.kind === 'file' ? await fileTimes(settings.configStore.dir) : undefined;
+    const states = await modelConfigStates(store, registry, files);
+    if (options.json) console.log(JSON.stringify(states, null, 2));
+    else printTable(states, describePorts(platform).configStore ?? 'the config store');
+  });
+}
+
+/**
+ * `lattice models apply FILE...`: validates each model config document (JSON or YAML) the way the
+ * orchestrator does and writes the valid ones to `models/<model_config_id>` in the configured config
+ * store, where a running orchestrator picks them up. A document that does not validate is reported
+ * with every problem and nothing of it is written (exit 1).
+ */
+export async function runModelsApply({
+  options,
+  args,
+  context,
+}: Invocation<ModelsApplyOptions>): Promise<number> {
+  const files = args[0] as string[];
+  return withModelRegistry(context.settingsFile, async ({ platform, store, registry }) => {
+    const where = describePorts(platform).configStore ?? 'the config store';
+    let failed = 0;
+    for (const file of files) {
+      const document = readDocument(file);
+      const id = (document as { model_config_id?: unknown } | undefined)?.model_config_id;
+      if (typeof id !== 'string' || id === '' || id.includes('/')) {
+        failed++;
+        console.error(`${file}: no model_config_id (a name without "/") to store it under`);
+        continue;
+      }
+      try {
+        registry.build(id, 'apply', document);
+      } catch (err) {
+        failed++;
+        console.error(`${file}: ${describeError(err)}`);
+        continue;
+      }
+      if (options.dryRun) {
+        console.log(`${file}: model config "${id}" is valid (not written: --dry-run)`);
+        continue;
+      }
+      const revision = await store.put(`${MODELS_PREFIX}${id}`, document);
+      console.log(
+        `${file}: model config "${id}" is valid; written to ${MODELS_PREFIX}${id} in ${where} (revision ${revision})`,
+      );
+    }
+    return failed > 0 ? 1 : 0;
+  });
+}
+
+function readDocument(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`${file} cannot be read: ${describeError(err)}`);
+  }
+  try {
+    return /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    throw new LatticeError(
+      'INVALID_ARGUMENT',
+      `${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${describeError(err)}`,
+    );
+  }
+}
+
+interface ModelRegistryContext {
+  settings: ReturnType<typeof loadSettings>;
+  platform: Platform;
+  store: ConfigStore;
+  registry: ModelRegistry<unknown>;
+}
+
+/**
+ * The configured config store and a ModelRegistry built with the orchestrator's own clients, so that
+ * components are built as it builds them (channels open lazily and nothing is called).
+ */
+async function withModelRegistry<T>(
+  settingsFile: string | undefined,
+  work: (context: ModelRegistryContext) => Promise<T>,
+): Promise<T> {
+  const settings = loadSettings({ file: settingsFile });
   const metrics = new Metrics();
   const logger = createLogger('lattice', { level: 'silent' });
   const platform = new Platform(settings, { logger, metrics });
-  // The orchestrator's own clients, so that components are built as it builds them: channels open
-  // lazily and nothing is called.
   const clients = createOrchestratorClients({
     metrics,
     featureStoreTarget:
@@ -69,12 +153,8 @@ export async function runModels({ options, context }: Invocation<ModelsOptions>)
       logger,
       metrics,
       prefix: MODELS_PREFIX,
-    });
-    const files =
-      settings.configStore.kind === 'file' ? await fileTimes(settings.configStore.dir) : undefined;
-    const states = await modelConfigStates(store, registry, files);
-    if (options.json) console.log(JSON.stringify(states, null, 2));
-    else printTable(states, describePorts(platform).configStore ?? 'the config store');
+    }) as ModelRegistry<unknown>;
+    return await work({ settings, platform, store, registry });
   } finally {
     clients.close();
     await platform.close();
