@@ -1,0 +1,112 @@
+/**
+ * The README's "Getting started", run as written: every ```sh block marked `<!-- getting-started -->`
+ * runs with bash, in order, in a fresh directory, against `lattice up` started here in place of the
+ * section's `npm start` (on a fresh data directory; its ports free ones, given to the commands
+ * through their LATTICE_*_PORT variables as a user would set them, except the model server's 8001,
+ * which the section's model config names). `npx lattice` resolves to this clone's bin/lattice.js,
+ * as it does inside the clone.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { latticeBin, startLattice } from '../support/lattice-up-process.js';
+import { eventually } from '../support/servers.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const MODEL_SERVER_PORT = 8001;
+
+/** Every ```sh block after a `<!-- getting-started -->` marker, in README order. */
+function gettingStartedBlocks(readme: string): string[] {
+  return [...readme.matchAll(/<!-- getting-started -->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  const server = createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+const skip = (await portIsFree(MODEL_SERVER_PORT))
+  ? false
+  : `port ${MODEL_SERVER_PORT} (the model server the README's model config names) is in use here`;
+
+test('the README "Getting started" runs as written', { timeout: 400_000, skip }, async () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const blocks = gettingStartedBlocks(readme);
+  assert.equal(blocks.length, 3, 'the three marked blocks: first predict and search, features, model config');
+
+  const dir = mkdtempSync(join(tmpdir(), 'lattice-getting-started-'));
+  const shims = join(dir, '.bin');
+  mkdirSync(shims);
+  writeFileSync(
+    join(shims, 'npx'),
+    `#!/bin/sh\n[ "$1" = lattice ] || { echo "npx $1: not in this section" >&2; exit 127; }\nshift\nexec "${process.execPath}" "${latticeBin}" "$@"\n`,
+  );
+  chmodSync(join(shims, 'npx'), 0o755);
+  const dataDir = join(dir, '.lattice');
+  const up = startLattice(['up'], {
+    LATTICE_DATA_DIR: dataDir,
+    LATTICE_MODELSERVER_PORT: String(MODEL_SERVER_PORT),
+  });
+  try {
+    await eventually(
+      () => up.output.stdout.includes('Ctrl-C') || up.child.exitCode !== null,
+      240_000,
+      'lattice up to start',
+    );
+    assert.match(up.output.stdout, /Lattice is up/, up.output.stderr);
+    const portOf = (pattern: RegExp) => {
+      const address = pattern.exec(up.output.stdout)?.[1];
+      assert.ok(address, `${pattern} in:\n${up.output.stdout}`);
+      return address.slice(address.lastIndexOf(':') + 1);
+    };
+    const env = {
+      ...process.env,
+      PATH: `${shims}:${process.env.PATH}`,
+      LATTICE_DATA_DIR: dataDir,
+      LATTICE_LOG_LEVEL: 'warn',
+      LATTICE_ORCHESTRATOR_PORT: portOf(/gRPC orchestrator\.v1 .*\s+(\S+)\n/),
+      LATTICE_FEATURESTORE_PORT: portOf(/gRPC retrieve\.FeatureService .*\s+(\S+)\n/),
+      LATTICE_VSS_SERVING_PORT: portOf(/gRPC vss\.v1\.SimilaritySearch\s+(\S+)\n/),
+      LATTICE_MODELSERVER_PORT: String(MODEL_SERVER_PORT),
+    };
+    const outputs = blocks.map((block, i) => {
+      const result = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', block], {
+        cwd: dir,
+        env,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      assert.equal(
+        result.status,
+        0,
+        `block ${i + 1}:\n${block}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`,
+      );
+      return result.stdout;
+    });
+
+    // First predict and first search.
+    assert.match(outputs[0]!, /^ROW\s+.*FINAL_SCORE[\s\S]*\nc1\s+[\d.]+\s[\s\S]*\nc2\s+[\d.]+\s/);
+    const found = outputs[0]!.split('\n').filter((line) => /^\d+\s/.test(line));
+    assert.equal(found.length, 10, outputs[0]);
+    for (const line of found) assert.match(line, /\sshoes\s/);
+    // The features went into the running feature store.
+    assert.match(outputs[1]!, /Loaded 2 shop rows from 1 file\(s\) into the feature store at /);
+    // The model config validated, was written, loaded by the running orchestrator and scores.
+    assert.match(outputs[2]!, /model config "shop_ranker" is valid; written to models\/shop_ranker/);
+    assert.match(outputs[2]!, /^shop_ranker\s+valid\s/m);
+    assert.match(outputs[2]!, /^s1\s+0\.\d+\s+-$/m);
+    assert.match(outputs[2]!, /^s2\s+0\.\d+\s+-$/m);
+    assert.match(outputs[2]!, /^s3\s+0\.\d+\s+shop_features: entity s3 not found$/m);
+  } finally {
+    up.child.kill('SIGTERM');
+    await up.exited;
+  }
+});
