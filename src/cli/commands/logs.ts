@@ -11,12 +11,23 @@ import {
   parseLogRecord,
   readLogFile,
 } from '../../orchestrator/logging/index.js';
-import { describeError, invalidArgument } from '../../platform/errors.js';
+import { describeError, invalidArgument, isLatticeError, LatticeError } from '../../platform/errors.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Platform } from '../../platform/platform.js';
-import { TopicNotFoundError } from '../../platform/queue/index.js';
-import { loadSettings } from '../../platform/settings/index.js';
+import {
+  type Queue,
+  type ReadMessage,
+  readMessages,
+  TopicNotFoundError,
+} from '../../platform/queue/index.js';
+import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { type CliContext, type Invocation, UsageError } from '../command-kit.js';
+import {
+  MAX_READ_IDLE_MS,
+  MAX_READ_MESSAGES,
+  QUEUE_READ_PATH,
+  type QueueReadAnswer,
+} from '../queue-read-route.js';
 import type { LogsDecodeOptions } from './logs.command.js';
 
 interface DecodeOptions {
@@ -98,8 +109,9 @@ async function writeJsonLines(decoded: readonly DecodedLog[], out: string | unde
 
 /**
  * Reads records from a queue topic as consumer group `group`: until `max` records, or until none
- * arrived for `idleMs`. Each message is acknowledged once parsed; one that is not an
- * OrchestratorLog is reported and skipped.
+ * arrived for `idleMs`. Each message is acknowledged once taken; one that is not an OrchestratorLog
+ * is reported and skipped. An embedded queue held by a running `lattice up` (its journal is locked)
+ * is read through that process's ops server instead (queue-read-route.ts), as the same group.
  */
 async function readFromQueue(
   context: CliContext,
@@ -109,43 +121,80 @@ async function readFromQueue(
 ): Promise<OrchestratorLog[]> {
   const settings = loadSettings({ file: context.settingsFile });
   const platform = new Platform(settings, { logger: createLogger('lattice', { level: 'silent' }) });
-  const records: OrchestratorLog[] = [];
+  let messages: ReadMessage[];
   try {
-    const queue = await platform.queue();
+    let queue: Queue | undefined;
     try {
-      await queue.describeTopic(topic);
+      queue = await platform.queue();
     } catch (err) {
-      if (err instanceof TopicNotFoundError) throw invalidArgument(`queue topic "${topic}" does not exist`);
-      throw err;
+      if (!heldByAnotherProcess(err)) throw err;
     }
-    let taken = 0;
-    let finish: () => void = () => {};
-    const done = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    let idle = setTimeout(finish, options.idleMs);
-    const consumer = await queue.subscribe(topic, options.group, async (message) => {
-      if (taken >= options.max) {
-        await message.nak(); // not ours to take: the group sees it again next time
-        return;
-      }
-      taken++;
-      clearTimeout(idle);
-      if (taken >= options.max) finish();
-      else idle = setTimeout(finish, options.idleMs);
-      try {
-        records.push(parseLogRecord(message.payload, `message ${message.sequence}`));
-      } catch (err) {
-        onSkipped();
-        console.error(`lattice logs decode: skipping ${describeError(err)}`);
-      }
-      await message.ack();
-    });
-    await done;
-    clearTimeout(idle);
-    await consumer.close();
+    messages =
+      queue === undefined
+        ? await readThroughRunningPlatform(settings, topic, options)
+        : await readMessages(queue, topic, options);
+  } catch (err) {
+    if (err instanceof TopicNotFoundError) throw invalidArgument(`queue topic "${topic}" does not exist`);
+    throw err;
   } finally {
     await platform.close();
   }
+  const records: OrchestratorLog[] = [];
+  for (const message of messages) {
+    try {
+      records.push(parseLogRecord(message.payload, `message ${message.sequence}`));
+    } catch (err) {
+      onSkipped();
+      console.error(`lattice logs decode: skipping ${describeError(err)}`);
+    }
+  }
   return records;
+}
+
+/** The embedded queue journal is locked by a live process (`lattice up`). */
+function heldByAnotherProcess(err: unknown): boolean {
+  return isLatticeError(err, 'FAILED_PRECONDITION') && /is in use by process \d+/.test(err.message);
+}
+
+/** The same read, done by the running `lattice up` on its embedded queue (its ops server's /queue route). */
+async function readThroughRunningPlatform(
+  settings: LoadedSettings,
+  topic: string,
+  options: DecodeOptions,
+): Promise<ReadMessage[]> {
+  const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
+  const base = `${settings.tls.cert ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${settings.metrics.port}`;
+  const url = `${base}${QUEUE_READ_PATH.replace(':topic', encodeURIComponent(topic))}`;
+  const messages: ReadMessage[] = [];
+  // The route takes at most MAX_READ_MESSAGES a call: read again until the group has no more or max is reached.
+  while (messages.length < options.max) {
+    const max = Math.min(MAX_READ_MESSAGES, options.max - messages.length);
+    const idleMs = Math.min(options.idleMs, MAX_READ_IDLE_MS);
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ group: options.group, max, idle_ms: idleMs }),
+        signal: AbortSignal.timeout(idleMs + 60_000),
+      });
+    } catch (err) {
+      throw new LatticeError(
+        'UNAVAILABLE',
+        `the queue journal is in use by a running lattice up, whose ops server at ${base} did not answer (${describeError(err)}); point metrics.port (LATTICE_METRICS_PORT) at it`,
+      );
+    }
+    const body = (await response.json()) as QueueReadAnswer & { error?: { code: string; message: string } };
+    if (response.status === 404 && body.error) throw new TopicNotFoundError(topic);
+    if (!response.ok) {
+      throw new LatticeError(
+        'UNAVAILABLE',
+        `the running lattice up at ${base} could not read ${topic}: ${body.error?.message ?? response.statusText}`,
+      );
+    }
+    for (const m of body.messages)
+      messages.push({ sequence: m.sequence, payload: Buffer.from(m.payload_base64, 'base64') });
+    if (body.messages.length < max) break;
+  }
+  return messages;
 }

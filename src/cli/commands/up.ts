@@ -16,6 +16,7 @@ import {
   startVssServingPart,
 } from '../parts.js';
 import { acceptsConnections, checkPortsFree } from '../port-check.js';
+import { registerQueueReadRoute } from '../queue-read-route.js';
 import { AdminClient } from '../vss-admin/index.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
 import { onboardVssDemo, VSS_DEMO } from '../vss-demo.js';
@@ -55,6 +56,8 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     readiness: platform.readiness(),
     readinessTimeoutMs: settings.metrics.readyTimeoutMs,
   });
+  // The embedded queue lives in this process: `lattice logs decode --from-queue` beside it reads here.
+  if (settings.queue.kind === 'memory') registerQueueReadRoute(ops.app, () => platform.queue());
   const grpc = new GrpcServer({
     name: 'platform',
     host: settings.host,

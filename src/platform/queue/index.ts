@@ -36,6 +36,7 @@ export {
   type TopicOptions,
   type TopicStats,
 } from './queue.js';
+export { type ReadMessage, type ReadMessagesOptions, readMessages } from './read-messages.js';
 
 export type QueueOptions =
   | {

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { registerQueueReadRoute } from '../../../src/cli/queue-read-route.js';
 import { openParquet } from '../../../src/featurestore/parquet-records.js';
 import { OrchestratorLog } from '../../../src/gen/orchestrator/v1/log.js';
 import {
@@ -14,6 +15,9 @@ import {
   writeLogFile,
 } from '../../../src/orchestrator/logging/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
+import { HttpServer } from '../../../src/platform/http/index.js';
+import { createLogger } from '../../../src/platform/logging/index.js';
+import { Metrics } from '../../../src/platform/metrics/index.js';
 import { createQueue } from '../../../src/platform/queue/index.js';
 import { runCaptured } from '../../support/cli-capture.js';
 import { uniqueName } from '../../support/servers.js';
@@ -202,6 +206,69 @@ describe('lattice logs decode', () => {
       /does not exist/,
       settingsFile,
     );
+  });
+
+  test('--from-queue beside the process holding the embedded queue reads through its ops server', async () => {
+    // This test process plays lattice up: it holds the journaled queue (locked) and serves the route.
+    const dir = mkdtempSync(join(tmpdir(), 'lattice-logs-held-'));
+    const journalDir = join(dir, 'queue');
+    const topic = uniqueName('logs');
+    const queue = await createQueue({ kind: 'memory', journalDir });
+    const ops = new HttpServer({
+      name: 'ops',
+      host: '127.0.0.1',
+      port: 0,
+      logger: createLogger('t', { level: 'silent' }),
+      metrics: new Metrics(),
+    });
+    registerQueueReadRoute(ops.app, async () => queue);
+    const port = await ops.start();
+    try {
+      const sink = new QueueLogSink(queue, topic);
+      const records = await buildLogRecords(
+        await servePoint(loggedModel({ log_batch_size: 2 }), 5, 'held-req'),
+      );
+      for (const [i, record] of records.entries()) {
+        await sink.write(OrchestratorLog.encode(record).finish(), {
+          key: 'held-req',
+          messageId: `held-req:${i}`,
+        });
+      }
+      const settingsFile = join(dir, 'settings.json');
+      writeFileSync(
+        settingsFile,
+        JSON.stringify({ dataDir: dir, queue: { kind: 'memory', journalDir }, metrics: { port } }),
+      );
+      // Asynchronously: this process must go on serving the route while the command runs.
+      const decode = (args: string[]) =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+          execFile(
+            process.execPath,
+            [bin, 'logs', 'decode', '--settings', settingsFile, ...args],
+            { encoding: 'utf8', timeout: 60_000 },
+            (err, stdout, stderr) =>
+              resolve({ status: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+          );
+        });
+      const first = await decode(['--from-queue', topic, '--group', 'cli', '--idle-ms', '500']);
+      assert.equal(first.status, 0, first.stderr);
+      assert.deepEqual(
+        first.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => (JSON.parse(line) as LogRowObject).entity_id),
+        ['item-0', 'item-1', 'item-2', 'item-3', 'item-4'],
+      );
+      const again = await decode(['--from-queue', topic, '--group', 'cli', '--idle-ms', '100']);
+      assert.equal(again.status, 0, again.stderr);
+      assert.match(again.stderr, /no new records on .* for group cli/);
+      const missing = await decode(['--from-queue', 'no_such_topic', '--idle-ms', '50']);
+      assert.equal(missing.status, 1, missing.stderr);
+      assert.match(missing.stderr, /queue topic "no_such_topic" does not exist/);
+    } finally {
+      await ops.stop();
+      await queue.close();
+    }
   });
 
   test('usage errors name what is wrong (exit 2, with the usage)', async () => {
