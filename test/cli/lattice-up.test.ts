@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -11,6 +11,7 @@ import { Etcd3 } from 'etcd3';
 import { type DecodedResult, FeatureServiceClient } from '../../src/gen/retrieve/retrieve.js';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import { latticeBin, startLattice } from '../support/lattice-up-process.js';
+import { npxShim } from '../support/npx-shim.js';
 import { eventually, realServer, uniqueName } from '../support/servers.js';
 import { Client as VssClient } from '../vss/serving/harness.js';
 
@@ -92,12 +93,7 @@ describe('lattice up', () => {
     // Every command the banner prints works as printed (npx lattice = this clone's bin).
     const printed = [...output.stdout.matchAll(/^ {2}(npx lattice .*)$/gm)].map((m) => m[1]!);
     assert.equal(printed.length, 4, output.stdout);
-    const shims = mkdtempSync(join(tmpdir(), 'lattice-up-npx-'));
-    writeFileSync(
-      join(shims, 'npx'),
-      `#!/bin/sh\n[ "$1" = lattice ] || exit 127\nshift\nexec "${process.execPath}" "${bin}" "$@"\n`,
-    );
-    chmodSync(join(shims, 'npx'), 0o755);
+    const shims = npxShim(mkdtempSync(join(tmpdir(), 'lattice-up-npx-')));
     const outputs = printed.map((command) => {
       const result = spawnSync('bash', ['-c', command], {
         env: { ...process.env, PATH: `${shims}:${process.env.PATH}`, LATTICE_LOG_LEVEL: 'warn' },

@@ -8,13 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { latticeBin, startLattice } from '../support/lattice-up-process.js';
+import { startLattice } from '../support/lattice-up-process.js';
+import { npxShim } from '../support/npx-shim.js';
 import { eventually } from '../support/servers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -43,13 +44,7 @@ test('the README "Getting started" runs as written', { timeout: 400_000, skip },
   assert.equal(blocks.length, 3, 'the three marked blocks: first predict and search, features, model config');
 
   const dir = mkdtempSync(join(tmpdir(), 'lattice-getting-started-'));
-  const shims = join(dir, '.bin');
-  mkdirSync(shims);
-  writeFileSync(
-    join(shims, 'npx'),
-    `#!/bin/sh\n[ "$1" = lattice ] || { echo "npx $1: not in this section" >&2; exit 127; }\nshift\nexec "${process.execPath}" "${latticeBin}" "$@"\n`,
-  );
-  chmodSync(join(shims, 'npx'), 0o755);
+  const shims = npxShim(dir);
   const dataDir = join(dir, '.lattice');
   const up = startLattice(['up'], {
     LATTICE_DATA_DIR: dataDir,

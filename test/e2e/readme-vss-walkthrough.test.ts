@@ -7,13 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startLatticeVss } from '../support/lattice-vss-process.js';
+import { npxShim } from '../support/npx-shim.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -37,13 +38,7 @@ async function freePort(): Promise<number> {
 test('the README vss admin walkthrough runs as written', { timeout: 300_000 }, async () => {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const dir = mkdtempSync(join(tmpdir(), 'lattice-walkthrough-'));
-  const shims = join(dir, '.bin');
-  mkdirSync(shims);
-  writeFileSync(
-    join(shims, 'npx'),
-    `#!/bin/sh\n[ "$1" = lattice ] || { echo "npx $1: not in this walkthrough" >&2; exit 127; }\nshift\nexec "${process.execPath}" "${join(root, 'bin/lattice.js')}" "$@"\n`,
-  );
-  chmodSync(join(shims, 'npx'), 0o755);
+  const shims = npxShim(dir);
   const port = String(await freePort());
   const env = {
     LATTICE_DATA_DIR: join(dir, '.lattice'),
