@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -194,6 +195,29 @@ describe('lattice featurestore', () => {
       down.stderr,
       /no feature store answers at .*start "lattice up" or "lattice featurestore serve"/,
     );
+  });
+
+  test("serve without --port listens on the settings' featurestore.port, with featurestore.registry", async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const { child, output, exited } = lattice(['featurestore', 'serve', '--store', 'memory'], {
+      LATTICE_FEATURESTORE_PORT: String(port),
+      LATTICE_FEATURESTORE_REGISTRY: registryFile,
+    });
+    children.push(child);
+    await eventually(
+      () => output.stdout.includes('Ctrl-C') || child.exitCode !== null,
+      60_000,
+      'the feature store to start',
+    );
+    assert.match(
+      output.stdout,
+      new RegExp(`listening on 127\\.0\\.0\\.1:${port} \\(memory store; entities: user, catalog`),
+    );
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
   });
 
   test('serve with no registry serves the seeded demo data', async () => {

@@ -5,7 +5,7 @@ import { type CliSession, lazyAction, portNumber, runsWithSubcommands } from '..
 export const DEFAULT_COMPUTE_PORT = 50053;
 
 export interface ComputeServeOptions {
-  port: number;
+  port?: number;
   metricsPort?: number;
 }
 
@@ -21,7 +21,11 @@ export function defineCompute(program: Command, session: CliSession): void {
       'Serves numerix.Numerix/Compute over the expressions stored under compute/<compute_id> in the ' +
         'configured config store, reloading them live.',
     )
-    .option('--port <N>', 'the gRPC port', portNumber, DEFAULT_COMPUTE_PORT)
+    .option(
+      '--port <N>',
+      `the gRPC port (default settings compute.port, ${DEFAULT_COMPUTE_PORT})`,
+      portNumber,
+    )
     .option('--metrics-port <N>', 'also serve /healthz /readyz /metrics over HTTP on this port', portNumber);
   lazyAction<ComputeServeOptions>(
     compute,

@@ -20,8 +20,9 @@ import { describePorts } from './ports.js';
 
 /** `lattice compute`: the numerix server over the stored expressions. */
 export async function runComputeServe({ options, context }: Invocation<ComputeServeOptions>): Promise<void> {
-  const { port, metricsPort } = options;
+  const { metricsPort } = options;
   const settings = loadSettings({ file: context.settingsFile });
+  const port = options.port ?? settings.compute.port;
   serveTlsByDefault(tlsOf(settings).server);
   const platform = new Platform(settings);
   const { logger, metrics } = platform;

@@ -13,7 +13,7 @@ export const DEFAULT_FEATURESTORE_PORT = 50052;
 export interface FeatureStoreServeOptions {
   registry?: string;
   store?: 'memory' | 'redis';
-  port: number;
+  port?: number;
   fillDefaults?: boolean;
   demo?: boolean;
   load?: string[];
@@ -49,14 +49,21 @@ export function defineFeatureStore(program: Command, session: CliSession): void 
         'store). Unknown keys answer with an empty columns list, or the registry defaults with ' +
         '--fill-defaults. Caller tokens (auth.callerTokens) turn on caller-token auth.',
     )
-    .option('--registry <FILE>', 'the feature registry (YAML or JSON)')
+    .option(
+      '--registry <FILE>',
+      'the feature registry, YAML or JSON (default settings featurestore.registry)',
+    )
     .addOption(
       new Option(
         '--store <KIND>',
         "where features live (default the settings' cache kind; Redis is cache.url)",
       ).choices(['memory', 'redis']),
     )
-    .option('--port <N>', 'the gRPC port (0 picks a free one)', portNumber, DEFAULT_FEATURESTORE_PORT)
+    .option(
+      '--port <N>',
+      `the gRPC port, 0 picks a free one (default settings featurestore.port, ${DEFAULT_FEATURESTORE_PORT})`,
+      portNumber,
+    )
     .option('--fill-defaults', 'answer unknown keys with the registry defaults')
     .option('--demo', 'seed the demo rows (on any store)')
     .option('--load <ENTITY=FILE>', 'load a file into the store before serving, repeatable', repeatable);

@@ -40,10 +40,9 @@ export async function runFeatureStoreServe({
   serveTlsByDefault(tlsOf(settings).server);
   const logger = createLogger('featurestore', { level: settings.logLevel });
   const kind: StoreKind = values.store ?? settings.cache.kind;
-  const port = values.port;
-  const registry: FeatureRegistry = values.registry
-    ? FeatureRegistry.fromFile(values.registry)
-    : demoRegistry();
+  const port = values.port ?? settings.featurestore.port;
+  const registryFile = values.registry ?? settings.featurestore.registry;
+  const registry: FeatureRegistry = registryFile ? FeatureRegistry.fromFile(registryFile) : demoRegistry();
   const loads = (values.load ?? []).map((spec) => {
     const at = spec.indexOf('=');
     if (at <= 0 || at === spec.length - 1) {
@@ -54,7 +53,7 @@ export async function runFeatureStoreServe({
 
   const store = await openStore(kind, settings);
   try {
-    if (values.demo || (!values.registry && kind === 'memory')) {
+    if (values.demo || (!registryFile && kind === 'memory')) {
       const data = await seedDemoData(store);
       const counts = Object.entries(data.rows).map(([entity, rows]) => `${rows.length} ${entity}`);
       console.log(`Seeded demo rows: ${counts.join(', ')}`);

@@ -7,7 +7,7 @@ export const DEFAULT_MODELSERVER_PORT = 8001;
 export interface ModelServerOptions {
   repository?: string;
   host?: string;
-  port: number;
+  port?: number;
   batchWindowMs?: number;
   maxBatchRows?: number;
 }
@@ -17,7 +17,7 @@ export interface DemoModelsOptions {
 }
 
 const REPOSITORY_HELP =
-  'the model repository, <repo>/<model>/<version>/model.onnx (default <dataDir>/models)';
+  'the model repository, <repo>/<model>/<version>/model.onnx (default settings modelserver.repository, <dataDir>/models)';
 
 /** `lattice modelserver` and `lattice modelserver demo-models`. */
 export function defineModelServer(program: Command, session: CliSession): void {
@@ -29,7 +29,11 @@ export function defineModelServer(program: Command, session: CliSession): void {
     )
     .option('--repository <DIR>', REPOSITORY_HELP)
     .option('--host <H>', "the address to bind (default the settings' host)")
-    .option('--port <N>', 'the gRPC port (0 picks a free one)', portNumber, DEFAULT_MODELSERVER_PORT)
+    .option(
+      '--port <N>',
+      `the gRPC port, 0 picks a free one (default settings modelserver.port, ${DEFAULT_MODELSERVER_PORT})`,
+      portNumber,
+    )
     .option(
       '--batch-window-ms <MS>',
       'how long a request waits for others to batch with',

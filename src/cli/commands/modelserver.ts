@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { writeDemoModels } from '../../modelserver/demo-models.js';
 import { startModelServer } from '../../modelserver/modelserver-server.js';
 import { LatticeError } from '../../platform/errors.js';
@@ -14,7 +14,7 @@ import type { DemoModelsOptions, ModelServerOptions } from './modelserver.comman
 /** `lattice modelserver demo-models`: writes the tiny demo models into the repository. */
 export async function runDemoModels({ options, context }: Invocation<DemoModelsOptions>): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
-  const repository = resolve(options.repository ?? join(settings.dataDir, 'models'));
+  const repository = resolve(options.repository ?? settings.modelserver.repository);
   for (const model of writeDemoModels(repository)) {
     console.log(`wrote ${model.path}\n  ${model.name} v${model.version}: ${model.description}`);
   }
@@ -30,7 +30,7 @@ export async function runModelServer({
   context,
 }: Invocation<ModelServerOptions>): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
-  const repository = resolve(values.repository ?? join(settings.dataDir, 'models'));
+  const repository = resolve(values.repository ?? settings.modelserver.repository);
   if (!existsSync(repository)) {
     throw new LatticeError(
       'FAILED_PRECONDITION',
@@ -43,7 +43,7 @@ export async function runModelServer({
   const server = await startModelServer({
     repository,
     host: values.host ?? settings.host,
-    port: values.port,
+    port: values.port ?? settings.modelserver.port,
     batchWindowMs: values.batchWindowMs,
     maxBatchRows: values.maxBatchRows,
     logger,

@@ -3,10 +3,6 @@
  * same choices the commands in src/cli/commands/ make (a flag wins over the setting). The deployment
  * tests compare every declared container port, published port and probe with this, so a manifest
  * that probes or exposes a port the process does not listen on fails here rather than in a cluster.
- *
- * `featurestore serve`, `modelserver` and `compute` read their port from --port only (their settings
- * featurestore.port, modelserver.port and compute.port apply to `lattice up`), so the manifests must
- * pass --port to them; the model refuses a command line without it rather than guess.
  */
 import type { LoadedSettings } from '../../../src/platform/settings/index.js';
 
@@ -33,14 +29,6 @@ function portFlag(argv: readonly string[], flag: string): number | undefined {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port < 1 || port > 65535) {
     throw new Error(`lattice ${argv.join(' ')}: ${flag} ${value} is not a fixed port`);
-  }
-  return port;
-}
-
-function requiredPort(argv: readonly string[], flag: string): number {
-  const port = portFlag(argv, flag);
-  if (port === undefined) {
-    throw new Error(`lattice ${argv.join(' ')}: pass ${flag}; this command does not read its port setting`);
   }
   return port;
 }
@@ -91,11 +79,27 @@ export function listeningPorts(argv: readonly string[], settings: LoadedSettings
         ops(),
       ];
     case 'featurestore serve':
-      return [{ name: 'featurestore', port: requiredPort(argv, '--port'), protocol: 'grpc' }];
+      return [
+        {
+          name: 'featurestore',
+          port: portFlag(argv, '--port') ?? settings.featurestore.port,
+          protocol: 'grpc',
+        },
+      ];
     case 'modelserver':
-      return [{ name: 'modelserver', port: requiredPort(argv, '--port'), protocol: 'grpc' }];
+      return [
+        {
+          name: 'modelserver',
+          port: portFlag(argv, '--port') ?? settings.modelserver.port,
+          protocol: 'grpc',
+        },
+      ];
     case 'compute': {
-      const grpc: ListeningPort = { name: 'compute', port: requiredPort(argv, '--port'), protocol: 'grpc' };
+      const grpc: ListeningPort = {
+        name: 'compute',
+        port: portFlag(argv, '--port') ?? settings.compute.port,
+        protocol: 'grpc',
+      };
       // The compute server has an ops server only when --metrics-port is given.
       return flagValue(argv, '--metrics-port') === undefined ? [grpc] : [grpc, ops()];
     }
