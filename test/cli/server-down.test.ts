@@ -133,6 +133,22 @@ describe('commands with their server down', () => {
       ['FAILED configStore', 'FAILED queue', 'FAILED sql', 'FAILED cache', 'FAILED vectorDb'],
     );
     assert.match(lines[2]!, /PostgreSQL postgres:\/\/\*\*\*@127\.0\.0\.1:1\/lattice: .*unavailable/);
+
+    // --json: the same results for scripts.
+    const json = await lattice(['check', '--json'], DOWN);
+    assert.equal(json.code, 1, json.stderr);
+    const results = JSON.parse(json.stdout) as { port: string; ok: boolean; error?: string }[];
+    assert.deepEqual(
+      results.map((r) => [r.port, r.ok]),
+      [
+        ['configStore', false],
+        ['queue', false],
+        ['sql', false],
+        ['cache', false],
+        ['vectorDb', false],
+      ],
+    );
+    assert.match(results[2]!.error!, /unavailable/);
   });
 
   test('lattice settings refuses an invalid setting, naming it and where it came from', async () => {

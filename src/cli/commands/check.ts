@@ -3,6 +3,7 @@ import { createLogger } from '../../platform/logging/index.js';
 import { Platform } from '../../platform/platform.js';
 import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import type { Invocation } from '../command-kit.js';
+import type { CheckOptions } from './check.command.js';
 import { describePorts } from './ports.js';
 
 /**
@@ -13,7 +14,19 @@ import { describePorts } from './ports.js';
  * journal and vector DB) cannot be opened twice: its line then comes from that process's own
  * /readyz on the ops port, which runs the same check inside it.
  */
-export async function runCheck({ context }: Invocation<object>): Promise<number> {
+/** One port's result, as `lattice check --json` prints it. */
+export interface PortCheck {
+  port: string;
+  where: string;
+  ok: boolean;
+  ms: number;
+  /** Why it failed. */
+  error?: string;
+  /** Set when the port is held by a running process and its readiness came from that process's /readyz. */
+  heldBy?: { pid: number; readyz: string };
+}
+
+export async function runCheck({ options, context }: Invocation<CheckOptions>): Promise<number> {
   const settings = loadSettings({ file: context.settingsFile });
   const platform = new Platform(settings, { logger: createLogger('lattice', { level: 'silent' }) });
   const where = describePorts(platform);
@@ -25,43 +38,53 @@ export async function runCheck({ context }: Invocation<object>): Promise<number>
     vectorDb: () => platform.vectorDb(),
   };
   let running: Promise<RunningChecks> | undefined;
-  let failed = 0;
+  const results: PortCheck[] = [];
   for (const [name, openPort] of Object.entries(open)) {
     const started = performance.now();
+    const result = { port: name, where: where[name] ?? name };
+    const ms = () => Math.round(performance.now() - started);
     try {
       await openPort();
       await platform.readiness()[name]?.();
-      console.log(
-        `ok      ${name.padEnd(12)} ${where[name]} (${Math.round(performance.now() - started)} ms)`,
-      );
+      results.push({ ...result, ok: true, ms: ms() });
     } catch (err) {
       const holder = heldBy(err);
-      if (holder !== undefined) {
-        running ??= runningChecks(settings);
-        const { url, checks, error } = await running;
-        const result = checks?.[name];
-        if (result === 'ok') {
-          console.log(
-            `ok      ${name.padEnd(12)} ${where[name]} (in use by process ${holder}; its ${url} says ok)`,
-          );
-          continue;
-        }
-        failed++;
-        console.log(
-          `FAILED  ${name.padEnd(12)} ${where[name]}: in use by process ${holder}, and ${
-            result !== undefined
-              ? `its ${url} says: ${result}`
-              : `its readiness is unknown (${error ?? `${url} has no "${name}" check`})`
-          }`,
-        );
+      if (holder === undefined) {
+        results.push({ ...result, ok: false, ms: ms(), error: describeError(err) });
         continue;
       }
-      failed++;
-      console.log(`FAILED  ${name.padEnd(12)} ${where[name]}: ${describeError(err)}`);
+      running ??= runningChecks(settings);
+      const { url, checks, error } = await running;
+      const answer = checks?.[name];
+      const via = { heldBy: { pid: holder, readyz: url } };
+      if (answer === 'ok') results.push({ ...result, ...via, ok: true, ms: ms() });
+      else {
+        results.push({
+          ...result,
+          ...via,
+          ok: false,
+          ms: ms(),
+          error:
+            answer !== undefined
+              ? `in use by process ${holder}, and its ${url} says: ${answer}`
+              : `in use by process ${holder}, and its readiness is unknown (${error ?? `${url} has no "${name}" check`})`,
+        });
+      }
     }
   }
   await platform.close();
-  return failed > 0 ? 1 : 0;
+  if (options.json) console.log(JSON.stringify(results, null, 2));
+  else {
+    for (const r of results) {
+      if (!r.ok) console.log(`FAILED  ${r.port.padEnd(12)} ${r.where}: ${r.error}`);
+      else if (r.heldBy) {
+        console.log(
+          `ok      ${r.port.padEnd(12)} ${r.where} (in use by process ${r.heldBy.pid}; its ${r.heldBy.readyz} says ok)`,
+        );
+      } else console.log(`ok      ${r.port.padEnd(12)} ${r.where} (${r.ms} ms)`);
+    }
+  }
+  return results.some((r) => !r.ok) ? 1 : 0;
 }
 
 /** The pid holding an embedded adapter's directory lock, when that is why it could not be opened. */
