@@ -93,8 +93,25 @@ interface Codec<T> {
   decode(input: Uint8Array): T;
 }
 
+/**
+ * Decoded bytes fields are Uint8Array views (ts-proto env=both); the expectations here are written
+ * with Buffers. Both are compared as plain Uint8Arrays, so a value differs only in its bytes.
+ */
+function plain(value: unknown): unknown {
+  if (value instanceof Uint8Array) return new Uint8Array(value);
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  }
+  return value;
+}
+
+function sameValue(actual: unknown, expected: unknown, message?: string): void {
+  assert.deepEqual(plain(actual), plain(expected), message);
+}
+
 function roundTrip<T>(codec: Codec<T>, value: T): void {
-  assert.deepEqual(codec.decode(codec.encode(value).finish()), value);
+  sameValue(codec.decode(codec.encode(value).finish()), value);
 }
 
 describe('generated code round-trips a message of every package', () => {
@@ -182,7 +199,7 @@ describe('generated code round-trips a message of every package', () => {
     roundTrip(OrchestratorLog, log);
     const decoded = OrchestratorLog.decode(OrchestratorLog.encode(log).finish());
     assert.equal(decoded.createdAtMs, 1_767_225_600_123n);
-    assert.deepEqual(LogRows.decode(decoded.payload), rows);
+    sameValue(LogRows.decode(decoded.payload), rows);
   });
 
   it('vss.v1: SearchRequest with both query kinds, and the other responses', () => {
@@ -343,13 +360,13 @@ describe('wire compatibility with the published field numbers', () => {
     const wire = w.finish();
 
     const query = Query.decode(wire);
-    assert.deepEqual(query, {
+    sameValue(query, {
       entityLabel: 'user_category',
       featureGroups: [{ label: 'agg', featureLabels: ['clicks_30d', 'views_30d'] }],
       keysSchema: ['user_id', 'category_id'],
       keys: [{ cols: ['u-42', '7'] }, { cols: ['u-42', '9'] }],
     });
-    assert.deepEqual(Query.encode(query).finish(), wire);
+    sameValue(Query.encode(query).finish(), wire);
   });
 
   it('retrieve.Result: rows 4 with Row.keys 1 / Row.columns 2, Feature.column_idx 2', () => {
@@ -366,13 +383,13 @@ describe('wire compatibility with the published field numbers', () => {
 
     const result = Result.decode(wire);
     assert.equal(result.entityLabel, 'catalog');
-    assert.deepEqual(result.keysSchema, ['catalog_id']);
-    assert.deepEqual(result.featureSchemas[0]?.features, [
+    sameValue(result.keysSchema, ['catalog_id']);
+    sameValue(result.featureSchemas[0]?.features, [
       { label: 'price', columnIdx: 0 },
       { label: 'ctr_7d', columnIdx: 1 },
     ]);
-    assert.deepEqual(result.rows, [{ keys: ['101'], columns: [f32le(9.5), f32le(0.125)] }]);
-    assert.deepEqual(Result.encode(result).finish(), wire);
+    sameValue(result.rows, [{ keys: ['101'], columns: [f32le(9.5), f32le(0.125)] }]);
+    sameValue(Result.encode(result).finish(), wire);
   });
 
   it('inference.ModelInferRequest: tensors 5/6, parameters map 4, raw_input_contents 7', () => {
@@ -392,7 +409,7 @@ describe('wire compatibility with the published field numbers', () => {
     const wire = w.finish();
 
     const request = ModelInferRequest.decode(wire);
-    assert.deepEqual(
+    sameValue(
       request,
       ModelInferRequest.fromPartial({
         modelName: 'ctr',
@@ -404,7 +421,7 @@ describe('wire compatibility with the published field numbers', () => {
         rawInputContents: [raw],
       }),
     );
-    assert.deepEqual(ModelInferRequest.encode(request).finish(), wire);
+    sameValue(ModelInferRequest.encode(request).finish(), wire);
   });
 
   it('inference: raw_output_contents 6, fp32_contents 6, InferParameter double 4 / uint64 5', () => {
@@ -417,12 +434,12 @@ describe('wire compatibility with the published field numbers', () => {
     });
     bytes(w, 6, f32le(0.25, 0.75));
     const response = ModelInferResponse.decode(w.finish());
-    assert.deepEqual(response.outputs[0]?.contents?.fp32Contents, [0.25, 0.75]);
-    assert.deepEqual(response.outputs[0]?.shape, [2n]);
-    assert.deepEqual(response.rawOutputContents, [f32le(0.25, 0.75)]);
+    sameValue(response.outputs[0]?.contents?.fp32Contents, [0.25, 0.75]);
+    sameValue(response.outputs[0]?.shape, [2n]);
+    sameValue(response.rawOutputContents, [f32le(0.25, 0.75)]);
 
     const double = new BinaryWriter().tag(4, WireType.Bit64).double(0.5).finish();
-    assert.deepEqual(InferParameter.decode(double), InferParameter.fromPartial({ doubleParam: 0.5 }));
+    sameValue(InferParameter.decode(double), InferParameter.fromPartial({ doubleParam: 0.5 }));
     const uint64 = new BinaryWriter()
       .tag(5, WireType.Varint)
       .uint64(2n ** 64n - 1n)
@@ -433,7 +450,7 @@ describe('wire compatibility with the published field numbers', () => {
     message(str(metadata, 1, 'ctr'), 4, (t) =>
       message(str(str(t, 1, 'features'), 2, 'FP32'), 3, (s) => s.int64(-1n)),
     );
-    assert.deepEqual(ModelMetadataResponse.decode(metadata.finish()).inputs, [
+    sameValue(ModelMetadataResponse.decode(metadata.finish()).inputs, [
       { name: 'features', datatype: 'FP32', shape: [-1n] },
     ]);
   });
@@ -452,7 +469,7 @@ describe('wire compatibility with the published field numbers', () => {
     const wire = w.finish();
 
     const request = NumerixRequestProto.decode(wire);
-    assert.deepEqual(
+    sameValue(
       request,
       NumerixRequestProto.fromPartial({
         entityScoreData: {
@@ -466,18 +483,18 @@ describe('wire compatibility with the published field numbers', () => {
         },
       }),
     );
-    assert.deepEqual(NumerixRequestProto.encode(request).finish(), wire);
+    sameValue(NumerixRequestProto.encode(request).finish(), wire);
 
     // data_type has presence: absent and empty are different on the wire and after decoding.
     assert.equal(EntityScoreData.decode(new BinaryWriter().finish()).dataType, undefined);
     const empty = EntityScoreData.encode(EntityScoreData.fromPartial({ dataType: '' })).finish();
-    assert.deepEqual(empty, new BinaryWriter().tag(4, WireType.LengthDelimited).string('').finish());
+    sameValue(empty, new BinaryWriter().tag(4, WireType.LengthDelimited).string('').finish());
     assert.equal(EntityScoreData.decode(empty).dataType, '');
   });
 
   it('numerix.NumerixResponseProto: computation_score_data 1 / error 2 (Error.message 1)', () => {
     const error = message(new BinaryWriter(), 2, (e) => str(e, 1, 'No expression configured')).finish();
-    assert.deepEqual(NumerixResponseProto.decode(error), {
+    sameValue(NumerixResponseProto.decode(error), {
       computationScoreData: undefined,
       error: { message: 'No expression configured' },
     });
@@ -486,7 +503,7 @@ describe('wire compatibility with the published field numbers', () => {
       str(str(d, 1, 'catalog_id'), 1, 'score');
       message(d, 2, (score) => message(score, 1, (list) => str(str(list, 1, 'c1'), 1, '0.5')));
     }).finish();
-    assert.deepEqual(NumerixResponseProto.decode(scores).computationScoreData, {
+    sameValue(NumerixResponseProto.decode(scores).computationScoreData, {
       schema: ['catalog_id', 'score'],
       computationScores: [{ stringData: { values: ['c1', '0.5'] }, byteData: undefined }],
     });
@@ -503,7 +520,7 @@ describe('wire compatibility with the published field numbers', () => {
     str(w, 3, 'trk-3');
     const wire = w.finish();
     const request = OrchestratorRequestProto.decode(wire);
-    assert.deepEqual(request, {
+    sameValue(request, {
       entities: [
         {
           entity: 'catalog_id',
@@ -514,12 +531,12 @@ describe('wire compatibility with the published field numbers', () => {
       modelConfigId: 'catalog_ranker',
       trackingId: 'trk-3',
     });
-    assert.deepEqual(OrchestratorRequestProto.encode(request).finish(), wire);
+    sameValue(OrchestratorRequestProto.encode(request).finish(), wire);
 
     const response = new BinaryWriter();
     message(response, 1, (row) => str(str(row, 1, 'catalog_id'), 1, 'ctr'));
     message(response, 2, (e) => str(e, 1, 'unknown model'));
-    assert.deepEqual(OrchestratorResponseProto.decode(response.finish()), {
+    sameValue(OrchestratorResponseProto.decode(response.finish()), {
       componentData: [{ data: ['catalog_id', 'ctr'] }],
       error: { message: 'unknown model' },
     });
@@ -532,7 +549,7 @@ describe('wire compatibility with the published field numbers', () => {
       vectorDim: 3,
       value: Buffer.alloc(6),
     });
-    assert.deepEqual(FeatureSchema.decode(ContextFeature.encode(feature).finish()), {
+    sameValue(FeatureSchema.decode(ContextFeature.encode(feature).finish()), {
       name: 'user_vec',
       dataType: DataType.DATA_TYPE_FP16_VECTOR,
       vectorDim: 3,
@@ -580,7 +597,7 @@ describe('orchestrator.v1.DataType', () => {
     const generated = Object.entries(DataType).filter(
       (entry): entry is [string, number] => typeof entry[1] === 'number',
     );
-    assert.deepEqual(generated, dataTypeDesign);
+    sameValue(generated, dataTypeDesign);
   });
 
   it('travels as its number on the wire', () => {
@@ -608,12 +625,12 @@ describe('proto-loader (server reflection)', () => {
       assert.ok(loaded, `${name} is loaded`);
       const loadedPaths = Object.values(loaded).map((method) => method.path);
       const generatedPaths = Object.values(service).map((method) => method.path);
-      assert.deepEqual(loadedPaths.sort(), generatedPaths.sort(), name);
+      sameValue(loadedPaths.sort(), generatedPaths.sort(), name);
     }
 
     const dataType = definition['orchestrator.v1.DataType'] as EnumTypeDefinition;
     const values = (dataType.type as { value: { name: string; number: number }[] }).value;
-    assert.deepEqual(
+    sameValue(
       values.map(({ name, number }) => [name, number]),
       dataTypeDesign,
     );
@@ -671,8 +688,8 @@ describe('loopback gRPC with a generated service', () => {
           },
         }),
       );
-      assert.deepEqual(scored.computationScoreData?.schema, ['catalog_id', 'score']);
-      assert.deepEqual(
+      sameValue(scored.computationScoreData?.schema, ['catalog_id', 'score']);
+      sameValue(
         scored.computationScoreData?.computationScores.map((row) => row.stringData?.values),
         [
           ['c1', '0.75'],
@@ -682,7 +699,7 @@ describe('loopback gRPC with a generated service', () => {
       const failed = await compute(
         NumerixRequestProto.fromPartial({ entityScoreData: { computeId: 'nope' } }),
       );
-      assert.deepEqual(failed.error, { message: 'No expression configured for compute_id: nope' });
+      sameValue(failed.error, { message: 'No expression configured for compute_id: nope' });
     } finally {
       client.close();
       await new Promise<void>((resolve, reject) =>
