@@ -200,7 +200,8 @@ describe('embedded vector db: snapshots', () => {
   test('a snapshot compacts: the graph is rebuilt without deleted points, rows are reused', async (t) => {
     const dir = tempDir(t);
     const fixture = clusteredFixture({ count: 1000, dimension: 8, clusters: 4, seed: 5 });
-    const db = await EmbeddedVectorDb.open({ dir, snapshotIntervalMs: 0 });
+    // Indexed on the event loop (the stats below count worker builds: none).
+    const db = await EmbeddedVectorDb.open({ dir, snapshotIntervalMs: 0, workerBuildRows: 0 });
     await load(db, fixture, { name: 'compact', distance: 'EUCLIDEAN' });
     const doomed = fixture.ids.filter((_, i) => i % 5 !== 0);
     assert.equal(await db.delete('compact', doomed), 800);

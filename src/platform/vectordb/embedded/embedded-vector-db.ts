@@ -95,10 +95,12 @@ export interface StorageStats {
 
 /**
  * Default backlog size for a worker build. A round costs the event loop a copy of the batch's vectors,
- * a write of the serving graph for the worker (when it has nodes) and the swap; inserting the same
- * rows in-process costs about 0.3 ms each at 100,000 × 128 (bench/RESULTS.md, "vss-onboard").
+ * a write of the serving graph for the worker (when it has nodes and the worker holds no copy of
+ * it, about 1 ms per 1,000 nodes) and the swap; inserting the same rows in-process costs about 0.3 ms
+ * each at 100,000 × 128 (bench/RESULTS.md, "vss-onboard"). At 10,000 an ingestion's first 10,000
+ * points were inserted on the event loop, in slices between its batches, before the worker started.
  */
-export const WORKER_BUILD_ROWS = 10_000;
+export const WORKER_BUILD_ROWS = 1_000;
 
 /** Where graph files to and from the build worker go, inside the data directory. */
 const GRAPH_SCRATCH = '.graph-builds';
