@@ -8,32 +8,24 @@
  * changed in the serving graph since (`sync`) instead of the whole graph as a file, which the event
  * loop would have to write (about 1 ms per 1,000 nodes of 128-d).
  */
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { Bitset } from './bitset.js';
 import type { BuildRequest, BuildResponse } from './graph-builder.js';
 import { HnswGraph } from './hnsw-graph.js';
 
 /**
- * The build is background work (searches scan what is not indexed yet), so this thread runs at a
- * lower priority than the process's others: while writes arrive, the event loop and PGlite's thread
- * take the cores they need and the build the rest, and once they are idle it has a core to itself.
- * At the same priority the three took turns on the two cores of the target machine: ingestion
- * acknowledged 1.3-1.8 times slower and, overlapping longer, finished indexing no sooner
- * (bench/RESULTS.md, "vss-ingest"). Linux names a thread by its id in /proc/thread-self; elsewhere
- * the build keeps the process's priority.
+ * The build is background work (searches scan what is not indexed yet): while the process's
+ * collections are being written, it pauses after each slice of inserts for `WRITER_SHARE` times the
+ * slice, so the event loop and PGlite's thread, which acknowledge the writes, get most of the cores
+ * (the in-process indexer gives way the same: indexer.ts). At full speed the three took turns on
+ * the two cores of the target machine and ingestion acknowledged 1.3-1.8 times slower
+ * (bench/RESULTS.md, "vss-ingest"). A lower thread priority did as well on a quiet machine but
+ * starved the build whenever other processes kept the cores busy.
  */
-const BUILD_NICENESS = 10;
-
-function lowerPriority(): void {
-  try {
-    const thread = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(thread) && thread > 0) setPriority(thread, BUILD_NICENESS);
-  } catch {
-    // No per-thread priority here: the build shares the cores evenly.
-  }
-}
+const SLICE_MS = 10;
+const WRITER_SHARE = 2;
+/** Writes within this long count as "being written", ms. */
+const WRITES_RECENT_MS = 50;
 
 class Cancelled extends Error {}
 
@@ -69,9 +61,17 @@ function build(request: BuildRequest): BuildResponse {
     }
   }
   graph.reserve(graph.size + graph.deletedCount + rows.length);
+  let sliceStart = performance.now();
   for (let i = 0; i < rows.length; i++) {
     if (Atomics.load(request.cancel, 0) !== 0) throw new Cancelled('cancelled');
     graph.insert(rows[i]!, vectors.subarray(i * dimension, (i + 1) * dimension));
+    const now = performance.now();
+    if (now - sliceStart >= SLICE_MS) {
+      // Woken early by a cancel.
+      if (Date.now() - request.writes[0]! < WRITES_RECENT_MS)
+        Atomics.wait(request.cancel, 0, 0, (now - sliceStart) * WRITER_SHARE);
+      sliceStart = performance.now();
+    }
   }
   if (Atomics.load(request.cancel, 0) !== 0) throw new Cancelled('cancelled');
   graph.save(request.outFile);
@@ -87,7 +87,6 @@ function build(request: BuildRequest): BuildResponse {
 
 const port = parentPort;
 if (!port) throw new Error('graph-build-worker runs as a worker thread (graph-builder.ts starts it)');
-lowerPriority();
 port.on('message', (request: BuildRequest) => {
   let response: BuildResponse;
   try {

@@ -43,6 +43,8 @@ export interface BuildRequest {
   outFile: string;
   /** Shared with the worker: set to 1 to cancel; checked between inserts. */
   cancel: Int32Array;
+  /** Shared with the worker: `Date.now()` of the process's last write to a collection ({@link noteWrite}). */
+  writes: Float64Array;
 }
 
 export type BuildResponse =
@@ -104,7 +106,18 @@ class GraphBuildWorker {
   }
 
   /** Starts a build; only when not {@link busy}. `vectors`, `rows` and the label sets are transferred. */
-  build(request: Omit<BuildRequest, 'id' | 'cancel'>): BuildHandle {
+  /**
+   * A collection was written: builds yield to the writers for a while (graph-build-worker.ts). A
+   * plain store: the worker only compares it with its clock, so a torn read could only misjudge
+   * one pause.
+   */
+  noteWrite(): void {
+    this.writes[0] = Date.now();
+  }
+
+  readonly writes = new Float64Array(new SharedArrayBuffer(8));
+
+  build(request: Omit<BuildRequest, 'id' | 'cancel' | 'writes'>): BuildHandle {
     if (this.running) throw new Error('a graph build is already running');
     const id = this.nextId++;
     const worker = this.ensureWorker();
@@ -117,7 +130,7 @@ class GraphBuildWorker {
       this.running = { id, key: request.key, resolve, reject, stopped };
     });
     const flag = new Int32Array(new SharedArrayBuffer(4));
-    const message: BuildRequest = { ...request, id, cancel: flag };
+    const message: BuildRequest = { ...request, id, cancel: flag, writes: this.writes };
     this.kept = undefined; // the worker drops it, or builds on it, from now
     const { sync } = message;
     worker.postMessage(message, [
@@ -130,6 +143,7 @@ class GraphBuildWorker {
     const cancel = async () => {
       if (this.running?.id !== id) return;
       Atomics.store(flag, 0, 1);
+      Atomics.notify(flag, 0); // ends a pause the build takes for the writers
       await whenStopped;
     };
     return { done, cancel };

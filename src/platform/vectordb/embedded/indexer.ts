@@ -18,6 +18,7 @@
  * both before: ingestion and index build added up (bench/RESULTS.md, "vss-onboard").
  */
 import type { Collection } from './collection.js';
+import { graphBuilder } from './graph-builder.js';
 import { HnswGraph } from './hnsw-graph.js';
 import { INDEXED } from './point-store.js';
 import { type RoundTimings, type WorkerCopy, WorkerRound } from './worker-round.js';
@@ -105,6 +106,7 @@ export class Indexer {
   /** A write added work: the indexer gives way to writes while they keep coming. */
   written(): void {
     this.lastWriteAt = performance.now();
+    graphBuilder.noteWrite();
     this.kick();
   }
 
