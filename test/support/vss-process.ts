@@ -143,7 +143,7 @@ export async function startVssProcess(options: {
         address = /vss\.v1\.SimilaritySearch gRPC .*?\s(\d+\.\d+\.\d+\.\d+:\d+)\s*$/m.exec(output)?.[1];
         return address !== undefined;
       },
-      options.startTimeoutMs ?? 60_000,
+      options.startTimeoutMs ?? 90_000,
       'lattice vss serving to print its address',
     );
   } catch (err) {
