@@ -22,7 +22,7 @@
  */
 import { describeError, isLatticeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
-import type { Payload, StoredPoint, VectorDb } from '../../platform/vectordb/index.js';
+import type { Payload, PointInput, StoredPoint, VectorDb } from '../../platform/vectordb/index.js';
 import { ClusterVectorDbs, collectionName, mergeAttributes, variantCollections } from '../model/index.js';
 import type {
   Attributes,
@@ -109,10 +109,20 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
   async apply(events: readonly EmbeddingEvent[]): Promise<EventOutcome[]> {
     const since = this.#catalog.now();
     const verdicts: Verdict[] = [];
+    // The events of a batch mostly name one model and the same variants: each model is looked up,
+    // and each combination of variants judged, once per batch (this was a sixth of the bytes the
+    // consumers allocated per event, which the garbage collector then spent time on).
+    const models = new BatchMemo<CatalogModel | undefined>();
+    const freshModels = new BatchMemo<CatalogModel | undefined>();
+    const targets = new Map<CatalogModel, Judged>();
     for (const event of events) {
-      let verdict = this.#judge(event, await this.#catalog.model(event));
+      const model = await models.get(event, () => this.#catalog.model(event));
+      let verdict = this.#judge(event, model, targets);
       // Refused against a copy older than this batch: ask the store once more before refusing.
-      if ('rejected' in verdict) verdict = this.#judge(event, await this.#catalog.model(event, since));
+      if ('rejected' in verdict) {
+        const fresh = await freshModels.get(event, () => this.#catalog.model(event, since));
+        verdict = this.#judge(event, fresh, targets);
+      }
       verdicts.push(verdict);
     }
     await this.#provisionCollections(verdicts);
@@ -159,48 +169,71 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     return verdicts.map((v) => ('rejected' in v ? v.rejected : undefined));
   }
 
-  /** Accepts the event against the model's registration, or says why it never can be applied. */
-  #judge(event: EmbeddingEvent, model: CatalogModel | undefined): Verdict {
-    const label = `${event.entity}/${event.modelName}`;
-    if (model === undefined) return { rejected: `model ${label} is not registered (field model_name)` };
+  /**
+   * Accepts the event against the model's registration, or says why it never can be applied. What
+   * does not depend on the event's vectors is judged once per combination of variants (`memo`).
+   */
+  #judge(event: EmbeddingEvent, model: CatalogModel | undefined, memo: Map<CatalogModel, Judged>): Verdict {
+    if (model === undefined) {
+      return { rejected: `model ${event.entity}/${event.modelName} is not registered (field model_name)` };
+    }
     const dimension = model.model.modelConfig.vectorDimension;
-    for (const [vector, field] of [
-      [event.embedding, 'index_space.embedding'],
-      [event.searchEmbedding, 'search_space.embedding'],
-    ] as const) {
-      if (vector !== undefined && vector.length !== dimension) {
+    for (const [vector, field] of VECTOR_FIELDS) {
+      const values = event[vector];
+      if (values !== undefined && values.length !== dimension) {
         return {
-          rejected: `${field} has ${vector.length} values, but model ${label} has dimension ${dimension}`,
+          rejected: `${field} has ${values.length} values, but model ${event.entity}/${event.modelName} has dimension ${dimension}`,
         };
       }
     }
+    let judged = memo.get(model);
+    if (judged === undefined) {
+      judged = { last: undefined, byKey: new Map() };
+      memo.set(model, judged);
+    }
+    let targets: Targets | undefined;
+    // Most often the same variants as the event before: no key to build.
+    if (judged.last !== undefined && sameVariants(event, judged.last.event)) targets = judged.last.targets;
+    else {
+      const key = variantsKey(event);
+      targets = judged.byKey.get(key);
+      if (targets === undefined) {
+        targets = this.#targets(event, model);
+        judged.byKey.set(key, targets);
+      }
+      judged.last = { event, targets };
+    }
+    return typeof targets === 'string'
+      ? { rejected: targets }
+      : { planned: { event, model, collections: targets } };
+  }
+
+  /** The collections the event's variants write, or why they cannot be written. */
+  #targets(event: EmbeddingEvent, model: CatalogModel): Targets {
+    const label = `${event.entity}/${event.modelName}`;
     for (const variant of event.indexFlags?.keys() ?? []) {
       if (!model.variants.has(variant)) {
-        return {
-          rejected: `index_space.variants_index_map.${variant}: model ${label} has no variant ${variant}`,
-        };
+        return `index_space.variants_index_map.${variant}: model ${label} has no variant ${variant}`;
       }
     }
     const collections = new Map<string, PointTarget>();
     for (const [name, version] of event.variantVersions) {
       const field = `index_space.variants_version_map.${name}`;
       const known = model.variants.get(name);
-      if (known === undefined) return { rejected: `${field}: model ${label} has no variant ${name}` };
+      if (known === undefined) return `${field}: model ${label} has no variant ${name}`;
       const { writeVersion, readVersion } = known.variant;
       if (version !== writeVersion && version !== readVersion) {
-        return {
-          rejected: `${field}: variant ${name} writes version ${writeVersion ?? 'none'} and reads ${readVersion ?? 'none'}, not ${version} (reset the model to write a new version)`,
-        };
+        return `${field}: variant ${name} writes version ${writeVersion ?? 'none'} and reads ${readVersion ?? 'none'}, not ${version} (reset the model to write a new version)`;
       }
       if (known.rule === undefined) {
-        return { rejected: `${field}: variant ${name} has an invalid vss_filter: ${known.ruleError}` };
+        return `${field}: variant ${name} has an invalid vss_filter: ${known.ruleError}`;
       }
       const collection = collectionName(event.entity, event.modelName, version);
       for (const cluster of this.#clustersOf(known, model, version)) {
         collections.set(targetKey({ cluster, collection }), { cluster, collection, version });
       }
     }
-    return { planned: { event, model, collections } };
+    return collections;
   }
 
   /** The clusters holding the variant's points of `version` that this processor writes. */
@@ -377,14 +410,13 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
 
     if (writes.deletes.length > 0) await this.#delete(vectorDb, collection, writes.deletes);
     if (writes.puts.size > 0) {
-      const points = [...writes.puts].map(([id, put]) => {
-        const attributes = mergeAttributes(put.payload, rows.get(id));
-        return {
-          id,
-          vector: put.vector,
-          payload: { ...attributes, ...withFlags(id, attributes, put.indexFlags, undefined) },
-        };
-      });
+      const points: PointInput[] = [];
+      for (const [id, put] of writes.puts) {
+        // The attributes (a fresh object), then the flags computed from them.
+        const payload = mergeAttributes(put.payload, rows.get(id));
+        Object.assign(payload, withFlags(id, payload, put.indexFlags, undefined));
+        points.push({ id, vector: put.vector, payload });
+      }
       await this.#write(writes, () => vectorDb.upsert(collection, points));
     }
     // Payload updates merge into each point; points with the same update share one call.
@@ -481,6 +513,71 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       }
       throw err;
     }
+  }
+}
+
+/** The collections an event writes (by targetKey), or why it cannot be applied. */
+type Targets = ReadonlyMap<string, PointTarget> | string;
+
+const VECTOR_FIELDS = [
+  ['embedding', 'index_space.embedding'],
+  ['searchEmbedding', 'search_space.embedding'],
+] as const;
+
+/** The targets judged for one model in a batch: by {@link variantsKey}, and the last event's. */
+interface Judged {
+  last: { event: EmbeddingEvent; targets: Targets } | undefined;
+  readonly byKey: Map<string, Targets>;
+}
+
+/** Whether two events name the same variants, versions and index flags, in the same order. */
+function sameVariants(a: EmbeddingEvent, b: EmbeddingEvent): boolean {
+  return sameEntries(a.variantVersions, b.variantVersions) && sameKeys(a.indexFlags, b.indexFlags);
+}
+
+function sameEntries(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): boolean {
+  if (a.size !== b.size) return false;
+  const other = b.entries();
+  for (const [name, version] of a) {
+    const [otherName, otherVersion] = other.next().value!;
+    if (name !== otherName || version !== otherVersion) return false;
+  }
+  return true;
+}
+
+function sameKeys(a: ReadonlyMap<string, boolean> | undefined, b: ReadonlyMap<string, boolean> | undefined) {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.size !== b.size) return false;
+  const other = b.keys();
+  for (const name of a.keys()) if (name !== other.next().value) return false;
+  return true;
+}
+
+/** What decides an event's targets besides its model: the variants it names, with versions. */
+function variantsKey(event: EmbeddingEvent): string {
+  let key = '';
+  for (const [name, version] of event.variantVersions) key += `${name}=${version},`;
+  key += '|';
+  for (const name of event.indexFlags?.keys() ?? []) key += `${name},`;
+  return key;
+}
+
+/** One lookup per model within a batch (by entity, then model name). */
+class BatchMemo<T> {
+  readonly #byEntity = new Map<string, Map<string, Promise<T>>>();
+
+  get(key: { entity: string; modelName: string }, load: () => Promise<T>): Promise<T> {
+    let byModel = this.#byEntity.get(key.entity);
+    if (byModel === undefined) {
+      byModel = new Map();
+      this.#byEntity.set(key.entity, byModel);
+    }
+    let found = byModel.get(key.modelName);
+    if (found === undefined) {
+      found = load();
+      byModel.set(key.modelName, found);
+    }
+    return found;
   }
 }
 
