@@ -14,6 +14,7 @@
  */
 import type { CounterMetric, GaugeMetric, Metrics } from '../../platform/metrics/index.js';
 import type { IngestionRecord } from '../store/index.js';
+import type { EmbeddingEvent } from './embedding-event.js';
 import type { EventBatchHandler, EventOutcome } from './event-batch.js';
 import type { IngestionMessage } from './ingestion-message.js';
 
@@ -66,12 +67,24 @@ export class IngestionProgress {
   }
 
   #applied(messages: readonly IngestionMessage[], outcomes: readonly EventOutcome[]): void {
-    // One increment per (model version, operation) of the batch, not per event.
+    // One increment per (model version, operation) of the batch, not per event; runs of events of
+    // the same model version and operation (the usual batch) build their key once.
     const counts = new Map<string, number>();
+    let last: EmbeddingEvent | undefined;
+    let key = '';
     messages.forEach((message, i) => {
       if (message.kind !== 'embedding' || outcomes[i] !== undefined) return;
-      const { entity, modelName, version, operation } = message.event;
-      const key = JSON.stringify([entity, modelName, version, operation]);
+      const event = message.event;
+      if (
+        last === undefined ||
+        event.entity !== last.entity ||
+        event.modelName !== last.modelName ||
+        event.version !== last.version ||
+        event.operation !== last.operation
+      ) {
+        key = JSON.stringify([event.entity, event.modelName, event.version, event.operation]);
+        last = event;
+      }
       counts.set(key, (counts.get(key) ?? 0) + 1);
     });
     for (const [key, count] of counts) {
