@@ -25,6 +25,36 @@ function handBack(message: JsMsg, delayMs = 0): void {
 }
 const PULL_EXPIRES_MS = 10_000;
 
+/**
+ * How one delivered message is settled. An ack is sent without a reply subject and confirmed by a
+ * round trip the acks of the same moment share (the server answers it only after reading everything
+ * sent before it): a reply per ack costs the server, and the client an error object with a stack per
+ * request. A class rather than closures per message: a message's settling then costs one object.
+ */
+class JetStreamTransport implements DeliveryTransport {
+  constructor(
+    private readonly message: JsMsg,
+    private readonly received: () => Promise<void>,
+  ) {}
+
+  async ack(): Promise<void> {
+    this.message.ack();
+    await this.received();
+  }
+
+  async nak(delayMs: number): Promise<void> {
+    handBack(this.message, delayMs);
+  }
+
+  finish(): Promise<void> {
+    return this.ack();
+  }
+
+  async inProgress(): Promise<void> {
+    this.message.working();
+  }
+}
+
 export class JetStreamConsumer implements Consumer {
   readonly topic: string;
   readonly group: string;
@@ -171,19 +201,7 @@ export class JetStreamConsumer implements Consumer {
       else if (name === MESSAGE_ID_HEADER) messageId = value;
       else if (!/^nats-/i.test(name)) headers[name] = value;
     }
-    // An ack is sent without a reply subject and confirmed by a round trip the acks of the same
-    // moment share (the server answers it only after reading everything sent before it): a reply
-    // per ack costs the server, and the client an error object with a stack per request.
-    const ack = async () => {
-      message.ack();
-      await this.#received();
-    };
-    const transport: DeliveryTransport = {
-      ack,
-      nak: async (delayMs) => handBack(message, delayMs),
-      finish: ack,
-      inProgress: async () => message.working(),
-    };
+    const transport = new JetStreamTransport(message, this.#received);
     const delivery = new Delivery(
       {
         topic: this.topic,
