@@ -29,11 +29,14 @@ export class PayloadIndex {
   constructor(private readonly rows: () => number) {}
 
   add(row: number, payload: Payload): void {
-    for (const [field, value] of Object.entries(payload)) this.addValue(row, field, value);
+    // for…in rather than Object.entries: no array per field (this runs for every point written).
+    for (const field in payload)
+      if (Object.hasOwn(payload, field)) this.addValue(row, field, payload[field]!);
   }
 
   remove(row: number, payload: Payload): void {
-    for (const [field, value] of Object.entries(payload)) this.removeValue(row, field, value);
+    for (const field in payload)
+      if (Object.hasOwn(payload, field)) this.removeValue(row, field, payload[field]!);
   }
 
   addValue(row: number, field: string, value: PayloadValue): void {
