@@ -77,6 +77,8 @@ export interface FuzzOptions {
   deadlineMs?: number;
   /** Stop sending once this long has passed (the seeded sequence is then cut short; `requests` says where). */
   maxMs?: number;
+  /** Send at least this many even past `maxMs` (a busy machine slows the run rather than shortening it). */
+  minRequests?: number;
   knownGood(): Promise<void>;
 }
 
@@ -172,7 +174,7 @@ export async function fuzzRpc(client: Client, rpc: FuzzRpc, options: FuzzOptions
   };
   const stopAt = performance.now() + (options.maxMs ?? Number.POSITIVE_INFINITY);
   const worker = async () => {
-    while (sent < options.requests && performance.now() < stopAt) {
+    while (sent < options.requests && (performance.now() < stopAt || sent < (options.minRequests ?? 0))) {
       sent++;
       const n = sent;
       const fuzz = nextCase();

@@ -17,7 +17,7 @@ import { KNOWN_ISSUES } from './known-issues.js';
 import { type FuzzService, type FuzzServices, startFuzzServices } from './services.js';
 
 const REQUESTS = 250;
-/** Per RPC: on a slow or busy machine the seeded sequence is cut short here (at least MIN_REQUESTS must fit). */
+/** Per RPC: on a slow or busy machine the seeded sequence is cut short here, after at least MIN_REQUESTS. */
 const MAX_MS_PER_RPC = 7000;
 const MIN_REQUESTS = 50;
 const CHECK_EVERY = 50;
@@ -56,6 +56,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
           seed: SEED + i,
           checkEvery: CHECK_EVERY,
           maxMs: MAX_MS_PER_RPC,
+          minRequests: MIN_REQUESTS,
           knownGood: service.knownGood,
           knownIssues: KNOWN_ISSUES,
         });
@@ -66,10 +67,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
               : ''),
         );
         assert.deepEqual(report.failures.slice(0, 10), [], JSON.stringify(report.failureKinds));
-        assert.ok(
-          report.requests >= MIN_REQUESTS,
-          `only ${report.requests} requests in ${MAX_MS_PER_RPC} ms`,
-        );
+        assert.ok(report.requests >= MIN_REQUESTS, `only ${report.requests} requests`);
         assert.equal(service.exited(), undefined, 'the process is alive');
       });
     });
