@@ -14,6 +14,7 @@ import { collectionName } from '../../src/vss/model/index.js';
 import { summarizeProfile } from './profile-summary.js';
 import { batchLatency, type Stack, startConsumers } from './stack.js';
 import { StageClock } from './stage-clock.js';
+import { cpuPerEvent, cpuSeconds } from './thread-cpu.js';
 import {
   candidateId,
   eofBytes,
@@ -48,6 +49,11 @@ export interface IngestFigures {
   stages: Record<string, { calls: number; s: number }>;
   /** Points the vector DB indexed per second between the last acknowledgement and the last point. */
   index_per_s_after_ack: number;
+  /**
+   * CPU µs per event from consumption start to the last acknowledgement: the main thread's, and all
+   * the process's threads' (Linux; absent elsewhere). Steadier than throughput on a loaded machine.
+   */
+  cpu_per_event_until_ack?: { main_us: number; all_us: number };
   /** With BENCH_CPU_PROFILE: the main thread's self time by component until the last ack, and after. */
   cpu_until_ack?: CpuShare[];
   cpu_after_ack?: CpuShare[];
@@ -107,15 +113,21 @@ export async function measureIngestion(
 
   const collection = collectionName(load.entity, MODEL, VERSION);
   const profiler = await startProfile();
+  const cpuAtStart = cpuSeconds();
   const started = performance.now();
   const consumers = await startConsumers(stack);
   while ((await lagOf(stack)) > 0) await new Promise((r) => setTimeout(r, POLL_MS));
   const ackSeconds = (performance.now() - started) / 1000;
+  const cpuPerEventUntilAck = cpuPerEvent(cpuAtStart, cpuSeconds(), events);
   const cpuUntilAck = await profiler?.stop(`${stack.mode}-until-ack`);
   const atAck = await stack.vectorDb.collectionInfo(collection);
   const catchUp = await startProfile();
+  const cpuNote =
+    cpuPerEventUntilAck === undefined
+      ? ''
+      : `; CPU per event ${cpuPerEventUntilAck.main_us} µs main thread, ${cpuPerEventUntilAck.all_us} µs all threads`;
   console.log(
-    `  ${stack.mode}: ${events} events acknowledged in ${ackSeconds.toFixed(2)} s (${Math.round(events / ackSeconds)}/s), ${atAck.indexedPoints} indexed then`,
+    `  ${stack.mode}: ${events} events acknowledged in ${ackSeconds.toFixed(2)} s (${Math.round(events / ackSeconds)}/s), ${atAck.indexedPoints} indexed then${cpuNote}`,
   );
   for (;;) {
     const info = await stack.vectorDb.collectionInfo(collection);
@@ -156,6 +168,7 @@ export async function measureIngestion(
     batches: batches.count,
     stages,
     index_per_s_after_ack: Math.round((events - atAck.indexedPoints) / (indexedSeconds - ackSeconds)),
+    ...(cpuPerEventUntilAck === undefined ? {} : { cpu_per_event_until_ack: cpuPerEventUntilAck }),
     ...(cpuUntilAck === undefined ? {} : { cpu_until_ack: cpuUntilAck, cpu_after_ack: cpuAfterAck }),
     check,
   };
