@@ -4,11 +4,15 @@
  * request of at least {@link SLICED_FROM_BYTES} is pre-checked and decoded in time slices once the
  * call has its signal (platform/protobuf/sliced-decode.ts): decoding 100,000 targets takes about
  * 110 ms, which would otherwise hold the event loop from every other call, and would go on after
- * the caller has gone.
+ * the caller has gone. A large Predict request's targets, pairs and slates are decoded straight into
+ * columns (request-columns.ts), not into an object per row and value.
  */
 import { Entity, OrchestratorRequestProto } from '../../gen/orchestrator/v1/orchestrator.js';
-import { PredictRequest, Target, TargetPair, TargetSlate } from '../../gen/orchestrator/v1/predict.js';
+import { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
+import type { Visit } from '../../platform/protobuf/field-scan.js';
 import { decodeInSlices } from '../../platform/protobuf/sliced-decode.js';
+import type { ColumnarPredictRequest } from '../engine/request-rows.js';
+import { elementReader, PairColumns, SlateColumns, TargetColumns } from './request-columns.js';
 import { legacyPrecheck, precheckLegacy, precheckPredict, predictPrecheck } from './request-precheck.js';
 
 /** About 3 ms of decoding: below it a request is decoded in one go, as a slice would be. */
@@ -16,12 +20,36 @@ export const SLICED_FROM_BYTES = 64 * 1024;
 
 type Pattern = 'point' | 'pair' | 'slate';
 
-/** Field numbers and properties of PredictRequest's repeated rows (proto/orchestrator/v1/predict.proto). */
-const PREDICT_ROWS = [
-  { field: 5, property: 'targets', decode: (b: Uint8Array) => Target.decode(b) },
-  { field: 7, property: 'pairs', decode: (b: Uint8Array) => TargetPair.decode(b) },
-  { field: 9, property: 'slates', decode: (b: Uint8Array) => TargetSlate.decode(b) },
-];
+/**
+ * A PredictRequest decoded in slices, its targets (field 5), pairs (7) and slates (9) straight into
+ * columns (request-columns.ts); its own `targets`, `pairs` and `slates` stay empty. `check` sees every
+ * top-level field first (the request pre-check).
+ */
+export async function decodePredictColumns(
+  bytes: Uint8Array,
+  signal: AbortSignal,
+  deadline: number,
+  check?: Visit,
+): Promise<ColumnarPredictRequest> {
+  const reader = elementReader(bytes);
+  const rows = {
+    targets: new TargetColumns(bytes),
+    pairs: new PairColumns(bytes),
+    slates: new SlateColumns(bytes),
+  };
+  const request = await decodeInSlices(bytes, {
+    decode: (rest) => PredictRequest.decode(rest),
+    repeated: [
+      { field: 5, take: (_b, from, to) => rows.targets.add(reader, from, to) },
+      { field: 7, take: (_b, from, to) => rows.pairs.add(reader, from, to) },
+      { field: 9, take: (_b, from, to) => rows.slates.add(reader, from, to) },
+    ],
+    check,
+    signal,
+    deadline,
+  });
+  return Object.assign(request, { rows });
+}
 
 /** The request side of a Predict method: deserializer and sliced decoding. */
 export function predictDecoding(pattern: Pattern) {
@@ -32,13 +60,7 @@ export function predictDecoding(pattern: Pattern) {
     },
     slicedFromBytes: SLICED_FROM_BYTES,
     requestDecodeSliced: (bytes: Buffer, signal: AbortSignal, deadline: number): Promise<PredictRequest> =>
-      decodeInSlices(bytes, {
-        decode: (rest) => PredictRequest.decode(rest),
-        repeated: PREDICT_ROWS,
-        check: predictPrecheck(bytes, pattern),
-        signal,
-        deadline,
-      }),
+      decodePredictColumns(bytes, signal, deadline, predictPrecheck(bytes, pattern)),
   };
 }
 

@@ -16,6 +16,7 @@ import {
 import type { ExecutionContext, InferencePattern } from './execution-context.js';
 import { checkModelInputWidths, requireRequestFeatures } from './request-features.js';
 import { checkLimit, REQUEST_LIMITS } from './request-limits.js';
+import { type ColumnarPredictRequest, predictRows, type ValueRows } from './request-rows.js';
 
 export { REQUEST_LIMITS } from './request-limits.js';
 
@@ -77,31 +78,37 @@ const isText = (spec: ColumnSpec) =>
 async function checkRows(
   columns: readonly ColumnSpec[],
   widths: readonly (number | undefined)[],
-  rows: readonly { featureValues: readonly Uint8Array[] }[],
+  rows: ValueRows,
   field: string,
   slices: Slices,
 ): Promise<number> {
   let variableBytes = 0;
   const text = columns.map(isText);
-  await inChunks(rows.length, slices.signal, slices.deadline, (from, to) => {
+  await inChunks(rows.count, slices.signal, slices.deadline, (from, to) => {
     for (let r = from; r < to; r++) {
-      const row = rows[r]!;
-      if (row.featureValues.length !== columns.length) {
+      const count = rows.valueCount(r);
+      if (count !== columns.length) {
         throw invalidArgument(
-          `${field}[${r}].feature_values has ${row.featureValues.length} values but the schema has ${columns.length}`,
+          `${field}[${r}].feature_values has ${count} values but the schema has ${columns.length}`,
           `${field}[${r}].feature_values`,
         );
       }
-      row.featureValues.forEach((value, c) => {
+      for (let c = 0; c < count; c++) {
         const spec = columns[c]!;
         const width = widths[c];
-        // A fixed-width value of its column's width is well-formed: no field name is built for it.
-        if (width === undefined || value.length !== width) {
-          checkValueLength(spec.dataType, spec.vectorDim, value, `${field}[${r}].feature_values[${c}]`);
+        const length = rows.valueLength(r, c);
+        // A fixed-width value of its column's width is well-formed: no field name (or view) is built for it.
+        if (width === undefined || length !== width) {
+          checkValueLength(
+            spec.dataType,
+            spec.vectorDim,
+            rows.value(r, c),
+            `${field}[${r}].feature_values[${c}]`,
+          );
         }
-        if (text[c]) checkUtf8(spec, value, `${field}[${r}].feature_values[${c}]`);
-        if (width === undefined) variableBytes += value.length;
-      });
+        if (text[c]) checkUtf8(spec, rows.value(r, c), `${field}[${r}].feature_values[${c}]`);
+        if (width === undefined) variableBytes += length;
+      }
     }
   });
   return variableBytes;
@@ -111,14 +118,14 @@ async function checkRows(
 async function fillRows(
   matrix: ComponentMatrix,
   columns: readonly ColumnSpec[],
-  rows: readonly { featureValues: readonly Uint8Array[] }[],
+  rows: ValueRows,
   slices: Slices,
 ): Promise<void> {
   const targets = columns.map((c) => matrix.byteColumn(c.name));
-  await inChunks(rows.length, slices.signal, slices.deadline, (from, to) => {
+  await inChunks(rows.count, slices.signal, slices.deadline, (from, to) => {
     for (let r = from; r < to; r++) {
-      const values = rows[r]!.featureValues;
-      for (let c = 0; c < values.length; c++) targets[c]!.set(r, values[c]!);
+      for (let c = 0; c < targets.length; c++)
+        targets[c]!.setFrom(r, rows.valueSource(r, c), rows.valueFrom(r, c), rows.valueLength(r, c));
     }
   });
 }
@@ -161,26 +168,24 @@ function checkSchemaEntries(schemas: readonly [string, number][]): void {
  */
 async function initPredict(
   snapshot: ModelSnapshot<ExecutionContext>,
-  request: PredictRequest,
+  request: PredictRequest | ColumnarPredictRequest,
   pattern: 'point' | 'pair' | 'slate',
   slices: Slices,
 ): Promise<RequestMatrices> {
-  const rows = request.targets.length;
+  const { targets, pairs, slates } = predictRows(request);
+  const rows = targets.count;
   if (rows === 0) throw invalidArgument('targets: at least one target is required', 'targets');
   checkLimit('targets', rows, 'targets', 'entries');
   const grouped = pattern !== 'point';
-  const groups: readonly { featureValues: readonly Uint8Array[] }[] = !grouped
-    ? []
-    : pattern === 'pair'
-      ? request.pairs
-      : request.slates;
+  const groupRows: ValueRows = pattern === 'pair' ? pairs : slates;
+  const groupCount = grouped ? groupRows.count : 0;
   const groupField = pattern === 'pair' ? 'pairs' : 'slates';
   const groupSchema = !grouped ? [] : pattern === 'pair' ? request.pairInputSchema : request.slateInputSchema;
   const groupSchemaField = pattern === 'pair' ? 'pair_input_schema' : 'slate_input_schema';
   if (grouped) {
-    if (groups.length === 0)
+    if (groupCount === 0)
       throw invalidArgument(`${groupField}: at least one ${pattern} is required`, groupField);
-    checkLimit('groups', groups.length, groupField, 'entries');
+    checkLimit('groups', groupCount, groupField, 'entries');
   }
   checkSchemaEntries([
     ['context_features', request.contextFeatures.length],
@@ -189,7 +194,7 @@ async function initPredict(
   ]);
   checkLimit(
     'values',
-    rows * request.targetInputSchema.length + groups.length * groupSchema.length,
+    rows * request.targetInputSchema.length + groupCount * groupSchema.length,
     // Named as the byte pre-check names it: targets come first, then the groups that pass the limit.
     rows * request.targetInputSchema.length > REQUEST_LIMITS.values ? 'targets' : groupField,
     'feature values (rows × schema entries)',
@@ -208,7 +213,7 @@ async function initPredict(
   // Every value is checked before the matrix is allocated: a schema entry's vector_dim alone must
   // never size an allocation.
   const targetWidths = targetColumns.map((_, c) => layout.widths[snapshot.layout.columns.length + c]);
-  let variableBytes = await checkRows(targetColumns, targetWidths, request.targets, 'targets', slices);
+  let variableBytes = await checkRows(targetColumns, targetWidths, targets, 'targets', slices);
   request.contextFeatures.forEach((feature, i) => {
     const spec = contextColumns[i]!;
     const at = `context_features[${i}].value`;
@@ -222,27 +227,30 @@ async function initPredict(
   let slate: SlateData | undefined;
   if (grouped) {
     let indexCount = 0;
-    const indices: Int32Array[] = new Array(groups.length);
-    await inChunks(groups.length, slices.signal, slices.deadline, (from, to) => {
+    const indices: Int32Array[] = new Array(groupCount);
+    // Pairs' indices live in one array, each pair's a view of it (not an array of its own per pair).
+    const pairIndices = pattern === 'pair' ? new Int32Array(2 * groupCount) : undefined;
+    await inChunks(groupCount, slices.signal, slices.deadline, (from, to) => {
       for (let i = from; i < to; i++) {
-        if (pattern === 'pair') {
-          const pair = request.pairs[i]!;
-          checkIndex(pair.firstTargetIndex, rows, `pairs[${i}].first_target_index`);
-          checkIndex(pair.secondTargetIndex, rows, `pairs[${i}].second_target_index`);
-          indices[i] = Int32Array.of(pair.firstTargetIndex, pair.secondTargetIndex);
+        if (pairIndices) {
+          const first = pairs.first(i);
+          const second = pairs.second(i);
+          checkIndex(first, rows, `pairs[${i}].first_target_index`);
+          checkIndex(second, rows, `pairs[${i}].second_target_index`);
+          pairIndices[2 * i] = first;
+          pairIndices[2 * i + 1] = second;
+          indices[i] = pairIndices.subarray(2 * i, 2 * i + 2);
           continue;
         }
-        const group = request.slates[i]!;
+        const slateIndices = slates.indices(i);
         const at = `slates[${i}].slate_target_indices`;
-        const size = group.slateTargetIndices.length;
+        const size = slateIndices.length;
         if (size === 0) throw invalidArgument(`${at} must not be empty`, at);
         checkLimit('slateSize', size, at, 'entries');
         indexCount += size;
         checkLimit('slateIndices', indexCount, 'slates', 'target indices in all slates');
-        group.slateTargetIndices.forEach((index, k) => {
-          checkIndex(index, rows, `${at}[${k}]`);
-        });
-        indices[i] = Int32Array.from(group.slateTargetIndices);
+        for (let k = 0; k < size; k++) checkIndex(slateIndices[k]!, rows, `${at}[${k}]`);
+        indices[i] = Int32Array.from(slateIndices);
       }
     });
     const groupColumns = schemaColumns(
@@ -251,28 +259,28 @@ async function initPredict(
       new Set(snapshot.slateLayout.columns.map((c) => c.name)),
     );
     const slateLayout = snapshot.slateLayout.extend(groupColumns);
-    const groupCells = cells(slateLayout, groups.length);
+    const groupCells = cells(slateLayout, groupCount);
     checkLimit('matrixCells', cells(layout, rows) + groupCells, groupField, 'matrix cells (rows × columns)');
     const groupWidths = groupColumns.map(
       (_, c) => slateLayout.widths[snapshot.slateLayout.columns.length + c],
     );
-    const groupBytes = await checkRows(groupColumns, groupWidths, groups, groupField, slices);
+    const groupBytes = await checkRows(groupColumns, groupWidths, groupRows, groupField, slices);
     checkMatrixSize(
       groupField,
       cells(layout, rows) + groupCells,
-      layout.arenaBytes(rows) + slateLayout.arenaBytes(groups.length),
+      layout.arenaBytes(rows) + slateLayout.arenaBytes(groupCount),
       variableBytes + groupBytes,
     );
     slate = new SlateData(slateLayout, indices);
-    await fillRows(slate, groupColumns, groups, slices);
+    await fillRows(slate, groupColumns, groupRows, slices);
   }
 
   const matrix = new ComponentMatrix(layout, rows);
   const ids = matrix.stringColumn(snapshot.model.config.target_id_column);
   await inChunks(rows, slices.signal, slices.deadline, (from, to) => {
-    for (let r = from; r < to; r++) ids[r] = request.targets[r]!.id;
+    for (let r = from; r < to; r++) ids[r] = targets.id(r);
   });
-  await fillRows(matrix, targetColumns, request.targets, slices);
+  await fillRows(matrix, targetColumns, targets, slices);
   request.contextFeatures.forEach((feature, i) => {
     matrix.byteColumn(contextColumns[i]!.name).broadcast(feature.value);
   });

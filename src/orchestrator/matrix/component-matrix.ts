@@ -151,6 +151,22 @@ export class ByteColumn {
     this.filled[row] = 1;
   }
 
+  /**
+   * Writes `row` from `length` bytes of `source` at `from` (a request value in the request's bytes):
+   * a fixed-width value is copied without a view of it; a variable-width one is kept as a view.
+   */
+  setFrom(row: number, source: Uint8Array, from: number, length: number): void {
+    const width = this.width;
+    if (width === undefined || width > 16 || length !== width) {
+      this.set(row, source.subarray(from, from + length));
+      return;
+    }
+    const data = this.data;
+    const at = row * width;
+    for (let i = 0; i < width; i++) data[at + i] = source[from + i]!;
+    this.filled[row] = 1;
+  }
+
   /** Writes the same value into every row (a context feature broadcast to all targets). */
   broadcast(value: Uint8Array): void {
     for (let row = 0; row < this.rows; row++) this.set(row, value);

@@ -14,11 +14,23 @@ import { nextTurn, sliceOver } from '../scheduling/index.js';
 import { eachField, type Visit } from './field-scan.js';
 
 /** A repeated message field decoded element by element: its field number and the property it fills. */
-export interface RepeatedField {
+export interface RepeatedElements {
   field: number;
   property: string;
   decode: (bytes: Uint8Array) => unknown;
 }
+
+/**
+ * A repeated message field whose elements the caller takes itself (into columns, say) instead of a
+ * list on the message: `take` gets each element's bounds in the message bytes, and may decode a long
+ * element in slices of its own (a returned promise is awaited before the next field).
+ */
+export interface RepeatedSink {
+  field: number;
+  take: (bytes: Uint8Array, from: number, to: number) => void | Promise<void>;
+}
+
+export type RepeatedField = RepeatedElements | RepeatedSink;
 
 export interface SlicedDecodeOptions<T> {
   /** The generated decoder of the whole message, given the fields other than `repeated`. */
@@ -38,7 +50,8 @@ const CHECK_EVERY = 256;
 
 export async function decodeInSlices<T>(bytes: Uint8Array, options: SlicedDecodeOptions<T>): Promise<T> {
   const byField = new Map(options.repeated.map((r) => [r.field, r]));
-  const lists = new Map<RepeatedField, unknown[]>(options.repeated.map((r) => [r, []]));
+  const lists = new Map<RepeatedElements, unknown[]>();
+  for (const r of options.repeated) if ('decode' in r) lists.set(r, []);
   const rest: Uint8Array[] = [];
   const reader = new BinaryReader(bytes);
   for (let n = 1; reader.pos < reader.len; n++) {
@@ -51,7 +64,12 @@ export async function decodeInSlices<T>(bytes: Uint8Array, options: SlicedDecode
       if (from + length > reader.len) throw new RangeError('premature EOF');
       reader.pos = from + length;
       options.check?.(field, wireType, from, from + length);
-      lists.get(repeated)!.push(repeated.decode(bytes.subarray(from, from + length)));
+      if ('decode' in repeated)
+        lists.get(repeated)!.push(repeated.decode(bytes.subarray(from, from + length)));
+      else {
+        const taken = repeated.take(bytes, from, from + length);
+        if (taken !== undefined) await taken;
+      }
     } else {
       reader.skip(wireType, field);
       if (options.check) eachField(bytes, start, reader.pos, options.check);
