@@ -94,7 +94,12 @@ export class Platform {
       () =>
         createSqlClient(
           s.kind === 'pglite'
-            ? { kind: 'pglite', dataDir: s.dataDir, statementTimeoutMs: s.statementTimeoutMs }
+            ? {
+                kind: 'pglite',
+                dataDir: s.dataDir,
+                statementTimeoutMs: s.statementTimeoutMs,
+                sharedBuffersMb: s.sharedBuffersMb,
+              }
             : {
                 kind: 'postgres',
                 url: s.url,

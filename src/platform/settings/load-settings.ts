@@ -21,6 +21,7 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_NATS_SERVERS', path: 'queue.servers', kind: 'list' },
   { env: 'LATTICE_SQL', path: 'sql.kind', kind: 'string' },
   { env: 'LATTICE_SQL_DATA_DIR', path: 'sql.dataDir', kind: 'string' },
+  { env: 'LATTICE_SQL_SHARED_BUFFERS_MB', path: 'sql.sharedBuffersMb', kind: 'number' },
   { env: 'LATTICE_POSTGRES_URL', path: 'sql.url', kind: 'string' },
   { env: 'LATTICE_POSTGRES_SCHEMA', path: 'sql.schema', kind: 'string' },
   { env: 'LATTICE_SQL_STATEMENT_TIMEOUT_MS', path: 'sql.statementTimeoutMs', kind: 'number' },

@@ -8,6 +8,12 @@ import { z } from 'zod';
 const port = z.number().int().min(0).max(65535);
 const logLevel = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
 const url = z.string().min(1);
+
+/**
+ * PGlite's buffer pool by default: 16 MB instead of PostgreSQL's 128 MB, which a first start's demo
+ * ingestion fills and then keeps resident (fresh `lattice up` 786 -> 634 MB RSS, 2026-11-25).
+ */
+const SHARED_BUFFERS_MB = 16;
 /** A queue topic or group name (letters, digits, "_" and "-"; see the Queue port). */
 const queueName = z.string().regex(/^[A-Za-z0-9_-]{1,120}$/, 'must be 1-120 letters, digits, "_" or "-"');
 
@@ -78,6 +84,11 @@ export const settingsSchema = z
         kind: z.enum(['pglite', 'postgres']).default('pglite'),
         /** pglite: data directory; default `<dataDir>/sql`. */
         dataDir: z.string().optional(),
+        /**
+         * pglite: PostgreSQL's `shared_buffers`, in MB. Its buffer pool stays resident once filled
+         * (WebAssembly memory never shrinks); the data files sit in the OS page cache beneath it.
+         */
+        sharedBuffersMb: z.number().int().min(1).max(4096).default(SHARED_BUFFERS_MB),
         /** postgres: connection URL. */
         url: url.default('postgres://postgres@127.0.0.1:5432/lattice'),
         /**

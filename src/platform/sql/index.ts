@@ -28,6 +28,7 @@ export type SqlClientOptions =
       statementTimeoutMs?: number;
       /** The database on a worker thread of its own (default), or false: on the caller's thread. */
       worker?: boolean;
+      sharedBuffersMb?: number;
     }
   | {
       kind: 'postgres';

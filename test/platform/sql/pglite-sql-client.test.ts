@@ -76,3 +76,27 @@ describe('PGlite on disk', () => {
     }
   });
 });
+
+describe('PGlite buffer pool', () => {
+  for (const worker of [true, false]) {
+    test(`sharedBuffersMb sets shared_buffers (${worker ? 'worker thread' : 'caller thread'})`, async () => {
+      const sql = await createSqlClient({ kind: 'pglite', sharedBuffersMb: 24, worker });
+      try {
+        const { rows } = await sql.query<{ shared_buffers: string }>('SHOW shared_buffers');
+        assert.deepEqual(rows, [{ shared_buffers: '24MB' }]);
+      } finally {
+        await sql.close();
+      }
+    });
+  }
+
+  test("without sharedBuffersMb PostgreSQL's default stands", async () => {
+    const sql = await createSqlClient({ kind: 'pglite' });
+    try {
+      const { rows } = await sql.query<{ shared_buffers: string }>('SHOW shared_buffers');
+      assert.deepEqual(rows, [{ shared_buffers: '128MB' }]);
+    } finally {
+      await sql.close();
+    }
+  });
+});

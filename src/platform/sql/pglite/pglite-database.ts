@@ -61,9 +61,25 @@ export async function runStatement<Row>(
   return { rows: result.rows, rowCount: result.rowCount ?? 0 };
 }
 
+/** How a database is opened, besides where. */
+export interface PgliteTuning {
+  /**
+   * PostgreSQL's `shared_buffers`, in MB. PGlite's buffer pool lives in its WebAssembly memory,
+   * which grows as pages are touched and never shrinks, so the pool's size is resident for the
+   * process's lifetime once a large ingestion has filled it; the files below it sit in the OS page
+   * cache anyway. Default PostgreSQL's own (128 MB) when undefined.
+   */
+  sharedBuffersMb?: number | undefined;
+}
+
 /** Opens (and on first use initialises, which takes seconds) a database: on disk, or in memory. */
-export function openPglite(dataDir: string | undefined): Promise<PGlite> {
-  return dataDir === undefined ? PGlite.create() : PGlite.create(dataDir);
+export function openPglite(dataDir: string | undefined, tuning: PgliteTuning = {}): Promise<PGlite> {
+  const startParams =
+    tuning.sharedBuffersMb === undefined
+      ? undefined
+      : [...PGlite.defaultStartParams, '-c', `shared_buffers=${tuning.sharedBuffersMb}MB`];
+  const options = startParams === undefined ? {} : { startParams };
+  return dataDir === undefined ? PGlite.create(options) : PGlite.create(dataDir, options);
 }
 
 const statementsOf = (db: PgliteQueryable): PgliteStatements => ({

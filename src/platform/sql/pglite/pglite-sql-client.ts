@@ -42,6 +42,8 @@ export interface PgliteSqlClientOptions {
    * core than the caller's event loop; false runs them on the caller's thread.
    */
   worker?: boolean;
+  /** PostgreSQL's `shared_buffers` in MB (see PgliteTuning); PostgreSQL's default when omitted. */
+  sharedBuffersMb?: number;
 }
 
 async function run<Row>(
@@ -153,14 +155,15 @@ export class PgliteSqlClient implements SqlClient {
         },
       );
     }
+    const tuning = { sharedBuffersMb: options.sharedBuffersMb };
     // Two processes on one data directory would corrupt it: the first one owns it until it closes.
     if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
     const lock = dataDir === undefined ? undefined : lockDirectory(dataDir, 'PGlite data directory');
     try {
       const db =
         options.worker === false
-          ? inThisThread(await openPglite(dataDir))
-          : await PgliteWorkerDatabase.start(dataDir, label);
+          ? inThisThread(await openPglite(dataDir, tuning))
+          : await PgliteWorkerDatabase.start(dataDir, label, tuning);
       return new PgliteSqlClient(db, label, lock, timeout);
     } catch (err) {
       lock?.release();

@@ -17,7 +17,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LatticeError } from '../../errors.js';
-import type { PgliteDatabase, PgliteStatements, StatementResult } from './pglite-database.js';
+import type { PgliteDatabase, PgliteStatements, PgliteTuning, StatementResult } from './pglite-database.js';
 import {
   type ErrorData,
   errorFrom,
@@ -57,9 +57,13 @@ export class PgliteWorkerDatabase implements PgliteDatabase {
   }
 
   /** Starts the worker and opens the database there; rejects with PGlite's error when it cannot. */
-  static start(dataDir: string | undefined, label: string): Promise<PgliteWorkerDatabase> {
+  static start(
+    dataDir: string | undefined,
+    label: string,
+    tuning: PgliteTuning = {},
+  ): Promise<PgliteWorkerDatabase> {
     const entry = workerEntry();
-    const start: WorkerStart = { dataDir };
+    const start: WorkerStart = { dataDir, tuning };
     const worker = entry.eval
       ? new Worker(entry.eval, { eval: true, workerData: start })
       : new Worker(entry.url, { workerData: start });

@@ -3,10 +3,12 @@
  * (pglite-worker-database.ts ⇄ pglite-worker.ts). Every request carries an id its answer repeats;
  * notifications of a LISTEN come unasked, naming the listener.
  */
+import type { PgliteTuning } from './pglite-database.js';
 
 export interface WorkerStart {
   /** Database directory (absolute); in memory when undefined. */
   dataDir: string | undefined;
+  tuning: PgliteTuning;
 }
 
 export type WorkerRequest = { id: number } & (

@@ -99,8 +99,8 @@ async function handle(db: PGlite, request: WorkerRequest): Promise<unknown> {
   }
 }
 
-const { dataDir } = workerData as WorkerStart;
-openPglite(dataDir).then(
+const { dataDir, tuning } = workerData as WorkerStart;
+openPglite(dataDir, tuning).then(
   (db) => {
     port.on('message', (request: WorkerRequest) => {
       handle(db, request).then(
