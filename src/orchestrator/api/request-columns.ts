@@ -79,7 +79,7 @@ abstract class ColumnRows {
 }
 
 /** Reads `[from, to)` of `reader`'s buffer as one element: the reader's bounds become the element's. */
-function bound(reader: BinaryReader, from: number, to: number): BoundedReader {
+export function boundTo(reader: BinaryReader, from: number, to: number): BoundedReader {
   const bounded = reader as BoundedReader;
   bounded.pos = from;
   bounded.len = to;
@@ -91,7 +91,7 @@ export class TargetColumns extends ColumnRows implements TargetRows {
 
   /** Adds the Target encoded at `[from, to)` (as `Target.decode(bytes.subarray(from, to))`). */
   add(reader: BinaryReader, from: number, to: number): void {
-    const r = bound(reader, from, to);
+    const r = boundTo(reader, from, to);
     let id = '';
     while (r.pos < to) {
       const tag = r.uint32();
@@ -121,7 +121,7 @@ export class PairColumns extends ColumnRows implements PairRows {
 
   /** Adds the TargetPair encoded at `[from, to)`. */
   add(reader: BinaryReader, from: number, to: number): void {
-    const r = bound(reader, from, to);
+    const r = boundTo(reader, from, to);
     let first = 0;
     let second = 0;
     while (r.pos < to) {
@@ -158,7 +158,7 @@ export class SlateColumns extends ColumnRows implements SlateRows {
 
   /** Adds the TargetSlate encoded at `[from, to)`. */
   add(reader: BinaryReader, from: number, to: number): void {
-    const r = bound(reader, from, to);
+    const r = boundTo(reader, from, to);
     while (r.pos < to) {
       const tag = r.uint32();
       if (tag === 8) this.flat.push(r.int32());

@@ -7,11 +7,12 @@
  * the caller has gone. A large Predict request's targets, pairs and slates are decoded straight into
  * columns (request-columns.ts), not into an object per row and value.
  */
-import { Entity, OrchestratorRequestProto } from '../../gen/orchestrator/v1/orchestrator.js';
+import { type Entity, OrchestratorRequestProto } from '../../gen/orchestrator/v1/orchestrator.js';
 import { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
 import type { Visit } from '../../platform/protobuf/field-scan.js';
 import { decodeInSlices } from '../../platform/protobuf/sliced-decode.js';
 import type { ColumnarPredictRequest } from '../engine/request-rows.js';
+import { decodeEntityInSlices } from './entity-decoding.js';
 import { elementReader, PairColumns, SlateColumns, TargetColumns } from './request-columns.js';
 import { legacyPrecheck, precheckLegacy, precheckPredict, predictPrecheck } from './request-precheck.js';
 
@@ -64,6 +65,36 @@ export function predictDecoding(pattern: Pattern) {
   };
 }
 
+/**
+ * An OrchestratorRequestProto decoded in slices, each entity too (entity-decoding.ts: one entity may
+ * hold 100,000 ids). `check` sees every top-level field first (the request pre-check).
+ */
+export async function decodeLegacyInSlices(
+  bytes: Uint8Array,
+  signal: AbortSignal,
+  deadline: number,
+  check?: Visit,
+): Promise<OrchestratorRequestProto> {
+  const reader = elementReader(bytes);
+  const entities: Entity[] = [];
+  const request = await decodeInSlices(bytes, {
+    decode: (rest) => OrchestratorRequestProto.decode(rest),
+    repeated: [
+      {
+        field: 1,
+        take: async (_b, from, to) => {
+          entities.push(await decodeEntityInSlices(reader, from, to, signal, deadline));
+        },
+      },
+    ],
+    check,
+    signal,
+    deadline,
+  });
+  request.entities = entities;
+  return request;
+}
+
 /** The request side of RetrieveModelScore. */
 export const legacyDecoding = {
   requestDeserialize: (bytes: Buffer): OrchestratorRequestProto => {
@@ -76,11 +107,5 @@ export const legacyDecoding = {
     signal: AbortSignal,
     deadline: number,
   ): Promise<OrchestratorRequestProto> =>
-    decodeInSlices(bytes, {
-      decode: (rest) => OrchestratorRequestProto.decode(rest),
-      repeated: [{ field: 1, property: 'entities', decode: (b: Uint8Array) => Entity.decode(b) }],
-      check: legacyPrecheck(bytes),
-      signal,
-      deadline,
-    }),
+    decodeLegacyInSlices(bytes, signal, deadline, legacyPrecheck(bytes)),
 };
