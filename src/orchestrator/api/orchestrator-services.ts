@@ -3,7 +3,7 @@ import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
 import { checkModelConfigId } from '../engine/request-limits.js';
-import { encodeLegacyResponseInSlices, type LegacyService } from './legacy-response-codec.js';
+import { encodeLegacyAnswerInSlices, type LegacyService } from './legacy-response-codec.js';
 import {
   answerRows,
   encodePredictAnswerInSlices,
@@ -65,10 +65,10 @@ export function legacyHandlers(
         },
       );
       observe?.(context);
-      const response = await legacyResponse(context, call);
-      return response.componentData.length > SLICED_ANSWER_ROWS
-        ? encodeLegacyResponseInSlices(response, call.signal, call.deadline)
-        : response;
+      // A large answer is written straight to bytes, a slice of rows at a time.
+      return context.matrix.rowCount + 1 > SLICED_ANSWER_ROWS
+        ? encodeLegacyAnswerInSlices(context, call)
+        : legacyResponse(context, call);
     },
   };
 }

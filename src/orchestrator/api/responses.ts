@@ -77,15 +77,11 @@ export function predictAnswer(context: ExecutionContext, returnTargetScores: boo
   };
 }
 
-/**
- * The legacy entity response: a header row of column names (the target id column, then the
- * model's response columns), then one row per id with every value rendered as text. Rows scored
- * with defaulted inputs are summarised in `error`.
- */
-export async function legacyResponse(
-  context: ExecutionContext,
-  call: { signal: AbortSignal; deadline: number },
-): Promise<OrchestratorResponseProto> {
+/** The legacy answer's columns: their names (the target id column first) and each one's text for a row. */
+export function legacyColumns(context: ExecutionContext): {
+  names: string[];
+  renderers: ((row: number) => string)[];
+} {
   const { matrix, snapshot } = context;
   const idColumn = snapshot.model.config.target_id_column;
   const names = [idColumn, ...snapshot.model.config.response.columns.filter((n) => n !== idColumn)];
@@ -103,19 +99,52 @@ export async function legacyResponse(
     }
     return () => '';
   });
+  return { names, renderers };
+}
+
+/** The legacy answer's `error`: how many rows used defaults, and why for the first five (no text per row beyond them). */
+export class LegacyRowErrors {
+  private count = 0;
+  private readonly first: string[] = [];
+
+  constructor(private readonly context: ExecutionContext) {}
+
+  /** Notes `row` when it was scored with defaulted inputs or failed. */
+  check(row: number): void {
+    const { matrix, snapshot } = this.context;
+    const error = matrix.rowError(row);
+    if (!error) return;
+    if (++this.count <= 5)
+      this.first.push(
+        `${quote(matrix.stringColumn(snapshot.model.config.target_id_column)[row]!)}: ${error}`,
+      );
+  }
+
+  message(): string {
+    if (this.count === 0) return '';
+    return `${this.count} of ${this.context.matrix.rowCount} rows used defaults: ${this.first.join('; ')}${this.count > 5 ? '; …' : ''}`;
+  }
+}
+
+/**
+ * The legacy entity response: a header row of column names (the target id column, then the
+ * model's response columns), then one row per id with every value rendered as text. Rows scored
+ * with defaulted inputs are summarised in `error`. A large one is written straight to bytes
+ * instead (legacy-response-codec.ts).
+ */
+export async function legacyResponse(
+  context: ExecutionContext,
+  call: { signal: AbortSignal; deadline: number },
+): Promise<OrchestratorResponseProto> {
+  const { names, renderers } = legacyColumns(context);
   const componentData: ComponentData[] = [{ data: names }];
-  const failed: string[] = [];
+  const errors = new LegacyRowErrors(context);
   // A row per id (up to 100,000), each value formatted as text: in time slices.
-  await inChunks(matrix.rowCount, call.signal, call.deadline, (from, to) => {
+  await inChunks(context.matrix.rowCount, call.signal, call.deadline, (from, to) => {
     for (let row = from; row < to; row++) {
       componentData.push({ data: renderers.map((render) => render(row)) });
-      const error = matrix.rowError(row);
-      if (error) failed.push(`${quote(matrix.stringColumn(idColumn)[row]!)}: ${error}`);
+      errors.check(row);
     }
   });
-  const message =
-    failed.length === 0
-      ? ''
-      : `${failed.length} of ${matrix.rowCount} rows used defaults: ${failed.slice(0, 5).join('; ')}${failed.length > 5 ? '; …' : ''}`;
-  return { componentData, error: { message } };
+  return { componentData, error: { message: errors.message() } };
 }
