@@ -18,6 +18,15 @@ interface Gathered {
   perRow: number;
 }
 
+/** An input's feature columns as elements of its type, every target row: converted once per request. */
+interface InputElements {
+  input: InputPlan;
+  widths: readonly number[];
+  perRow: number;
+  /** Per feature: its column's elements (`widths[f]` per row), or undefined for a zero-width one. */
+  columns: readonly (Uint8Array | undefined)[];
+}
+
 interface InputPlan {
   name: string;
   dataType: DataType;
@@ -122,11 +131,25 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
   private async runSlates(context: ExecutionContext, signal: AbortSignal): Promise<void> {
     const slate = context.slate!;
     const slates = slate.slateTargetIndices;
+    // The target columns are converted to the inputs' types once, not once per slate (a column of
+    // another type was converted whole for each of up to 100,000 slates).
+    let elements: InputElements[];
+    try {
+      elements = this.inputs.map((input) => this.elements(context.matrix, input));
+    } catch (err) {
+      // As when every slate's own gathering failed: each slate marked, the component unavailable.
+      const reason = `${this.name}: model call failed: ${describeError(err)}`;
+      for (let s = 0; s < slates.length; s++) slate.addRowError(s, reason);
+      if (slates.length > 0) throw new LatticeError('UNAVAILABLE', `${this.name}: every slate failed`);
+      return;
+    }
     let failures = 0;
     await runBatches(slates.length, MAX_BATCHES_IN_FLIGHT, signal, context.deadline, async (s: number) => {
       try {
         const indices = slates[s]!;
-        const sources = this.inputs.map((input) => this.gather(context.matrix, input, indices));
+        const sources = elements.map((prepared) =>
+          this.gatherRows(prepared, context.matrix.rowCount, indices),
+        );
         const answer = await this.infer(sources, 0, indices.length, signal, context.deadline);
         writeModelOutputs(this.plan, answer, indices.length, slate, s, true);
       } catch (err) {
@@ -145,13 +168,28 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
    * at all) and copied into its place in the rows as raw bytes: 64-bit integers arrive exactly.
    */
   private gather(matrix: ComponentMatrix, input: InputPlan, rowsOf: Int32Array | null): Gathered {
-    const rowCount = rowsOf ? rowsOf.length : matrix.rowCount;
-    const widths = input.features.map((name) => {
+    if (!rowsOf && input.features.length === 1) {
+      const width = this.featureWidths(matrix, input)[0]!;
+      this.checkShape(input, width);
+      // One feature, all rows: the converted column (or the column itself) already is the tensor.
+      return {
+        input,
+        data: columnElements(matrix, input.features[0]!, input.dataType, width),
+        perRow: width,
+      };
+    }
+    return this.gatherRows(this.elements(matrix, input), matrix.rowCount, rowsOf);
+  }
+
+  private featureWidths(matrix: ComponentMatrix, input: InputPlan): number[] {
+    return input.features.map((name) => {
       if (!matrix.hasByteColumn(name)) return 1;
       const spec = matrix.byteColumn(name).spec;
       return dataTypeInfo(spec.dataType).isVector ? spec.vectorDim : 1;
     });
-    const perRow = widths.reduce((a, b) => a + b, 0);
+  }
+
+  private checkShape(input: InputPlan, perRow: number): void {
     const expected = input.shape.reduce((a, d) => (d > 0 ? a * d : a), 1);
     if (!input.shape.includes(-1) && expected !== perRow) {
       throw new LatticeError(
@@ -159,17 +197,35 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
         `${this.name}: input ${input.name} has shape [${input.shape.join(', ')}] but its features give ${perRow} values per row`,
       );
     }
+  }
+
+  /** The input's feature columns converted to its element type, for every target row. */
+  private elements(matrix: ComponentMatrix, input: InputPlan): InputElements {
+    const widths = this.featureWidths(matrix, input);
+    const perRow = widths.reduce((a, b) => a + b, 0);
+    this.checkShape(input, perRow);
+    const columns = input.features.map((name, f) =>
+      widths[f] === 0 ? undefined : columnElements(matrix, name, input.dataType, widths[f]!),
+    );
+    return { input, widths, perRow, columns };
+  }
+
+  /**
+   * An input's tensor elements for the given rows (all rows, or a slate's target rows), row-major
+   * `rows × perRow`, already in the input's element type, so a batch's tensor is a view of it. Each
+   * feature column is converted in one bulk pass (a column of the input's own type is not converted
+   * at all) and copied into its place in the rows as raw bytes: 64-bit integers arrive exactly.
+   */
+  private gatherRows(prepared: InputElements, rows: number, rowsOf: Int32Array | null): Gathered {
+    const { input, widths, perRow, columns } = prepared;
+    const rowCount = rowsOf ? rowsOf.length : rows;
     const size = dataTypeInfo(input.dataType).elementBytes;
-    if (!rowsOf && input.features.length === 1 && widths[0] === perRow) {
-      // One feature, all rows: the converted column (or the column itself) already is the tensor.
-      return { input, data: columnElements(matrix, input.features[0]!, input.dataType, perRow), perRow };
-    }
     const data = new Uint8Array(rowCount * perRow * size);
     let offset = 0;
-    input.features.forEach((name, f) => {
+    input.features.forEach((_name, f) => {
       const width = widths[f]!;
-      if (width === 0) return;
-      const elements = columnElements(matrix, name, input.dataType, width);
+      const elements = columns[f];
+      if (width === 0 || elements === undefined) return;
       copyElementRuns(
         size,
         width,
