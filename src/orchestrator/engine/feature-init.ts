@@ -250,7 +250,8 @@ async function initPredict(
         indexCount += size;
         checkLimit('slateIndices', indexCount, 'slates', 'target indices in all slates');
         for (let k = 0; k < size; k++) checkIndex(slateIndices[k]!, rows, `${at}[${k}]`);
-        indices[i] = Int32Array.from(slateIndices);
+        // Decoded into columns, a slate's indices already are a view of one array: kept as they are.
+        indices[i] = slateIndices instanceof Int32Array ? slateIndices : Int32Array.from(slateIndices);
       }
     });
     const groupColumns = schemaColumns(
