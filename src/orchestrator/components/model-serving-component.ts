@@ -130,7 +130,7 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
   /** One inference per slate, at most MAX_BATCHES_IN_FLIGHT at once. */
   private async runSlates(context: ExecutionContext, signal: AbortSignal): Promise<void> {
     const slate = context.slate!;
-    const slates = slate.slateTargetIndices;
+    const count = slate.rowCount;
     // The target columns are converted to the inputs' types once, not once per slate (a column of
     // another type was converted whole for each of up to 100,000 slates).
     let elements: InputElements[];
@@ -139,14 +139,14 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
     } catch (err) {
       // As when every slate's own gathering failed: each slate marked, the component unavailable.
       const reason = `${this.name}: model call failed: ${describeError(err)}`;
-      for (let s = 0; s < slates.length; s++) slate.addRowError(s, reason);
-      if (slates.length > 0) throw new LatticeError('UNAVAILABLE', `${this.name}: every slate failed`);
+      for (let s = 0; s < count; s++) slate.addRowError(s, reason);
+      if (count > 0) throw new LatticeError('UNAVAILABLE', `${this.name}: every slate failed`);
       return;
     }
     let failures = 0;
-    await runBatches(slates.length, MAX_BATCHES_IN_FLIGHT, signal, context.deadline, async (s: number) => {
+    await runBatches(count, MAX_BATCHES_IN_FLIGHT, signal, context.deadline, async (s: number) => {
       try {
-        const indices = slates[s]!;
+        const indices = slate.targetsOf(s);
         const sources = elements.map((prepared) =>
           this.gatherRows(prepared, context.matrix.rowCount, indices),
         );
@@ -157,7 +157,7 @@ export class ModelServingComponent implements DagComponent<ExecutionContext> {
         slate.addRowError(s, `${this.name}: model call failed: ${describeError(err)}`);
       }
     });
-    if (failures > 0 && failures === slates.length)
+    if (failures > 0 && failures === count)
       throw new LatticeError('UNAVAILABLE', `${this.name}: every slate failed`);
   }
 

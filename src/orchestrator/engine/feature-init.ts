@@ -226,34 +226,43 @@ async function initPredict(
 
   let slate: SlateData | undefined;
   if (grouped) {
-    let indexCount = 0;
-    const indices: Int32Array[] = new Array(groupCount);
-    // Pairs' indices live in one array, each pair's a view of it (not an array of its own per pair).
-    const pairIndices = pattern === 'pair' ? new Int32Array(2 * groupCount) : undefined;
-    await inChunks(groupCount, slices.signal, slices.deadline, (from, to) => {
-      for (let i = from; i < to; i++) {
-        if (pairIndices) {
+    // Every pair's or slate's target rows go into one array (SlateTargets), none into an array of its own.
+    const starts = new Int32Array(groupCount + 1);
+    let targetRows: Int32Array;
+    if (pattern === 'pair') {
+      targetRows = new Int32Array(2 * groupCount);
+      await inChunks(groupCount, slices.signal, slices.deadline, (from, to) => {
+        for (let i = from; i < to; i++) {
           const first = pairs.first(i);
           const second = pairs.second(i);
           checkIndex(first, rows, `pairs[${i}].first_target_index`);
           checkIndex(second, rows, `pairs[${i}].second_target_index`);
-          pairIndices[2 * i] = first;
-          pairIndices[2 * i + 1] = second;
-          indices[i] = pairIndices.subarray(2 * i, 2 * i + 2);
-          continue;
+          targetRows[2 * i] = first;
+          targetRows[2 * i + 1] = second;
+          starts[i + 1] = 2 * i + 2;
         }
-        const slateIndices = slates.indices(i);
-        const at = `slates[${i}].slate_target_indices`;
-        const size = slateIndices.length;
-        if (size === 0) throw invalidArgument(`${at} must not be empty`, at);
-        checkLimit('slateSize', size, at, 'entries');
-        indexCount += size;
-        checkLimit('slateIndices', indexCount, 'slates', 'target indices in all slates');
-        for (let k = 0; k < size; k++) checkIndex(slateIndices[k]!, rows, `${at}[${k}]`);
-        // Decoded into columns, a slate's indices already are a view of one array: kept as they are.
-        indices[i] = slateIndices instanceof Int32Array ? slateIndices : Int32Array.from(slateIndices);
-      }
-    });
+      });
+    } else {
+      let indexCount = 0;
+      await inChunks(groupCount, slices.signal, slices.deadline, (from, to) => {
+        for (let i = from; i < to; i++) {
+          const slateIndices = slates.indices(i);
+          const at = `slates[${i}].slate_target_indices`;
+          const size = slateIndices.length;
+          if (size === 0) throw invalidArgument(`${at} must not be empty`, at);
+          checkLimit('slateSize', size, at, 'entries');
+          indexCount += size;
+          checkLimit('slateIndices', indexCount, 'slates', 'target indices in all slates');
+          for (let k = 0; k < size; k++) checkIndex(slateIndices[k]!, rows, `${at}[${k}]`);
+          starts[i + 1] = indexCount;
+        }
+      });
+      const flat = new Int32Array(indexCount);
+      await inChunks(groupCount, slices.signal, slices.deadline, (from, to) => {
+        for (let i = from; i < to; i++) flat.set(slates.indices(i), starts[i]!);
+      });
+      targetRows = flat;
+    }
     const groupColumns = schemaColumns(
       groupSchema,
       groupSchemaField,
@@ -272,7 +281,7 @@ async function initPredict(
       layout.arenaBytes(rows) + slateLayout.arenaBytes(groupCount),
       variableBytes + groupBytes,
     );
-    slate = new SlateData(slateLayout, indices);
+    slate = new SlateData(slateLayout, { starts, rows: targetRows });
     await fillRows(slate, groupColumns, groupRows, slices);
   }
 

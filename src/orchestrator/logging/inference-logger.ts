@@ -61,7 +61,7 @@ export function requestBytes(context: ExecutionContext): number {
   let bytes = matrixBytes(context.matrix);
   if (context.slate) {
     bytes += matrixBytes(context.slate);
-    for (const targets of context.slate.slateTargetIndices) bytes += targets.byteLength;
+    bytes += context.slate.targets.rows.byteLength + context.slate.targets.starts.byteLength;
   }
   return bytes;
 }

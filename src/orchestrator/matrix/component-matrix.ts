@@ -277,16 +277,46 @@ export class ComponentMatrix {
   }
 }
 
+/** Every slate's target rows back to back: slate s's are `rows` from `starts[s]` to `starts[s + 1]` (exclusive). */
+export interface SlateTargets {
+  readonly starts: Int32Array;
+  readonly rows: Int32Array;
+}
+
+function flatten(lists: readonly Int32Array[]): SlateTargets {
+  const starts = new Int32Array(lists.length + 1);
+  for (let s = 0; s < lists.length; s++) starts[s + 1] = starts[s]! + lists[s]!.length;
+  const rows = new Int32Array(starts[lists.length]!);
+  for (let s = 0; s < lists.length; s++) rows.set(lists[s]!, starts[s]!);
+  return { starts, rows };
+}
+
 /**
  * The pair/slate view of a request: one row per pair or slate, each listing the target rows it
- * groups (`slateTargetIndices`), with its own columns for slate-level inputs and per-slate scores.
+ * groups, with its own columns for slate-level inputs and per-slate scores. The target rows of all
+ * slates are held in two arrays (no array per slate: a request has up to 100,000).
  */
 export class SlateData extends ComponentMatrix {
-  constructor(
-    layout: MatrixLayout,
-    readonly slateTargetIndices: readonly Int32Array[],
-  ) {
-    super(layout, slateTargetIndices.length);
+  readonly targets: SlateTargets;
+  private lists: Int32Array[] | undefined;
+
+  constructor(layout: MatrixLayout, targets: readonly Int32Array[] | SlateTargets) {
+    const flat = Array.isArray(targets)
+      ? flatten(targets as readonly Int32Array[])
+      : (targets as SlateTargets);
+    super(layout, flat.starts.length - 1);
+    this.targets = flat;
+  }
+
+  /** The target rows of slate `s` (a view). */
+  targetsOf(s: number): Int32Array {
+    return this.targets.rows.subarray(this.targets.starts[s]!, this.targets.starts[s + 1]!);
+  }
+
+  /** Every slate's target rows, as views made on first use (logs, tests); serving reads {@link targetsOf}. */
+  get slateTargetIndices(): readonly Int32Array[] {
+    this.lists ??= Array.from({ length: this.rowCount }, (_, s) => this.targetsOf(s));
+    return this.lists;
   }
 }
 
