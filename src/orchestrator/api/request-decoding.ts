@@ -9,12 +9,13 @@
  */
 import { type Entity, OrchestratorRequestProto } from '../../gen/orchestrator/v1/orchestrator.js';
 import { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
-import type { Visit } from '../../platform/protobuf/field-scan.js';
+import { LEN, type Visit } from '../../platform/protobuf/field-scan.js';
 import { decodeInSlices } from '../../platform/protobuf/sliced-decode.js';
+import { nextTurn, sliceOver } from '../../platform/scheduling/index.js';
 import type { ColumnarPredictRequest } from '../engine/request-rows.js';
 import { decodeEntityInSlices } from './entity-decoding.js';
 import { elementReader, PairColumns, SlateColumns, TargetColumns } from './request-columns.js';
-import { legacyPrecheck, precheckLegacy, precheckPredict, predictPrecheck } from './request-precheck.js';
+import { LegacyPrecheck, precheckLegacy, precheckPredict, predictPrecheck } from './request-precheck.js';
 
 /** About 3 ms of decoding: below it a request is decoded in one go, as a slice would be. */
 export const SLICED_FROM_BYTES = 64 * 1024;
@@ -67,13 +68,14 @@ export function predictDecoding(pattern: Pattern) {
 
 /**
  * An OrchestratorRequestProto decoded in slices, each entity too (entity-decoding.ts: one entity may
- * hold 100,000 ids). `check` sees every top-level field first (the request pre-check).
+ * hold 100,000 ids). With `precheck`, every field is pre-checked before it is decoded, an entity in
+ * slices of its own as well.
  */
 export async function decodeLegacyInSlices(
   bytes: Uint8Array,
   signal: AbortSignal,
   deadline: number,
-  check?: Visit,
+  precheck?: LegacyPrecheck,
 ): Promise<OrchestratorRequestProto> {
   const reader = elementReader(bytes);
   const entities: Entity[] = [];
@@ -83,11 +85,19 @@ export async function decodeLegacyInSlices(
       {
         field: 1,
         take: async (_b, from, to) => {
+          if (precheck) {
+            for (const _ of precheck.entity(from, to)) if (sliceOver()) await nextTurn(signal, deadline);
+          }
           entities.push(await decodeEntityInSlices(reader, from, to, signal, deadline));
         },
       },
     ],
-    check,
+    // Entities are pre-checked as they are taken; the other fields here.
+    check:
+      precheck &&
+      ((field, type, from, to) => {
+        if (type === LEN && field !== 1) precheck.other(field, from, to);
+      }),
     signal,
     deadline,
   });
@@ -107,5 +117,5 @@ export const legacyDecoding = {
     signal: AbortSignal,
     deadline: number,
   ): Promise<OrchestratorRequestProto> =>
-    decodeLegacyInSlices(bytes, signal, deadline, legacyPrecheck(bytes)),
+    decodeLegacyInSlices(bytes, signal, deadline, new LegacyPrecheck(bytes)),
 };

@@ -7,7 +7,13 @@
  * is UTF-8 (the decoder would replace a bad sequence silently), naming the field. Bytes that are not
  * well-formed protobuf are left to the decoder, which says what is wrong.
  */
-import { checkUtf8 as checkText, eachField, LEN, type Visit } from '../../platform/protobuf/field-scan.js';
+import {
+  checkUtf8 as checkText,
+  eachField,
+  FieldCursor,
+  LEN,
+  type Visit,
+} from '../../platform/protobuf/field-scan.js';
 import { overLimit, REQUEST_LIMITS } from '../engine/request-limits.js';
 
 /** Checks the UTF-8 of the string field `nameField` of a nested message (FeatureSchema.name, ContextFeature.name). */
@@ -111,49 +117,92 @@ export function precheckLegacy(buf: Uint8Array): void {
   eachField(buf, 0, buf.length, legacyPrecheck(buf));
 }
 
-/** The pre-check of an OrchestratorRequestProto as a visitor of its top-level fields (sliced-decode.ts). */
+/** The pre-check of an OrchestratorRequestProto as a visitor of its top-level fields. */
 export function legacyPrecheck(buf: Uint8Array): Visit {
-  let entities = 0;
-  let names = 0;
-  let values = 0;
-  const count = (amount: number) => {
-    values += amount;
-    if (values > REQUEST_LIMITS.values)
-      throw overLimit('values', values, 'entities', 'ids and feature values in the request');
-  };
+  const check = new LegacyPrecheck(buf);
   return (field, type, from, to) => {
     if (type !== LEN) return;
-    if (field === 2) return checkModelIdBytes(buf, from, to);
-    if (field === 3) return checkText(buf, from, to, () => 'tracking_id');
-    if (field !== 1) return;
-    const i = entities++;
-    if (++names > REQUEST_LIMITS.features)
-      throw overLimit('features', names, 'entities', 'entities and features in the request');
+    if (field === 1)
+      for (const _ of check.entity(from, to)) {
+      }
+    else check.other(field, from, to);
+  };
+}
+
+/** Fields of an entity checked between two looks at the clock, in a time-sliced walk. */
+const ENTITY_FIELDS_PER_CHECK = 1024;
+
+/**
+ * The legacy pre-check's state across a request: an entity (one may hold 100,000 ids, 20-30 ms to
+ * walk) is checked by a generator that pauses every ENTITY_FIELDS_PER_CHECK fields, so a sliced
+ * decoder can give the event loop back between them (request-decoding.ts); walked to the end at
+ * once, it is the same check.
+ */
+export class LegacyPrecheck {
+  private entities = 0;
+  private names = 0;
+  private values = 0;
+
+  constructor(private readonly buf: Uint8Array) {}
+
+  private count(amount: number): void {
+    this.values += amount;
+    if (this.values > REQUEST_LIMITS.values)
+      throw overLimit('values', this.values, 'entities', 'ids and feature values in the request');
+  }
+
+  private countName(): void {
+    if (++this.names > REQUEST_LIMITS.features)
+      throw overLimit('features', this.names, 'entities', 'entities and features in the request');
+  }
+
+  /** A top-level LEN field other than an entity (model_config_id, tracking_id). */
+  other(field: number, from: number, to: number): void {
+    if (field === 2) checkModelIdBytes(this.buf, from, to);
+    else if (field === 3) checkText(this.buf, from, to, () => 'tracking_id');
+  }
+
+  /** Checks the entity at `[from, to)`, pausing (yielding) every ENTITY_FIELDS_PER_CHECK fields. */
+  *entity(from: number, to: number): Generator<void, void, void> {
+    const buf = this.buf;
+    const i = this.entities++;
+    this.countName();
     let ids = 0;
     let features = 0;
-    eachField(buf, from, to, (f, t, a, b) => {
-      if (t !== LEN) return;
-      if (f === 1) checkText(buf, a, b, () => `entities[${i}].entity`);
-      else if (f === 2) {
+    let walked = 0;
+    const fields = new FieldCursor(buf, from, to);
+    while (fields.next()) {
+      if (++walked % ENTITY_FIELDS_PER_CHECK === 0) yield;
+      if (fields.wireType !== LEN) continue;
+      const { field, from: a, to: b } = fields;
+      if (field === 1) checkText(buf, a, b, () => `entities[${i}].entity`);
+      else if (field === 2) {
         const k = ids++;
         if (ids > REQUEST_LIMITS.targets) throw overLimit('targets', ids, `entities[${i}].ids`, 'ids');
-        count(1);
+        this.count(1);
         checkText(buf, a, b, () => `entities[${i}].ids[${k}]`);
-      } else if (f === 3) {
+      } else if (field === 3) {
         const j = features++;
-        if (++names > REQUEST_LIMITS.features)
-          throw overLimit('features', names, 'entities', 'entities and features in the request');
+        this.countName();
         let n = 0;
-        eachField(buf, a, b, (g, u, c, d) => {
-          if (u !== LEN) return;
-          if (g === 1) checkText(buf, c, d, () => `entities[${i}].features[${j}].name`);
-          else if (g === 2) {
+        const inner = new FieldCursor(buf, a, b);
+        while (inner.next()) {
+          if (++walked % ENTITY_FIELDS_PER_CHECK === 0) yield;
+          if (inner.wireType !== LEN) continue;
+          if (inner.field === 1)
+            checkText(buf, inner.from, inner.to, () => `entities[${i}].features[${j}].name`);
+          else if (inner.field === 2) {
             const k = n++;
-            count(1);
-            checkText(buf, c, d, () => `entities[${i}].features[${j}].ids_feature_value[${k}]`);
+            this.count(1);
+            checkText(
+              buf,
+              inner.from,
+              inner.to,
+              () => `entities[${i}].features[${j}].ids_feature_value[${k}]`,
+            );
           }
-        });
+        }
       }
-    });
-  };
+    }
+  }
 }

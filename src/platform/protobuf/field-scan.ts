@@ -60,3 +60,59 @@ export function checkUtf8(buf: Uint8Array, from: number, to: number, field: () =
     throw invalidArgument(`${name} is not valid UTF-8`, name);
   }
 }
+
+/**
+ * The fields of `buf[start, end)` one at a time, as {@link eachField} visits them (stopping quietly at
+ * malformed bytes), for walks that pause between fields (a time-sliced pre-check). One cursor per
+ * walk; it allocates nothing per field.
+ */
+export class FieldCursor {
+  field = 0;
+  wireType = 0;
+  /** For LEN fields, the payload's bounds; for others, the value's. */
+  from = 0;
+  to = 0;
+  private pos: number;
+
+  constructor(
+    private readonly buf: Uint8Array,
+    start: number,
+    private readonly end: number,
+  ) {
+    this.pos = start;
+  }
+
+  /** Moves to the next field; false at the end or at malformed bytes. */
+  next(): boolean {
+    if (this.pos >= this.end) return false;
+    at = this.pos;
+    const key = varint(this.buf, this.end);
+    if (key < 0) return this.stop();
+    const wireType = key % 8;
+    let from = at;
+    let to: number;
+    if (wireType === 0) {
+      if (varint(this.buf, this.end) < 0) return this.stop();
+      to = at;
+    } else if (wireType === 1) to = at + 8;
+    else if (wireType === 5) to = at + 4;
+    else if (wireType === LEN) {
+      const length = varint(this.buf, this.end);
+      if (length < 0) return this.stop();
+      from = at;
+      to = at + length;
+    } else return this.stop();
+    if (to > this.end) return this.stop();
+    this.field = Math.floor(key / 8);
+    this.wireType = wireType;
+    this.from = from;
+    this.to = to;
+    this.pos = to;
+    return true;
+  }
+
+  private stop(): false {
+    this.pos = this.end;
+    return false;
+  }
+}

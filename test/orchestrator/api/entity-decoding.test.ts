@@ -11,7 +11,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Entity, OrchestratorRequestProto } from '../../../src/gen/orchestrator/v1/orchestrator.js';
-import { decodeLegacyInSlices } from '../../../src/orchestrator/api/request-decoding.js';
+import { decodeLegacyInSlices, legacyDecoding } from '../../../src/orchestrator/api/request-decoding.js';
+import { precheckLegacy } from '../../../src/orchestrator/api/request-precheck.js';
+import { isLatticeError } from '../../../src/platform/errors.js';
 import { decodeInSlices } from '../../../src/platform/protobuf/sliced-decode.js';
 
 function varint(value: bigint | number): number[] {
@@ -205,5 +207,43 @@ describe('sliced entity decoding equals the generated decoder', () => {
     clearInterval(counting);
     // Other work ran while it decoded (the generated decoder holds the event loop throughout).
     assert.ok(turns > 0, 'the event loop turned during decoding');
+  });
+
+  test('the pre-check of a large entity runs in slices too, and rejects as the one-go pre-check does', async () => {
+    const ids = Array.from({ length: 100_000 }, (_, i) => `catalog-${i}`);
+    const good = OrchestratorRequestProto.encode({
+      modelConfigId: 'fuzz_legacy',
+      trackingId: 't',
+      entities: [{ entity: 'catalog_id', ids, features: [{ name: 'note', idsFeatureValue: ['x'] }] }],
+    }).finish();
+    // The last id made invalid UTF-8 in place: "catalog-99999" becomes "catalog-9999\xff".
+    const bad = Buffer.from(good);
+    const at = bad.lastIndexOf(Buffer.from('catalog-99999')) + 12;
+    bad[at] = 0xff;
+    const rejection = (run: () => unknown) => {
+      try {
+        run();
+      } catch (err) {
+        return err;
+      }
+      return undefined;
+    };
+    const expected = rejection(() => precheckLegacy(bad));
+    assert.ok(isLatticeError(expected, 'INVALID_ARGUMENT') && expected.field === 'entities[0].ids[99999]');
+    let turns = 0;
+    const counting = setInterval(() => turns++, 0);
+    await assert.rejects(
+      legacyDecoding.requestDecodeSliced(bad, live.signal, live.deadline),
+      (err: unknown) => {
+        assert.ok(isLatticeError(err, 'INVALID_ARGUMENT'), String(err));
+        assert.equal(err.message, (expected as Error).message);
+        assert.equal(err.field, 'entities[0].ids[99999]');
+        return true;
+      },
+    );
+    clearInterval(counting);
+    assert.ok(turns > 0, 'the event loop turned during the pre-check');
+    const decoded = await legacyDecoding.requestDecodeSliced(Buffer.from(good), live.signal, live.deadline);
+    assert.deepEqual(decoded, OrchestratorRequestProto.decode(good));
   });
 });
