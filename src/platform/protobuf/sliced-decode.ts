@@ -4,10 +4,12 @@
  * once starve every small request on the process for half a second. The bulk of such a message is
  * one or a few repeated message fields at the top level (targets, pairs, slates, entities), so this
  * walks the top-level fields, decodes each element of those fields with the generated element
- * decoder, and gives the event loop back between slices (platform/scheduling). The other top-level
- * fields are copied, in order, into one small buffer the generated message decoder reads, and the
- * element lists are set on its result: the same message as one generated `decode` of the whole
- * buffer (protobuf concatenation semantics; tested for equality in test/platform/protobuf).
+ * decoder (or hands its bounds to the caller's own decoder, a {@link RepeatedSink}: columns instead
+ * of an object per element), and gives the event loop back between slices (platform/scheduling).
+ * The other top-level fields are copied, in order, into one small buffer the generated message
+ * decoder reads, and the element lists are set on its result: the same message as one generated
+ * `decode` of the whole buffer for well-formed bytes (protobuf concatenation semantics; tested for
+ * equality in test/platform/protobuf and test/orchestrator/api).
  */
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import { nextTurn, sliceOver } from '../scheduling/index.js';
