@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { isLatticeError } from '../../../src/platform/errors.js';
 import { createQueue, MemoryQueue, type QueueMessage } from '../../../src/platform/queue/index.js';
 import { eventually } from '../../support/servers.js';
@@ -220,5 +221,95 @@ describe('MemoryQueue journal', () => {
     assert.deepEqual(lateSeen, ['after both']);
     await again.close();
     await queue.close();
+  });
+});
+
+/** The type codes of the records in a journal directory's segments, in order. */
+function recordTypes(journalDir: string): number[] {
+  const types: number[] = [];
+  for (const name of readdirSync(journalDir)
+    .filter((f) => f.endsWith('.log'))
+    .sort()) {
+    const data = readFileSync(join(journalDir, name));
+    for (let offset = 0; offset < data.length; offset += 8 + data.readUInt32LE(offset)) {
+      types.push(data.readUInt8(offset + 8));
+    }
+  }
+  return types;
+}
+
+/** A journal frame as written before deliveries and acknowledgements were recorded in runs. */
+function legacyFrame(code: number, meta: object): Buffer {
+  const json = Buffer.from(JSON.stringify(meta));
+  const body = Buffer.alloc(5 + json.length);
+  body.writeUInt8(code, 0);
+  body.writeUInt32LE(json.length, 1);
+  json.copy(body, 5);
+  const header = Buffer.alloc(8);
+  header.writeUInt32LE(body.length, 0);
+  header.writeUInt32LE(crc32(body), 4);
+  return Buffer.concat([header, body]);
+}
+
+describe('MemoryQueue journal runs', () => {
+  it('records the deliveries and acknowledgements of a moment as one record per partition, and replays them', async (t) => {
+    const journalDir = tempDir(t);
+    const first = await MemoryQueue.open({ journalDir, fsync: 'never' });
+    await first.ensureTopic('runs', { partitions: 2 });
+    for (let i = 0; i < 40; i++) await first.publish('runs', text(`m${i}`), { partition: i % 2 });
+    t.after(() => first.close());
+    const seen: QueueMessage[] = [];
+    const consumer = await first.subscribe('runs', 'g', async (m) => void seen.push(m), {
+      autoAck: false,
+      inFlightPerPartition: 20,
+      concurrency: 40,
+    });
+    await eventually(() => seen.length === 40, 5000, 'every delivery');
+    // Acknowledge all but the last message of each partition, in one moment.
+    const kept = new Set(['m38', 'm39']);
+    await Promise.all(seen.filter((m) => !kept.has(read(m))).map((m) => m.ack()));
+    await consumer.close();
+    await first.close();
+
+    const types = recordTypes(journalDir);
+    assert.equal(types.filter((code) => code === 4).length, 40, 'a record per publish');
+    assert.equal(types.filter((code) => code === 5 || code === 6).length, 0, 'no record per delivery or ack');
+    const runs = types.filter((code) => code === 7 || code === 8).length;
+    assert.ok(runs >= 4 && runs <= 12, `a few runs, not one per message (${runs})`);
+
+    const second = await MemoryQueue.open({ journalDir });
+    const again = await collect(second, 'runs');
+    await eventually(() => again.seen.length === 2, 5000, 'the unacknowledged messages');
+    assert.deepEqual(again.seen.map((m) => `${read(m)}#${m.deliveryCount}`).sort(), ['m38#2', 'm39#2']);
+    await second.close();
+  });
+
+  it('replays journals written with a record per delivery and per acknowledgement', async (t) => {
+    const journalDir = tempDir(t);
+    const first = await MemoryQueue.open({ journalDir });
+    await first.ensureTopic('old', { partitions: 1 });
+    await first.subscribe('old', 'g', async () => {}, { autoAck: false }).then((c) => c.close());
+    for (let i = 0; i < 3; i++) await first.publish('old', text(`m${i}`));
+    await first.close();
+    // What an older version wrote: m0 (sequence 1) delivered and acked, m1 delivered once.
+    const [segment] = readdirSync(journalDir).filter((f) => f.endsWith('.log'));
+    const at = { topic: 'old', group: 'g', partition: 0 };
+    appendFileSync(
+      join(journalDir, segment!),
+      Buffer.concat([
+        legacyFrame(5, { type: 'deliver', ...at, sequence: 1, count: 1 }),
+        legacyFrame(5, { type: 'deliver', ...at, sequence: 2, count: 1 }),
+        legacyFrame(6, { type: 'ack', ...at, sequence: 1 }),
+      ]),
+    );
+
+    const reopened = await MemoryQueue.open({ journalDir });
+    const { seen } = await collect(reopened, 'old');
+    await eventually(() => seen.length === 2, 5000, 'the messages not acknowledged');
+    assert.deepEqual(
+      seen.map((m) => `${read(m)}#${m.deliveryCount}`),
+      ['m1#2', 'm2#1'],
+    );
+    await reopened.close();
   });
 });

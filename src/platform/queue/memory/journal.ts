@@ -11,7 +11,11 @@
  *   them (concurrent calls share one fdatasync), `interval` fdatasyncs every `fsyncIntervalMs`,
  *   `never` leaves it to the OS.
  * - Framing: `u32 length | u32 crc32 | body`, body = `u8 type | u32 meta length | JSON meta |
- *   payload`. A torn record at the end of the newest segment (a crash mid-write) is cut off on open;
+ *   payload`. Deliveries and acknowledgements of one partition appended in the same moment share one
+ *   record (a run): its meta names the topic, group and partition once, its payload holds the
+ *   sequences (and delivery counts) as float64 values; replay applies them one by one, in order.
+ *   Journals written before runs existed (a record per delivery and per acknowledgement) replay as
+ *   they are. A torn record at the end of the newest segment (a crash mid-write) is cut off on open;
  *   damage anywhere else fails the open rather than silently dropping messages.
  * - Compaction: a segment is closed at `segmentBytes` and the next starts with a snapshot of the
  *   topics and groups. Segments are deleted oldest first once none of their messages is retained
@@ -74,10 +78,28 @@ const TYPE_CODES: Record<JournalRecord['type'], number> = {
   deliver: 5,
   ack: 6,
 };
-const TYPES_BY_CODE = new Map(Object.entries(TYPE_CODES).map(([type, code]) => [code, type]));
+/** Runs of deliveries (`sequence, count` pairs) and of acknowledgements (sequences) of one partition. */
+const RUN_CODES = { deliver: 7, ack: 8 } as const;
+const TYPES_BY_CODE = new Map<number, string>([
+  ...Object.entries(TYPE_CODES).map(([type, code]) => [code, type] as const),
+  [RUN_CODES.deliver, 'deliverRun'],
+  [RUN_CODES.ack, 'ackRun'],
+]);
 const FRAME_HEADER = 8;
 const SEGMENT_NAME = /^segment-(\d{12})\.log$/;
 const fdatasyncAsync = promisify(fdatasync);
+
+type RunRecord = Extract<JournalRecord, { type: 'deliver' | 'ack' }>;
+
+/** Deliveries or acknowledgements of one partition appended in the current moment. */
+interface Run {
+  type: RunRecord['type'];
+  topic: string;
+  group: string;
+  partition: number;
+  /** Sequences, each followed by its delivery count in a deliver run. */
+  values: number[];
+}
 
 interface Segment {
   id: number;
@@ -99,6 +121,10 @@ export class Journal {
   /** Encoded records not yet written, and their size. */
   #pending: Buffer[] = [];
   #pendingBytes = 0;
+  /** Open runs, written after the pending records (see #closeRuns); their size when encoded, roughly. */
+  #runs: Run[] = [];
+  #lastRun = 0;
+  #runBytes = 0;
   #writeQueued = false;
   #durable: Promise<void> | undefined;
   /** A write that failed: the journal no longer matches the queue's state, so it takes no more. */
@@ -150,11 +176,18 @@ export class Journal {
   append(records: readonly JournalRecord[]): number {
     if (this.#closed) throw new LatticeError('FAILED_PRECONDITION', `queue journal ${this.dir} is closed`);
     if (this.#failure !== undefined) throw this.#failure;
-    if (this.#activeBytes + this.#pendingBytes >= this.#options.segmentBytes) {
+    if (this.#activeBytes + this.#pendingBytes + this.#runBytes >= this.#options.segmentBytes) {
       this.#write();
       this.#roll();
     }
     for (const record of records) {
+      if (record.type === 'deliver' || record.type === 'ack') {
+        this.#addToRun(record);
+        continue;
+      }
+      // Topic and group changes keep their place among deliveries and acknowledgements. Publishes
+      // need not: a message is always published before it is delivered.
+      if (record.type !== 'publish') this.#closeRuns();
       const frame = encode(record);
       this.#pending.push(frame);
       this.#pendingBytes += frame.length;
@@ -173,9 +206,67 @@ export class Journal {
     return this.#active.id;
   }
 
+  #addToRun(record: RunRecord): void {
+    let run = this.#runs[this.#lastRun];
+    if (
+      run === undefined ||
+      run.type !== record.type ||
+      run.partition !== record.partition ||
+      run.group !== record.group ||
+      run.topic !== record.topic
+    ) {
+      const found = this.#runs.findIndex(
+        (r) =>
+          r.type === record.type &&
+          r.partition === record.partition &&
+          r.group === record.group &&
+          r.topic === record.topic,
+      );
+      if (found >= 0) this.#lastRun = found;
+      else {
+        this.#lastRun = this.#runs.length;
+        this.#runs.push({
+          type: record.type,
+          topic: record.topic,
+          group: record.group,
+          partition: record.partition,
+          values: [],
+        });
+        this.#runBytes += FRAME_HEADER + 5 + 64 + record.topic.length + record.group.length;
+      }
+      run = this.#runs[this.#lastRun]!;
+    }
+    run.values.push(record.sequence);
+    if (record.type === 'deliver') {
+      run.values.push(record.count);
+      this.#runBytes += 16;
+    } else this.#runBytes += 8;
+  }
+
+  /**
+   * Encodes the open runs after the pending records: every delivery run before the acknowledgement
+   * runs, since a message is never delivered again once acknowledged, so replay meets a delivery of
+   * a sequence before its acknowledgement, as it happened.
+   */
+  #closeRuns(): void {
+    if (this.#runs.length === 0) return;
+    for (const type of ['deliver', 'ack'] as const) {
+      for (const run of this.#runs) {
+        if (run.type !== type) continue;
+        const frame = encodeRun(run);
+        this.#pending.push(frame);
+        this.#pendingBytes += frame.length;
+      }
+    }
+    this.#runs = [];
+    this.#lastRun = 0;
+    this.#runBytes = 0;
+  }
+
   /** Writes the pending records in one system call. */
   #write(): void {
     if (this.#failure !== undefined) throw this.#failure;
+    this.#closeRuns();
     if (this.#pendingBytes === 0 || this.#closed) return;
     const frame =
       this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending, this.#pendingBytes);
@@ -341,11 +432,22 @@ function encode(record: JournalRecord): Buffer {
     meta = rest;
     payload = body;
   }
+  return frameOf(TYPE_CODES[record.type], meta, payload);
+}
+
+function encodeRun(run: Run): Buffer {
+  const meta = { topic: run.topic, group: run.group, partition: run.partition };
+  const values = Buffer.allocUnsafe(run.values.length * 8);
+  for (let i = 0; i < run.values.length; i++) values.writeDoubleLE(run.values[i]!, i * 8);
+  return frameOf(RUN_CODES[run.type], meta, values);
+}
+
+function frameOf(code: number, meta: unknown, payload: Uint8Array | undefined): Buffer {
   const json = JSON.stringify(meta);
   const jsonLength = Buffer.byteLength(json);
   const bodyLength = 5 + jsonLength + (payload?.length ?? 0);
   const frame = Buffer.allocUnsafe(FRAME_HEADER + bodyLength);
-  frame.writeUInt8(TYPE_CODES[record.type], FRAME_HEADER);
+  frame.writeUInt8(code, FRAME_HEADER);
   frame.writeUInt32LE(jsonLength, FRAME_HEADER + 1);
   frame.write(json, FRAME_HEADER + 5);
   if (payload) frame.set(payload, FRAME_HEADER + 5 + jsonLength);
@@ -370,9 +472,15 @@ function decodeAll(
     }
     const length = data.readUInt32LE(offset);
     const body = data.subarray(offset + FRAME_HEADER, offset + FRAME_HEADER + length);
-    const type = TYPES_BY_CODE.get(body.readUInt8(0));
+    const code = body.readUInt8(0);
+    const type = TYPES_BY_CODE.get(code);
     const metaLength = body.readUInt32LE(1);
     const meta = JSON.parse(body.subarray(5, 5 + metaLength).toString('utf8')) as JournalRecord;
+    if (code === RUN_CODES.deliver || code === RUN_CODES.ack) {
+      replayRun(code, meta as unknown as Omit<Run, 'type' | 'values'>, body.subarray(5 + metaLength), apply);
+      offset += FRAME_HEADER + length;
+      continue;
+    }
     if (type === 'publish' && meta.type === 'publish') {
       // Copy: the record outlives this file buffer.
       meta.payload = new Uint8Array(body.subarray(5 + metaLength));
@@ -381,6 +489,25 @@ function decodeAll(
     offset += FRAME_HEADER + length;
   }
   return offset;
+}
+
+/** Applies a run's deliveries or acknowledgements one by one, as the records they replace. */
+function replayRun(
+  code: number,
+  at: Omit<Run, 'type' | 'values'>,
+  bytes: Buffer,
+  apply: (record: JournalRecord) => void,
+): void {
+  const { topic, group, partition } = at;
+  const value = (i: number) => bytes.readDoubleLE(i * 8);
+  const count = Math.floor(bytes.length / 8);
+  if (code === RUN_CODES.deliver) {
+    for (let i = 0; i + 1 < count; i += 2) {
+      apply({ type: 'deliver', topic, group, partition, sequence: value(i), count: value(i + 1) });
+    }
+  } else {
+    for (let i = 0; i < count; i++) apply({ type: 'ack', topic, group, partition, sequence: value(i) });
+  }
 }
 
 function frameProblem(data: Buffer, offset: number): string | undefined {
