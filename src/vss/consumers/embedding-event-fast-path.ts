@@ -25,6 +25,7 @@ import {
   VARIANT_KEY,
 } from './embedding-event-rules.js';
 import { integerIn, MAX_JOB_ID, MAX_VERSION, MIN_VERSION, RESOURCE_NAME } from './event-fields.js';
+import { VectorSlab } from './vector-slab.js';
 
 type Fields = Record<string, unknown>;
 
@@ -61,15 +62,21 @@ function variantMap<T>(value: unknown, read: (v: unknown) => T | undefined): Map
 const versionOf = (value: unknown) => integerIn(value, MIN_VERSION, MAX_VERSION);
 const flagOf = (value: unknown) => (typeof value === 'boolean' ? value : undefined);
 
+/** Decoded vectors share buffers (vector-slab.ts). */
+const vectors = new VectorSlab();
+
 /** A vector: undefined when absent, `false` when not acceptable, else its values (maybe none). */
 function vectorOf(value: unknown): Float32Array | undefined | false {
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || value.length > MAX_DIMENSION) return false;
-  const vector = new Float32Array(value.length);
+  const vector = vectors.take(value.length);
   for (let i = 0; i < value.length; i++) {
     const x: unknown = value[i];
     // False for NaN and the infinities too.
-    if (typeof x !== 'number' || !(x <= FLOAT32_MAX && x >= -FLOAT32_MAX)) return false;
+    if (typeof x !== 'number' || !(x <= FLOAT32_MAX && x >= -FLOAT32_MAX)) {
+      vectors.giveBack(vector);
+      return false;
+    }
     vector[i] = x;
   }
   return vector;
