@@ -15,30 +15,9 @@ import { decodeLegacyInSlices, legacyDecoding } from '../../../src/orchestrator/
 import { precheckLegacy } from '../../../src/orchestrator/api/request-precheck.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
 import { decodeInSlices } from '../../../src/platform/protobuf/sliced-decode.js';
+import { key, len, seededRandom, utf8, varint } from '../../support/raw-protobuf.js';
 
-function varint(value: bigint | number): number[] {
-  let v = BigInt.asUintN(64, BigInt(value));
-  const out: number[] = [];
-  do {
-    let byte = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v > 0n) byte |= 0x80;
-    out.push(byte);
-  } while (v > 0n);
-  return out;
-}
-const key = (field: number, wireType: number) => varint(field * 8 + wireType);
-const len = (field: number, payload: number[]) => [...key(field, 2), ...varint(payload.length), ...payload];
-const utf8 = (text: string) => [...Buffer.from(text)];
-
-let state = 1;
-const rand = () => {
-  state = (state * 1103515245 + 12345) % 2 ** 31;
-  return state / 2 ** 31;
-};
-const int = (n: number) => Math.floor(rand() * n);
-const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
-const maybe = (p: number, make: () => number[]) => (rand() < p ? make() : []);
+const { rand, int, pick, maybe, reseed } = seededRandom(1);
 
 const text = () =>
   utf8(pick(['', 'c1', `catalog-${int(1e5)}`, 'ünïcødé 😀', 'x'.repeat(33 + int(40)), `id\u0000${int(9)}`]));
@@ -141,7 +120,7 @@ async function assertSameAsGenerated(message: Uint8Array, label: string, wellFor
 
 describe('sliced entity decoding equals the generated decoder', () => {
   test('seeded random requests with unknown fields, groups, wrong wire types, any field order', async () => {
-    state = 3;
+    reseed(3);
     for (let i = 0; i < 400; i++) await assertSameAsGenerated(request(int(5), i % 3 !== 0), `random #${i}`);
   });
 
@@ -177,7 +156,7 @@ describe('sliced entity decoding equals the generated decoder', () => {
   });
 
   test('truncated and corrupted messages throw where the generated decoder throws', async () => {
-    state = 5;
+    reseed(5);
     for (let i = 0; i < 300; i++) {
       const whole = request(1 + int(3), true);
       await assertSameAsGenerated(whole.subarray(0, int(whole.length)), `truncated #${i}`, false);

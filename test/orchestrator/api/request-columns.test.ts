@@ -18,32 +18,11 @@ import { PredictRequest, Target, TargetPair, TargetSlate } from '../../../src/ge
 import { decodePredictColumns } from '../../../src/orchestrator/api/request-decoding.js';
 import { predictRows } from '../../../src/orchestrator/engine/request-rows.js';
 import { decodeInSlices } from '../../../src/platform/protobuf/sliced-decode.js';
+import { key, len, seededRandom, utf8, varint, vint } from '../../support/raw-protobuf.js';
 
 // --- a protobuf writer that can write anything, unknown fields and wrong wire types included ------
 
-function varint(value: bigint | number): number[] {
-  let v = BigInt.asUintN(64, BigInt(value));
-  const out: number[] = [];
-  do {
-    let byte = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v > 0n) byte |= 0x80;
-    out.push(byte);
-  } while (v > 0n);
-  return out;
-}
-const key = (field: number, wireType: number) => varint(field * 8 + wireType);
-const len = (field: number, payload: number[]) => [...key(field, 2), ...varint(payload.length), ...payload];
-const vint = (field: number, value: bigint | number) => [...key(field, 0), ...varint(value)];
-const utf8 = (text: string) => [...Buffer.from(text)];
-
-let state = 1;
-const rand = () => {
-  state = (state * 1103515245 + 12345) % 2 ** 31;
-  return state / 2 ** 31;
-};
-const int = (n: number) => Math.floor(rand() * n);
-const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
+const { rand, int, pick, maybe, reseed } = seededRandom(1);
 const bytes = (n: number) => Array.from({ length: n }, () => int(256));
 
 /** An int32 as clients send it: negative ones as 10-byte varints, sometimes an out-of-range varint. */
@@ -87,8 +66,6 @@ function wrongWireType(field: number, rightType: number): number[] {
   if (type === 5) return [...key(field, 5), ...bytes(4)];
   return len(field, bytes(int(6)));
 }
-
-const maybe = (p: number, make: () => number[]) => (rand() < p ? make() : []);
 
 function target(edgy: boolean): number[] {
   const parts: number[][] = [];
@@ -274,7 +251,7 @@ async function assertSameAsGenerated(message: Uint8Array, label: string, wellFor
 
 describe('columnar request decoding equals the generated decoder', () => {
   test('seeded random requests, plain and with unknown fields, wrong wire types, any field order', async () => {
-    state = 7;
+    reseed(7);
     for (let i = 0; i < 300; i++) {
       const edgy = i % 3 !== 0;
       await assertSameAsGenerated(request(int(30), int(30), edgy), `random #${i}`);
@@ -311,7 +288,7 @@ describe('columnar request decoding equals the generated decoder', () => {
   });
 
   test('truncated and corrupted messages throw where the generated decoder throws', async () => {
-    state = 11;
+    reseed(11);
     for (let i = 0; i < 200; i++) {
       const whole = request(1 + int(5), 1 + int(5), true);
       const cut = whole.subarray(0, int(whole.length));

@@ -1,0 +1,43 @@
+/**
+ * A protobuf writer for tests that must write anything, unknown fields and wrong wire types
+ * included (the generated encoders only write well-formed messages), and a seeded random source so
+ * the generated messages are the same on every run.
+ */
+
+export function varint(value: bigint | number): number[] {
+  let v = BigInt.asUintN(64, BigInt(value));
+  const out: number[] = [];
+  do {
+    let byte = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v > 0n) byte |= 0x80;
+    out.push(byte);
+  } while (v > 0n);
+  return out;
+}
+
+export const key = (field: number, wireType: number) => varint(field * 8 + wireType);
+export const len = (field: number, payload: number[]) => [
+  ...key(field, 2),
+  ...varint(payload.length),
+  ...payload,
+];
+export const vint = (field: number, value: bigint | number) => [...key(field, 0), ...varint(value)];
+export const utf8 = (text: string) => [...Buffer.from(text)];
+
+/** A linear congruential generator: deterministic, good enough to pick test cases. */
+export function seededRandom(seed = 1) {
+  let state = seed;
+  const rand = () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+  const int = (n: number) => Math.floor(rand() * n);
+  const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
+  const maybe = (p: number, make: () => number[]) => (rand() < p ? make() : []);
+  /** Starts the sequence again from `next`, so each test draws the same cases alone or in a run. */
+  const reseed = (next: number) => {
+    state = next;
+  };
+  return { rand, int, pick, maybe, reseed };
+}
