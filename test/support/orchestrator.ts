@@ -2,6 +2,7 @@
 
 import { encodeValue } from '../../src/datatypes/codecs.js';
 import { DataType } from '../../src/datatypes/data-type.js';
+import type { PredictRequest } from '../../src/gen/orchestrator/v1/predict.js';
 import type { DataType as WireType } from '../../src/gen/orchestrator/v1/types.js';
 import { ComputeComponent } from '../../src/orchestrator/components/compute-component.js';
 import { type ComponentBuilder, ModelRegistry } from '../../src/orchestrator/config/index.js';
@@ -59,4 +60,33 @@ export function blendOnly(
     ],
     response: { columns: ['score'] },
   };
+}
+
+/** A Predict request holding only what `fields` set: no features, targets, pairs or slates. */
+export function predictRequest(fields: Partial<PredictRequest>): PredictRequest {
+  return {
+    modelConfigId: '',
+    trackingId: 't',
+    contextFeatures: [],
+    targetInputSchema: [],
+    targets: [],
+    pairInputSchema: [],
+    pairs: [],
+    slateInputSchema: [],
+    slates: [],
+    returnTargetScores: false,
+    ...fields,
+  };
+}
+
+/** A request to `blend_only` ({@link blendOnly}): a `bonus` of 0.5 in the context, an FP32 `price` per target. */
+export function blendOnlyRequest(prices: number[], extra: Partial<PredictRequest> = {}): PredictRequest {
+  return predictRequest({
+    modelConfigId: 'blend_only',
+    trackingId: 't1',
+    contextFeatures: [{ ...schema('bonus', DataType.FP64), value: fp64(0.5) }],
+    targetInputSchema: [schema('price', DataType.FP32)],
+    targets: prices.map((p, i) => ({ id: `item${i}`, featureValues: [fp32(p)] })),
+    ...extra,
+  });
 }

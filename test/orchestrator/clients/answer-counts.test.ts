@@ -21,7 +21,7 @@ import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engi
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
 import { FakeFeatureStore } from '../../support/fakes.js';
-import { fp32, fp64, schema, testRegistry } from '../../support/orchestrator.js';
+import { fp32, fp64, predictRequest, schema, testRegistry } from '../../support/orchestrator.js';
 import { startServer, type TestServer } from './grpc-fixtures.js';
 import { FakeNumerix } from './numerix-fixture.js';
 
@@ -40,19 +40,11 @@ function engineOn(options: { featureStoreTarget?: string }) {
 }
 
 function targets(ids: string[], extra: Partial<PredictRequest> = {}): PredictRequest {
-  return {
+  return predictRequest({
     modelConfigId: 'm',
-    trackingId: 't',
-    contextFeatures: [],
-    targetInputSchema: [],
     targets: ids.map((id) => ({ id, featureValues: [] })),
-    pairInputSchema: [],
-    pairs: [],
-    slateInputSchema: [],
-    slates: [],
-    returnTargetScores: false,
     ...extra,
-  };
+  });
 }
 
 /** One remote compute: score = numerix(`blend`)(price, bonus). */

@@ -13,6 +13,7 @@ import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
 import {
   blendOnly,
+  blendOnlyRequest,
   computeOnlyBuilder,
   fp32,
   fp64,
@@ -25,21 +26,7 @@ const registry = testRegistry(new FileConfigStore({ dir: mkdtempSync(join(tmpdir
 const engine = new InferenceEngine(registry);
 const snapshot = registry.build('blend_only', '1', blendOnly());
 
-function request(prices: number[], extra: Partial<PredictRequest> = {}): PredictRequest {
-  return {
-    modelConfigId: 'blend_only',
-    trackingId: 't1',
-    contextFeatures: [{ ...schema('bonus', DataType.FP64), value: fp64(0.5) }],
-    targetInputSchema: [schema('price', DataType.FP32)],
-    targets: prices.map((p, i) => ({ id: `item${i}`, featureValues: [fp32(p)] })),
-    pairInputSchema: [],
-    pairs: [],
-    slateInputSchema: [],
-    slates: [],
-    returnTargetScores: false,
-    ...extra,
-  };
-}
+const request = blendOnlyRequest;
 
 async function rejectsWith(promise: Promise<unknown>, code: string, message: RegExp, field?: string) {
   await assert.rejects(promise, (err) => {

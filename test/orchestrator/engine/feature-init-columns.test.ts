@@ -15,29 +15,21 @@ import { decodePredictColumns } from '../../../src/orchestrator/api/request-deco
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
 import type { ComponentMatrix } from '../../../src/orchestrator/matrix/component-matrix.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
-import { blendOnly, fp32, fp64, schema, testRegistry } from '../../support/orchestrator.js';
+import { blendOnly, blendOnlyRequest, fp32, schema, testRegistry } from '../../support/orchestrator.js';
 
 const registry = testRegistry(new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-columns-')) }));
 const engine = new InferenceEngine(registry);
 const snapshot = registry.build('blend_only', '1', blendOnly());
 
 function request(prices: number[], extra: Partial<PredictRequest> = {}): PredictRequest {
-  return {
-    modelConfigId: 'blend_only',
-    trackingId: 't1',
-    contextFeatures: [{ ...schema('bonus', DataType.FP64), value: fp64(0.5) }],
+  return blendOnlyRequest(prices, {
     targetInputSchema: [schema('price', DataType.FP32), schema('label', DataType.STRING)],
     targets: prices.map((p, i) => ({
       id: `item${i}`,
       featureValues: [fp32(p), encodeValue(DataType.STRING, `label ${i % 7}`)],
     })),
-    pairInputSchema: [],
-    pairs: [],
-    slateInputSchema: [],
-    slates: [],
-    returnTargetScores: false,
     ...extra,
-  };
+  });
 }
 
 function matrixContents(matrix: ComponentMatrix) {

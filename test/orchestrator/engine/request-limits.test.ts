@@ -15,26 +15,17 @@ import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engi
 import { REQUEST_LIMIT_NAMES, REQUEST_LIMITS } from '../../../src/orchestrator/engine/request-limits.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
-import { blendOnly, fp32, fp64, schema, testRegistry } from '../../support/orchestrator.js';
+import { blendOnly, blendOnlyRequest, fp32, fp64, schema, testRegistry } from '../../support/orchestrator.js';
 
 const registry = testRegistry(new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-limits-')) }));
 const engine = new InferenceEngine(registry);
 const snapshot = registry.build('blend_only', '1', blendOnly());
 
 function predict(targets: number, extra: Partial<PredictRequest> = {}): PredictRequest {
-  return {
-    modelConfigId: 'blend_only',
-    trackingId: 't',
-    contextFeatures: [{ ...schema('bonus', DataType.FP64), value: fp64(0.5) }],
-    targetInputSchema: [schema('price', DataType.FP32)],
-    targets: Array.from({ length: targets }, (_, i) => ({ id: `item${i}`, featureValues: [fp32(i)] })),
-    pairInputSchema: [],
-    pairs: [],
-    slateInputSchema: [],
-    slates: [],
-    returnTargetScores: false,
-    ...extra,
-  };
+  return blendOnlyRequest(
+    Array.from({ length: targets }, (_, i) => i),
+    { trackingId: 't', ...extra },
+  );
 }
 
 /** blend_only's legacy request: `rows` item ids with a price each, one user with a bonus, plus `extra` single-id entities. */
