@@ -27,6 +27,7 @@ import { startModelServer, writeDemoModels } from '../modelserver/index.js';
 import { startOrchestrator } from '../orchestrator/api/index.js';
 import { createOrchestratorClients } from '../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../orchestrator/components/index.js';
+import type { ModelStatus } from '../orchestrator/config/index.js';
 import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
 import { grpcChannelCredentials } from '../platform/grpc/index.js';
 import { tlsOf } from '../platform/http/index.js';
@@ -50,6 +51,11 @@ export interface ListeningPart extends RunningPart {
   port: number;
 }
 
+/** The orchestrator part: also says what each model config serves (the ops server's GET /models). */
+export interface OrchestratorPart extends ListeningPart {
+  modelStatus(): ModelStatus[];
+}
+
 function authOf(platform: Platform) {
   return callerAuth(platform.settings);
 }
@@ -63,7 +69,7 @@ export async function startOrchestratorPart(
   platform: Platform,
   port = platform.settings.orchestrator.port,
   options: { featureStoreTarget?: string } = {},
-): Promise<ListeningPart> {
+): Promise<OrchestratorPart> {
   const { settings, logger, metrics } = platform;
   const [store, cache] = await Promise.all([platform.configStore(), platform.cache()]);
   const clients = createOrchestratorClients({
@@ -108,6 +114,7 @@ export async function startOrchestratorPart(
   return {
     name: 'orchestrator',
     port: running.port,
+    modelStatus: () => running.registry.status(),
     endpoints: [
       [
         `gRPC orchestrator.v1 Predict + Orchestrator (${models.length} models: ${models.join(', ') || 'none yet'})`,

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { Etcd3 } from 'etcd3';
+import type { ModelConfigState } from '../../src/cli/commands/models.js';
 import { type DecodedResult, FeatureServiceClient } from '../../src/gen/retrieve/retrieve.js';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import { latticeBin, startLattice } from '../support/lattice-up-process.js';
@@ -62,7 +63,7 @@ describe('lattice up', () => {
     );
     const grpcAddress = /gRPC platform \(health\)\s+(\S+)/.exec(output.stdout)?.[1];
     const orchestratorAddress = /gRPC orchestrator\.v1 .*\s+(\S+)\n/.exec(output.stdout)?.[1];
-    const httpBase = /HTTP \/healthz \/readyz \/metrics\s+(\S+)/.exec(output.stdout)?.[1];
+    const httpBase = /HTTP \/healthz \/readyz \/metrics(?: \/models)?\s+(\S+)/.exec(output.stdout)?.[1];
     assert.ok(grpcAddress && httpBase && orchestratorAddress, output.stdout);
     assert.match(output.stdout, /Seeded the example model "catalog_ranker"/);
     assert.match(output.stdout, /vss consumers \(group vss-consumers, 8 partitions per topic\)/);
@@ -111,19 +112,20 @@ describe('lattice up', () => {
     for (const row of rows) assert.match(row, /\sshoes\s/);
 
     // `lattice models` reads the config store beside the running stack (the file store takes no lock).
-    const models = spawnSync(process.execPath, [bin, 'models', '--json'], {
+    // LOADED (its last reload) comes from the running orchestrator's GET /models.
+    const models = spawnSync(process.execPath, [bin, 'models', '--json', '--ops-url', httpBase], {
       env: { ...process.env, LATTICE_DATA_DIR: dataDir, LATTICE_LOG_LEVEL: 'warn' },
       encoding: 'utf8',
       timeout: 60_000,
     });
     assert.equal(models.status, 0, models.stderr);
+    const states = JSON.parse(models.stdout) as ModelConfigState[];
     assert.deepEqual(
-      (JSON.parse(models.stdout) as { model_config_id: string; valid: boolean }[]).map((m) => [
-        m.model_config_id,
-        m.valid,
-      ]),
+      states.map((m) => [m.model_config_id, m.valid]),
       [['catalog_ranker', true]],
     );
+    assert.ok(states[0]!.serving?.version, models.stdout);
+    assert.ok(Date.parse(states[0]!.serving!.loaded_at!) <= Date.now(), models.stdout);
 
     // `lattice check` beside the running stack: the embedded adapters it holds report through its /readyz.
     const check = spawnSync(process.execPath, [bin, 'check'], {

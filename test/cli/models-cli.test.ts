@@ -16,6 +16,9 @@ import { isLatticeError } from '../../src/platform/errors.js';
 import { runCaptured } from '../support/cli-capture.js';
 import { latticeBin } from '../support/lattice-up-process.js';
 
+/** An ops URL nothing listens on: no running orchestrator answers there. */
+const NOBODY = 'http://127.0.0.1:1';
+
 /** A file config store with four model documents and one that is not a model, plus its settings file. */
 function configStore(): { settings: string; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'lattice-models-cli-'));
@@ -48,26 +51,31 @@ function configStore(): { settings: string; dir: string } {
 describe('lattice models', () => {
   test('a table of every model config: valid, or INVALID with the reason, and when it changed', async () => {
     const { settings } = configStore();
-    const result = await runCaptured(['models', '--settings', settings]);
+    // No orchestrator runs: LOADED is unknown, and the last line says why and what to do.
+    const result = await runCaptured(['models', '--settings', settings, '--ops-url', NOBODY]);
     assert.equal(result.exitCode, 0, result.err);
     const lines = result.out.split('\n');
-    assert.match(lines[0]!, /^MODEL\s+STATE\s+CHANGED\s+ERROR$/);
+    assert.match(lines[0]!, /^MODEL\s+STATE\s+CHANGED\s+LOADED\s+ERROR$/);
     assert.match(
       lines[1]!,
-      /^broken\s+INVALID\s+\S+Z\s+invalid model config broken: component_dependency\.ghost: no component named "ghost"/,
+      /^broken\s+INVALID\s+\S+Z\s+\?\s+invalid model config broken: component_dependency\.ghost: no component named "ghost"/,
     );
-    assert.match(lines[2]!, /^catalog_ranker\s+valid\s+2024-06-01T12:00:00\.000Z\s+-$/);
-    assert.match(lines[3]!, /^unparsable\s+INVALID\s+\S+Z\s+.*unparsable\.yaml/);
+    assert.match(lines[2]!, /^catalog_ranker\s+valid\s+2024-06-01T12:00:00\.000Z\s+\?\s+-$/);
+    assert.match(lines[3]!, /^unparsable\s+INVALID\s+\S+Z\s+\?\s+.*unparsable\.yaml/);
     assert.match(
       lines[4]!,
       /^3 model config\(s\) in directory .*, 2 invalid\. A running orchestrator reloads/,
     );
-    assert.equal(lines.length, 5, result.out);
+    assert.match(
+      lines[5]!,
+      /^LOADED is unknown: no orchestrator answered at http:\/\/127\.0\.0\.1:1\/models .*--ops-url/,
+    );
+    assert.equal(lines.length, 6, result.out);
   });
 
   test('--json for scripts, from the lattice binary: the problems of an invalid config with their paths', () => {
     const { settings } = configStore();
-    const result = spawnSync(process.execPath, [latticeBin, 'models', '--json'], {
+    const result = spawnSync(process.execPath, [latticeBin, 'models', '--json', '--ops-url', NOBODY], {
       env: { ...process.env, LATTICE_SETTINGS_FILE: settings },
       encoding: 'utf8',
       timeout: 60_000,
@@ -87,6 +95,7 @@ describe('lattice models', () => {
     assert.equal(ranker!.changed_at, '2024-06-01T12:00:00.000Z');
     assert.match(ranker!.file!, /config\/models\/catalog_ranker\.json$/);
     assert.equal(ranker!.error, undefined);
+    assert.equal(ranker!.serving, undefined, 'no orchestrator answered');
     assert.ok(
       broken!.problems?.some((p) => p.path === 'component_dependency.ghost'),
       JSON.stringify(broken!.problems),

@@ -57,7 +57,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       });
       const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
       await eventually(() => output.includes('Ctrl-C'), 180_000, `npm start to be up:\n${output}`);
-      const opsPort = Number(/HTTP \/healthz \/readyz \/metrics\s+https?:\/\/[^:]+:(\d+)/.exec(output)?.[1]);
+      const opsPort = Number(
+        /HTTP \/healthz \/readyz \/metrics(?: \/models)?\s+https?:\/\/[^:]+:(\d+)/.exec(output)?.[1],
+      );
       assert.ok(opsPort > 0, output);
       npm.kill(signal);
       const code = await exited;

@@ -68,7 +68,7 @@ describe('/readyz of the components probed with it', () => {
     let opsUrl: string | undefined;
     await eventually(
       () => {
-        opsUrl = /HTTP \/healthz \/readyz \/metrics\s+(http:\/\/\S+)/.exec(output)?.[1];
+        opsUrl = /HTTP \/healthz \/readyz \/metrics(?: \/models)?\s+(http:\/\/\S+)/.exec(output)?.[1];
         return opsUrl !== undefined;
       },
       45_000,

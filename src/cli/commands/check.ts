@@ -3,6 +3,7 @@ import { createLogger } from '../../platform/logging/index.js';
 import { Platform } from '../../platform/platform.js';
 import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import type { Invocation } from '../command-kit.js';
+import { opsBaseUrl } from '../ops-url.js';
 import type { CheckOptions } from './check.command.js';
 import { describePorts } from './ports.js';
 
@@ -102,9 +103,7 @@ interface RunningChecks {
 
 /** The running platform's /readyz checks (on this machine: the lock says the holder is here). */
 async function runningChecks(settings: LoadedSettings): Promise<RunningChecks> {
-  const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
-  const scheme = settings.tls.cert ? 'https' : 'http';
-  const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${settings.metrics.port}/readyz`;
+  const url = `${opsBaseUrl(settings)}/readyz`;
   try {
     const response = await fetch(url, {
       signal: AbortSignal.timeout(settings.metrics.readyTimeoutMs + 2000),

@@ -22,6 +22,7 @@ import {
 } from '../../platform/queue/index.js';
 import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { type CliContext, type Invocation, UsageError } from '../command-kit.js';
+import { opsBaseUrl } from '../ops-url.js';
 import {
   MAX_READ_IDLE_MS,
   MAX_READ_MESSAGES,
@@ -162,8 +163,7 @@ async function readThroughRunningPlatform(
   topic: string,
   options: DecodeOptions,
 ): Promise<ReadMessage[]> {
-  const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
-  const base = `${settings.tls.cert ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${settings.metrics.port}`;
+  const base = opsBaseUrl(settings);
   const url = `${base}${QUEUE_READ_PATH.replace(':topic', encodeURIComponent(topic))}`;
   const messages: ReadMessage[] = [];
   // The route takes at most MAX_READ_MESSAGES a call: read again until the group has no more or max is reached.

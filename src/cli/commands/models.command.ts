@@ -3,6 +3,7 @@ import { type CliSession, lazyAction, runsWithSubcommands } from '../command-kit
 
 export interface ModelsOptions {
   json?: boolean;
+  opsUrl?: string;
 }
 
 export interface ModelsApplyOptions {
@@ -24,9 +25,16 @@ export function defineModels(program: Command, session: CliSession): void {
         'logs for that version). A running orchestrator reloads a change within a second: a valid ' +
         'document is served from then on; an invalid one is rejected and the last valid version it ' +
         'loaded keeps serving (its log and orchestrator_model_config_reloads_total on its /metrics say ' +
-        'which).',
+        'which).\n\n' +
+        'LOADED is what the running orchestrator serves: when it loaded the version it serves now (its ' +
+        'last reload) and the latest change it rejected, from GET /models on its ops server (the ' +
+        'settings\' host and metrics.port, or --ops-url); "?" when none answered.',
     )
     .option('--json', 'print a JSON list instead of a table')
+    .option(
+      '--ops-url <url>',
+      "the running orchestrator's ops server (default http://<host>:<metrics.port> from the settings)",
+    )
     .addHelpText(
       'after',
       '\nExit status: 0 listed (invalid configs included), 1 the config store could not be read.',

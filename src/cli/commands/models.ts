@@ -8,6 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
+import {
+  MODEL_STATUS_PATH,
+  type ModelStatusAnswer,
+  type ServedModelStatus,
+} from '../../orchestrator/api/index.js';
 import { createOrchestratorClients } from '../../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../../orchestrator/components/index.js';
 import { ModelConfigError, ModelRegistry } from '../../orchestrator/config/index.js';
@@ -21,6 +26,7 @@ import { Metrics } from '../../platform/metrics/index.js';
 import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { type Invocation, UsageError } from '../command-kit.js';
+import { opsBaseUrl } from '../ops-url.js';
 import type { ModelsApplyOptions, ModelsOptions } from './models.command.js';
 import { describePorts } from './ports.js';
 
@@ -47,16 +53,51 @@ export interface ModelConfigState {
   file?: string;
   /** File store: when the document last changed (its file's modification time). etcd keeps no time. */
   changed_at?: string;
+  /**
+   * What the running orchestrator (its ops server's GET /models) serves for this id: the version it
+   * loaded and when (its last reload), and the latest change it rejected. `null` when it answered
+   * and serves nothing under this id; absent when no orchestrator answered.
+   */
+  serving?: Omit<ServedModelStatus, 'model_config_id'> | null;
 }
+
+/** What a running orchestrator answered, or why none did. */
+type Served = { url: string; models: Map<string, ServedModelStatus> } | { url: string; error: string };
 
 export async function runModels({ options, context }: Invocation<ModelsOptions>): Promise<void> {
   await withModelRegistry(context.settingsFile, async ({ settings, platform, store, registry }) => {
     const files =
       settings.configStore.kind === 'file' ? await fileTimes(settings.configStore.dir) : undefined;
-    const states = await modelConfigStates(store, registry, files);
+    const [states, served] = await Promise.all([
+      modelConfigStates(store, registry, files),
+      servedModels(options.opsUrl ?? opsBaseUrl(settings)),
+    ]);
+    if ('models' in served) {
+      for (const state of states) {
+        const found = served.models.get(state.model_config_id);
+        if (found === undefined) state.serving = null;
+        else {
+          const { model_config_id: _, ...serving } = found;
+          state.serving = serving;
+        }
+      }
+    }
     if (options.json) console.log(JSON.stringify(states, null, 2));
-    else printTable(states, describePorts(platform).configStore ?? 'the config store');
+    else printTable(states, describePorts(platform).configStore ?? 'the config store', served);
   });
+}
+
+/** GET /models of the running orchestrator's ops server (`base`), within a couple of seconds. */
+async function servedModels(base: string): Promise<Served> {
+  const url = `${base.replace(/\/+$/, '')}${MODEL_STATUS_PATH}`;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    if (!response.ok) return { url, error: `${url} answered HTTP ${response.status}` };
+    const body = (await response.json()) as ModelStatusAnswer;
+    return { url, models: new Map(body.models.map((m) => [m.model_config_id, m])) };
+  } catch (err) {
+    return { url, error: `no orchestrator answered at ${url} (${describeError(err)})` };
+  }
 }
 
 /**
@@ -237,16 +278,17 @@ const isModelKey = (key: string): boolean => {
   return id !== '' && !id.includes('/');
 };
 
-function printTable(states: readonly ModelConfigState[], where: string): void {
+function printTable(states: readonly ModelConfigState[], where: string, served: Served): void {
   if (states.length === 0) {
     console.log(`No model configs under ${MODELS_PREFIX} in ${where}.`);
     return;
   }
-  const header = ['MODEL', 'STATE', 'CHANGED', 'ERROR'];
+  const header = ['MODEL', 'STATE', 'CHANGED', 'LOADED', 'ERROR'];
   const rows = states.map((s) => [
     s.model_config_id,
     s.valid ? 'valid' : 'INVALID',
     s.changed_at ?? `revision ${s.revision}`,
+    loadedCell(s.serving),
     s.error === undefined ? '-' : oneLine(s.error),
   ]);
   const widths = header.map((h, col) => Math.max(h.length, ...rows.map((r) => r[col]!.length)));
@@ -263,6 +305,19 @@ function printTable(states: readonly ModelConfigState[], where: string): void {
     `${states.length} model config(s) in ${where}, ${invalid} invalid. A running orchestrator reloads a ` +
       'change within a second of CHANGED; an INVALID one is rejected and its last valid version keeps serving.',
   );
+  console.log(
+    'models' in served
+      ? `LOADED is when the orchestrator at ${served.url} loaded the version it serves (its last reload).`
+      : `LOADED is unknown: ${served.error}; start the platform, or point --ops-url at the orchestrator's ops server.`,
+  );
+}
+
+/** The LOADED cell: when the serving version was loaded, and the latest rejected change if any. */
+function loadedCell(serving: ModelConfigState['serving']): string {
+  if (serving === undefined) return '?';
+  if (serving === null) return 'not served';
+  const loaded = serving.loaded_at ?? 'never (no valid version)';
+  return serving.rejected ? `${loaded} (rejected ${serving.rejected.at})` : loaded;
 }
 
 /** A validation error's problem list (`invalid model config x:\n  - a: b\n  - c: d`) on one line. */

@@ -1,3 +1,4 @@
+import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
 import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
@@ -7,7 +8,7 @@ import { startOrchestratorPart } from '../parts.js';
 import { acceptsConnections } from '../port-check.js';
 import type { OrchestratorOptions } from './orchestrator.command.js';
 
-/** `lattice orchestrator`: the orchestrator service alone, with its ops HTTP server (/healthz, /readyz, /metrics). */
+/** `lattice orchestrator`: the orchestrator service alone, with its ops HTTP server (/healthz, /readyz, /metrics, /models). */
 export async function runOrchestrator({ options, context }: Invocation<OrchestratorOptions>): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
   serveTlsByDefault(tlsOf(settings).server);
@@ -22,6 +23,7 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
     readiness: platform.readiness(),
     readinessTimeoutMs: settings.metrics.readyTimeoutMs,
   });
+  registerModelStatusRoute(ops.app).serve(part.modelStatus);
   // /readyz covers this process's own gRPC server too, not only the adapters it uses.
   ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
   const opsPort = await ops.start();
@@ -32,6 +34,6 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
   });
   for (const [what, where] of part.endpoints) console.log(`${what}  ${where}`);
   console.log(
-    `HTTP /healthz /readyz /metrics  ${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`,
+    `HTTP /healthz /readyz /metrics /models  ${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`,
   );
 }

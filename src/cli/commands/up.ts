@@ -1,3 +1,4 @@
+import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
 import { GrpcServer } from '../../platform/grpc/index.js';
 import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
@@ -58,6 +59,8 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
   });
   // The embedded queue lives in this process: `lattice logs decode --from-queue` beside it reads here.
   if (settings.queue.kind === 'memory') registerQueueReadRoute(ops.app, () => platform.queue());
+  // What each model config serves, for `lattice models` beside this process.
+  const modelStatus = registerModelStatusRoute(ops.app);
   const grpc = new GrpcServer({
     name: 'platform',
     host: settings.host,
@@ -104,12 +107,11 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
         computeServer: `${settings.host}:${compute.port}`,
       }));
     // The orchestrator's feature components call this process's feature store unless told otherwise.
-    parts.push(
-      await startOrchestratorPart(platform, settings.orchestrator.port, {
-        featureStoreTarget:
-          settings.orchestrator.featureStoreTarget ?? `${settings.host}:${featureStore.port}`,
-      }),
-    );
+    const orchestrator = await startOrchestratorPart(platform, settings.orchestrator.port, {
+      featureStoreTarget: settings.orchestrator.featureStoreTarget ?? `${settings.host}:${featureStore.port}`,
+    });
+    parts.push(orchestrator);
+    modelStatus.serve(orchestrator.modelStatus);
     // vss serving and consumers share this process's vector database (embedded: it lives here).
     parts.push(await startVssServingPart(platform));
     parts.push(await startVssConsumersPart(platform));
@@ -143,7 +145,10 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
   const rows: [string, string][] = [
     ...parts.flatMap((part) => part.endpoints),
     ['gRPC platform (health)', `${settings.host}:${grpcPort}`],
-    ['HTTP /healthz /readyz /metrics', `${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`],
+    [
+      'HTTP /healthz /readyz /metrics /models',
+      `${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`,
+    ],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   console.log(

@@ -1,4 +1,10 @@
 export {
+  MODEL_STATUS_PATH,
+  type ModelStatusAnswer,
+  registerModelStatusRoute,
+  type ServedModelStatus,
+} from './model-status-route.js';
+export {
   type OrchestratorServerOptions,
   type RunningOrchestrator,
   startOrchestrator,

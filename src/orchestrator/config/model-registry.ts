@@ -33,8 +33,19 @@ export interface ModelStatus {
   id: string;
   /** Version serving now; undefined when no valid version was ever loaded. */
   version: string | undefined;
+  /** When the serving version was loaded (epoch ms). */
+  loadedAt: number | undefined;
   /** Why the latest change was rejected, while the previous version keeps serving. */
   lastError: string | undefined;
+  /** The rejected version and when it was rejected (epoch ms), with `lastError`. */
+  rejected: { version: string; at: number } | undefined;
+}
+
+/** The latest rejected change of a model: why, which version, when. */
+interface Rejection {
+  reason: string;
+  version: string;
+  at: number;
 }
 
 export interface ModelRegistryOptions<C> {
@@ -56,7 +67,7 @@ export interface ModelRegistryOptions<C> {
  */
 export class ModelRegistry<C> {
   private snapshots = new Map<string, ModelSnapshot<C>>();
-  private readonly errors = new Map<string, string>();
+  private readonly errors = new Map<string, Rejection>();
   private readonly prefix: string;
   private readonly topologies: TopologyCache;
   private watch: ConfigWatch | undefined;
@@ -105,9 +116,17 @@ export class ModelRegistry<C> {
 
   status(): ModelStatus[] {
     const ids = new Set([...this.snapshots.keys(), ...this.errors.keys()]);
-    return [...ids]
-      .sort()
-      .map((id) => ({ id, version: this.snapshots.get(id)?.version, lastError: this.errors.get(id) }));
+    return [...ids].sort().map((id) => {
+      const snapshot = this.snapshots.get(id);
+      const rejection = this.errors.get(id);
+      return {
+        id,
+        version: snapshot?.version,
+        loadedAt: snapshot?.loadedAt,
+        lastError: rejection?.reason,
+        rejected: rejection && { version: rejection.version, at: rejection.at },
+      };
+    });
   }
 
   /** Called after each applied change (snapshot undefined when the model was removed). */
@@ -178,7 +197,7 @@ export class ModelRegistry<C> {
   }
 
   private reject(id: string, version: string, reason: string): void {
-    this.errors.set(id, reason);
+    this.errors.set(id, { reason, version, at: Date.now() });
     this.reloads.inc({ model: id, outcome: 'rejected' });
     const serving = this.snapshots.get(id)?.version;
     this.options.logger.error(

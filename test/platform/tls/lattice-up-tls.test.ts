@@ -129,7 +129,7 @@ describe('lattice up with TLS', () => {
       wrongCa.close();
     }
 
-    const ops = /HTTP \/healthz \/readyz \/metrics\s+(https:\/\/\S+)/.exec(stdout)?.[1];
+    const ops = /HTTP \/healthz \/readyz \/metrics(?: \/models)?\s+(https:\/\/\S+)/.exec(stdout)?.[1];
     const admin = /HTTP vss admin API .*\s(https:\/\/\S+)$/m.exec(stdout)?.[1];
     assert.ok(ops && admin, stdout);
     const fetch = fetchWithTls(clientTls);
