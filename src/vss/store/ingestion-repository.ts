@@ -3,11 +3,15 @@
  * partitions delivered a job's EOF marker, and the job's completion with its counts. The admin reads
  * the completion (`find`) to start indexing.
  *
- * Counts are exact under at-least-once delivery because nothing is ever incremented: every processed
- * embedding event has one ledger row, keyed by a hash of its bytes (a redelivery finds the same row
- * and rewrites it with the same values), and a job's counts are counted from the ledger once, in the
- * transaction that records its completion. Events that name their `job_id` belong to that job; the
- * others are claimed by the first job of their version to complete after they were processed.
+ * Counts are exact under at-least-once delivery because nothing is ever incremented: every recorded
+ * batch of processed events is a ledger row (their keys, a hash of each event's bytes, with each
+ * outcome and point count), and a job's counts are derived from the ledger once, in the transaction
+ * that records its completion: an event counts once however often it was recorded (a redelivery has
+ * the same key), with the outcome it was recorded with last (a dead letter replayed and applied
+ * counts as applied), for the job of the first batch that recorded it. Events that name their
+ * `job_id` belong to that job; the batches of the others are claimed by the first job of their
+ * version to complete after they were recorded, so such an event, delivered again later, stays
+ * with the job that counted it.
  */
 import { LatticeError } from '../../platform/errors.js';
 import type { SqlQueryable, SqlValue } from '../../platform/sql/index.js';
@@ -132,12 +136,11 @@ export class IngestionRepository {
   constructor(private readonly db: SqlQueryable) {}
 
   /**
-   * Records processed events in the ledger: one statement per model version and job the events
-   * name (a batch is usually one), in one transaction. Recording an event again rewrites its
-   * outcome (a dead letter replayed and applied counts as applied) but never moves it to another job.
+   * Records processed events in the ledger: one row per model version and job the events name (a
+   * batch is usually one), in one transaction. An event recorded twice in `events` keeps its last
+   * outcome.
    */
   async recordEvents(events: readonly IngestedEvent[]): Promise<void> {
-    // One row per key: ON CONFLICT cannot touch a row twice in one statement, and the last wins.
     const groups = new Map<string, { first: IngestedEvent; byKey: Map<string, IngestedEvent> }>();
     events.forEach((event, i) => {
       versionKey(event);
@@ -173,11 +176,8 @@ export class IngestionRepository {
     if (statements.length === 0) return;
     const record = (db: SqlQueryable, params: SqlValue[]) =>
       db.query(
-        `INSERT INTO vss_ingestion_events AS e (entity, model_name, version, job_id, event_key, rejected, points)
-         SELECT $1::text, $2::text, $3::integer, $4::text, u.event_key, u.rejected, u.points
-           FROM unnest($5::uuid[], $6::boolean[], $7::integer[]) AS u(event_key, rejected, points)
-         ON CONFLICT (event_key, entity, model_name, version) DO UPDATE
-           SET rejected = EXCLUDED.rejected, points = EXCLUDED.points, job_id = coalesce(e.job_id, EXCLUDED.job_id)`,
+        `INSERT INTO vss_ingestion_batches (entity, model_name, version, job_id, event_keys, rejected, points)
+         VALUES ($1::text, $2::text, $3::integer, $4::text, $5::uuid[], $6::boolean[], $7::integer[])`,
         params,
       );
     if (statements.length === 1) await record(this.db, statements[0]!);
@@ -285,7 +285,7 @@ export class IngestionRepository {
     return rows.map(toRecord);
   }
 
-  /** Forgets a version's jobs, markers and ledger (once the version is dropped); ledger rows deleted. */
+  /** Forgets a version's jobs, markers and ledger (once the version is dropped); the distinct events forgotten. */
   async forgetVersion(key: VersionKey): Promise<number> {
     versionKey(key);
     const params = [key.entity, key.modelName, key.version];
@@ -294,31 +294,48 @@ export class IngestionRepository {
         'DELETE FROM vss_ingestion_jobs WHERE entity = $1 AND model_name = $2 AND version = $3',
         params,
       );
-      const { rowCount } = await tx.query(
-        'DELETE FROM vss_ingestion_events WHERE entity = $1 AND model_name = $2 AND version = $3',
+      const { rows } = await tx.query<{ events: number | string }>(
+        `WITH dropped AS (
+           DELETE FROM vss_ingestion_batches WHERE entity = $1 AND model_name = $2 AND version = $3
+           RETURNING event_keys)
+         SELECT count(DISTINCT k) AS events FROM dropped, unnest(dropped.event_keys) AS k`,
         params,
       );
-      return rowCount;
+      return Number(rows[0]?.events ?? 0);
     });
   }
 }
 
-/** Claims the version's unclaimed ledger rows for the job, counts the job's rows, and completes it. */
+/**
+ * Claims the version's unclaimed ledger batches for the job, counts the job's events, and completes
+ * it. Each distinct event of the version belongs to the job of the first batch that recorded it (the
+ * batches of one key all carry its own job, or were unclaimed until a completion claimed them all in
+ * order) and has the outcome of the last one.
+ */
 async function complete(tx: SqlQueryable, job: readonly (string | number)[]): Promise<void> {
   await tx.query(
-    `UPDATE vss_ingestion_events SET job_id = $4
+    `UPDATE vss_ingestion_batches SET job_id = $4
       WHERE entity = $1 AND model_name = $2 AND version = $3 AND job_id IS NULL`,
     job,
   );
   await tx.query(
-    `UPDATE vss_ingestion_jobs j
+    `WITH recorded AS (
+       SELECT e.key, b.batch_seq, b.job_id, e.rejected, e.points
+         FROM vss_ingestion_batches b,
+              unnest(b.event_keys, b.rejected, b.points) AS e(key, rejected, points)
+        WHERE b.entity = $1 AND b.model_name = $2 AND b.version = $3),
+     per_event AS (
+       SELECT (array_agg(job_id ORDER BY batch_seq))[1] AS job_id,
+              (array_agg(rejected ORDER BY batch_seq DESC))[1] AS rejected,
+              (array_agg(points ORDER BY batch_seq DESC))[1] AS points
+         FROM recorded GROUP BY key)
+     UPDATE vss_ingestion_jobs j
         SET status = 'COMPLETE', completed_at = now(),
             events = c.events, rejected = c.rejected, points_written = c.points
        FROM (SELECT count(*) AS events,
                     count(*) FILTER (WHERE rejected) AS rejected,
                     coalesce(sum(points) FILTER (WHERE NOT rejected), 0) AS points
-               FROM vss_ingestion_events
-              WHERE entity = $1 AND model_name = $2 AND version = $3 AND job_id = $4) c
+               FROM per_event WHERE job_id = $4) c
       WHERE j.entity = $1 AND j.model_name = $2 AND j.version = $3 AND j.job_id = $4`,
     job,
   );

@@ -355,6 +355,43 @@ ALTER TABLE vss_operations ADD CONSTRAINT variant
   CHECK ((kind IN ('TRIGGER_MODEL_MACHINE', 'FILL_VARIANT', 'PROMOTE_VARIANT')) = (variant IS NOT NULL));
 `;
 
+/**
+ * The ledger takes a row per recorded batch instead of a row per event: the batch's event keys,
+ * outcomes and point counts as three arrays, in the order they were recorded (`batch_seq`). A row
+ * per event cost PGlite about 11 µs per event of the consumers' ~28 (an insert into a B-tree of all
+ * the version's keys; bench/RESULTS.md, "vss-ingest"), the largest share after the embedding row
+ * itself; one row of arrays per batch costs a fraction of it. What a row per event gave, the
+ * completion now derives once per job (ingestion-repository.ts): an event counts once however often
+ * it was recorded, with the outcome it was last recorded with, and belongs to the job of the first
+ * batch that recorded it. The rows of the old ledger move over as one batch per version and job.
+ */
+const ledgerByBatch = `
+CREATE TABLE vss_ingestion_batches (
+  entity text NOT NULL,
+  model_name text NOT NULL,
+  version integer NOT NULL,
+  batch_seq bigint GENERATED ALWAYS AS IDENTITY,
+  -- the events' own job_id, else the job whose completion claimed the batch (NULL until then)
+  job_id text CONSTRAINT job_id CHECK (job_id <> '' AND length(job_id) <= 256),
+  event_keys uuid[] NOT NULL,
+  rejected boolean[] NOT NULL,
+  points integer[] NOT NULL CONSTRAINT points CHECK (0 <= ALL (points)),
+  recorded_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT lengths CHECK (
+    cardinality(rejected) = cardinality(event_keys) AND cardinality(points) = cardinality(event_keys)),
+  CONSTRAINT vss_ingestion_batches_pkey PRIMARY KEY (entity, model_name, version, batch_seq)
+);
+
+INSERT INTO vss_ingestion_batches (entity, model_name, version, job_id, event_keys, rejected, points)
+  SELECT entity, model_name, version, job_id,
+         array_agg(event_key ORDER BY event_key), array_agg(rejected ORDER BY event_key),
+         array_agg(points ORDER BY event_key)
+    FROM vss_ingestion_events
+   GROUP BY entity, model_name, version, job_id;
+
+DROP TABLE vss_ingestion_events;
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
@@ -364,4 +401,5 @@ export const vssMigrations: readonly Migration[] = [
   { version: 6, name: 'embeddings tables store vectors as float32 bytea', up: vectorsAsBytes },
   { version: 7, name: 'ingestion ledger keyed by a uuid first', up: compactLedgerKey },
   { version: 8, name: 'admin outbox, idempotent requests, delta and fill operations', up: adminOutbox },
+  { version: 9, name: 'ingestion ledger of batches', up: ledgerByBatch },
 ];

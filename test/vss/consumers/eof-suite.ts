@@ -126,6 +126,53 @@ export function eofSuite(target: SuiteTarget): void {
       assert.equal((await find(world, 'job-a'))!.counts!.events, 2);
     });
 
+    test('an event delivered again after its job completed stays in that job, not the next', async () => {
+      const world = await open();
+      const first = embeddingEvent(world, { id: 'r1', vector: vectorOf(41) });
+      await world.deliver(first, embeddingEvent(world, { id: 'r2', vector: vectorOf(42) }));
+      await world.deliver(...[0, 1, 2].map((p) => eofMarker(world, p)));
+      assert.equal((await find(world, 'job-1'))!.counts!.events, 2);
+      // A redelivery of r1 (a crash before its acknowledgement reached the queue), then a new event.
+      await world.deliver(first, embeddingEvent(world, { id: 'r3', vector: vectorOf(43) }), first);
+      await world.deliver(...[0, 1, 2].map((p) => eofMarker(world, p, 'job-2')));
+      assert.deepEqual((await find(world, 'job-2'))!.counts, {
+        events: 1,
+        applied: 1,
+        rejected: 0,
+        pointsWritten: 1,
+      });
+      assert.equal((await find(world, 'job-1'))!.counts!.events, 2, 'the first job keeps its counts');
+    });
+
+    test('an event recorded again counts once, with the outcome recorded last', async () => {
+      const world = await open();
+      const event = (key: string, rejected: boolean) => ({
+        entity: world.entity,
+        modelName: MODEL,
+        version: 1,
+        eventKey: key,
+        jobId: 'job-o',
+        rejected,
+        points: rejected ? 0 : 1,
+      });
+      const dead = 'd'.repeat(32);
+      const good = 'a'.repeat(32);
+      // Dead-lettered, then replayed and applied; and the other way round, in one batch.
+      await store.ingestion.recordEvents([event(dead, true), event(good, false)]);
+      await store.ingestion.recordEvents([event(dead, false), event(good, false), event(good, true)]);
+      for (let p = 0; p < PARTITIONS; p++)
+        await store.ingestion.recordMarker(
+          { entity: world.entity, modelName: MODEL, version: 1, jobId: 'job-o', partition: p },
+          PARTITIONS,
+        );
+      assert.deepEqual((await find(world, 'job-o'))!.counts, {
+        events: 2,
+        applied: 1,
+        rejected: 1,
+        pointsWritten: 1,
+      });
+    });
+
     test("in one batch, the events after a job's last marker belong to the next job", async () => {
       const world = await open();
       await world.deliver(
