@@ -9,6 +9,8 @@ export interface WorkerStart {
   /** Database directory (absolute); in memory when undefined. */
   dataDir: string | undefined;
   tuning: PgliteTuning;
+  /** Only create the database in `dataDir` (initdb), close it and exit; answers `ready` once closed. */
+  initOnly?: boolean;
 }
 
 export type WorkerRequest = { id: number } & (

@@ -99,9 +99,14 @@ async function handle(db: PGlite, request: WorkerRequest): Promise<unknown> {
   }
 }
 
-const { dataDir, tuning } = workerData as WorkerStart;
+const { dataDir, tuning, initOnly } = workerData as WorkerStart;
 openPglite(dataDir, tuning).then(
-  (db) => {
+  async (db) => {
+    if (initOnly) {
+      await db.close();
+      post({ type: 'ready' });
+      return;
+    }
     port.on('message', (request: WorkerRequest) => {
       handle(db, request).then(
         (value) => post({ type: 'answer', id: request.id, ok: true, value }),
