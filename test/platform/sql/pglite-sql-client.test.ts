@@ -89,7 +89,14 @@ describe('PGlite creating a database', () => {
         import { createSqlClient } from ${JSON.stringify(new URL('../../../src/platform/sql/index.ts', import.meta.url).href)};
         const sql = await createSqlClient({ kind: 'pglite', dataDir: ${JSON.stringify(join(dir, 'db'))} });
         await sql.query('CREATE TABLE t (x int)');
-        const rss = Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
+        const resident = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
+        // A worker's memory goes back as its thread is torn down: at once on Node 20, over a few
+        // seconds on Node 24. Memory still held by the database never goes.
+        let rss = resident();
+        for (let waited = 0; rss >= 750e6 && waited < 20_000; waited += 250) {
+          await new Promise((r) => setTimeout(r, 250));
+          rss = Math.min(rss, resident());
+        }
         await sql.close();
         console.log(JSON.stringify({ rss }));`;
       const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
@@ -98,8 +105,9 @@ describe('PGlite creating a database', () => {
       });
       assert.equal(child.status, 0, child.stderr);
       const { rss } = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { rss: number };
-      // About 400 MB with tsx loaded; the same open with initdb in the database's own thread: 800.
-      assert.ok(rss < 600e6, `resident ${Math.round(rss / 1e6)} MB after creating the database`);
+      // About 510 MB on Node 20 with tsx loaded, where initdb in the database's own worker kept
+      // 900-970 MB; Node 24 gives that memory back by itself (550-650 MB either way).
+      assert.ok(rss < 750e6, `resident ${Math.round(rss / 1e6)} MB after creating the database`);
       const reopened = await createSqlClient({ kind: 'pglite', dataDir: join(dir, 'db') });
       try {
         assert.deepEqual((await reopened.query('SELECT count(*)::int AS n FROM t')).rows, [{ n: 0 }]);
