@@ -16,7 +16,7 @@ ENV ONNXRUNTIME_NODE_INSTALL=skip \
     npm_config_nodedir=/usr/local
 # `npm ci` runs the prepare script, which generates src/gen from proto/ with buf.
 COPY package.json package-lock.json .npmrc buf.yaml buf.gen.yaml ./
-COPY scripts/gen-proto.mjs scripts/build.mjs ./scripts/
+COPY scripts/gen-proto.mjs scripts/build.mjs scripts/dist-freshness.mjs ./scripts/
 COPY proto ./proto
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./

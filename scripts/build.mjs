@@ -9,8 +9,9 @@
 // src/gen is generated first unless it is newer than proto/ and buf's files: buf cleans src/gen before
 // writing it, and the package test builds while other tests import from src/gen.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { distIsFresh, generatedIsFresh } from './dist-freshness.mjs';
 
 function run(command, args) {
   const result = spawnSync(command, args, { stdio: 'inherit' });
@@ -20,41 +21,8 @@ function run(command, args) {
   }
 }
 
-function files(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? files(join(dir, entry.name)) : [join(dir, entry.name)],
-  );
-}
-
-function generatedIsFresh() {
-  if (!existsSync('src/gen')) return false;
-  const generated = files('src/gen').map((f) => statSync(f).mtimeMs);
-  if (generated.length === 0) return false;
-  const inputs = [...files('proto'), 'buf.yaml', 'buf.gen.yaml', 'package-lock.json'];
-  return Math.max(...inputs.map((f) => statSync(f).mtimeMs)) < Math.min(...generated);
-}
-
-/** The newest modification time among the files the build reads (sources, protos, configuration). */
-function newestInput() {
-  const inputs = [
-    ...files('src'),
-    ...files('examples'),
-    ...files('proto'),
-    'tsconfig.json',
-    'tsconfig.build.json',
-    'package.json',
-    'package-lock.json',
-    'scripts/build.mjs',
-  ];
-  return Math.max(...inputs.map((f) => statSync(f).mtimeMs));
-}
-
-const STAMP = 'dist/.built';
-
 // `--if-stale` (npm start, npm test): nothing to do when dist/ was built after every input changed.
-if (process.argv.includes('--if-stale') && existsSync(STAMP) && generatedIsFresh()) {
-  if (statSync(STAMP).mtimeMs > newestInput()) process.exit(0);
-}
+if (process.argv.includes('--if-stale') && distIsFresh()) process.exit(0);
 
 if (!generatedIsFresh()) run(process.execPath, ['scripts/gen-proto.mjs']);
 // Compiled into a directory of its own, then swapped in: a process running from dist/ meanwhile (a

@@ -64,6 +64,21 @@ function covered(sources: string[], path: string): boolean {
   );
 }
 
+/** The scripts and, transitively, the modules beside them that they import (`from './x.mjs'`). */
+function withImports(scripts: string[]): string[] {
+  const found = new Set<string>();
+  const visit = (path: string) => {
+    if (found.has(path)) return;
+    found.add(path);
+    const text = readFileSync(join(root, path), 'utf8');
+    for (const [, relative] of text.matchAll(/from '(\.\.?\/[^']+)'/g)) {
+      visit(posix.join(posix.dirname(path), relative!));
+    }
+  };
+  for (const script of scripts) visit(script);
+  return [...found];
+}
+
 describe('Dockerfile (offline)', () => {
   test('a build stage on the Node line the package supports, then a slim runtime on the same line', () => {
     assert.ok(stages.length >= 2, 'a multi-stage build');
@@ -87,8 +102,10 @@ describe('Dockerfile (offline)', () => {
       extends?: string;
       include: string[];
     };
-    const scripts = ['prepare', 'build'].flatMap((name) =>
-      [...(packageJson.scripts[name] ?? '').matchAll(/node (scripts\/\S+)/g)].map((m) => m[1]!),
+    const scripts = withImports(
+      ['prepare', 'build'].flatMap((name) =>
+        [...(packageJson.scripts[name] ?? '').matchAll(/node (scripts\/\S+)/g)].map((m) => m[1]!),
+      ),
     );
     const needed = [
       'package.json',
