@@ -1,20 +1,13 @@
 /**
- * Parquet training files, read with parquet-wasm a row group at a time in batches (every codec:
- * snappy, gzip, zstd, lz4, brotli). The file is opened as a Blob, so only its footer and the row
- * group being read are in memory, never the whole file. Vector columns (LIST or FIXED_SIZE_LIST of
+ * Parquet training files, read a row group at a time in batches (platform/parquet: every codec, only
+ * the footer and the row group being read in memory). Vector columns (LIST or FIXED_SIZE_LIST of
  * floats or integers) come out as typed arrays over the batch's buffers; other cells as plain
  * values (text, numbers, bigints for INT64, booleans, `Date` for dates and timestamps, lists).
  */
-import { openAsBlob } from 'node:fs';
-import { DataType, type Field, tableFromIPC, util, type Vector } from 'apache-arrow';
-import { ParquetFile } from 'parquet-wasm';
+import type { Vector } from 'apache-arrow';
 import { describeError, LatticeError } from '../../../platform/errors.js';
+import { type OpenParquetFile, openParquetFile, plainValue } from '../../../platform/parquet/index.js';
 import type { RowSource, SourceRow } from './row-source.js';
-
-/** A RecordBatch of parquet-wasm's stream (its typings say `any`). */
-interface WasmRecordBatch {
-  intoIPCStream(): Uint8Array;
-}
 
 export interface ParquetRowsOptions {
   /** Rows per batch. */
@@ -29,20 +22,13 @@ export async function openParquetRows(
   name: string,
   options: ParquetRowsOptions,
 ): Promise<RowSource> {
-  let file: ParquetFile;
-  let fields: Field[];
-  let groupRows: number[];
+  let file: OpenParquetFile;
   try {
-    file = await ParquetFile.fromFile(await openAsBlob(path));
-    fields = tableFromIPC(file.schema().intoIPCStream()).schema.fields;
-    groupRows = file
-      .metadata()
-      .rowGroups()
-      .map((group) => group.numRows());
+    file = await openParquetFile(path);
   } catch (err) {
     throw unreadable(`${name} is not a readable Parquet file: ${describeError(err)}`, err);
   }
-  const totalRows = groupRows.reduce((sum, rows) => sum + rows, 0);
+  const { fields, groupRows, rowCount: totalRows } = file;
   let rowsDone = 0;
   const vectorColumns = new Set(options.vectorColumns);
   return {
@@ -62,17 +48,13 @@ export async function openParquetRows(
         const offset = Math.max(0, after - first + 1);
         let row = first + offset;
         try {
-          const stream = (await file.stream({
-            rowGroups: [group],
-            batchSize: options.batchRows,
-            offset,
-          })) as ReadableStream<WasmRecordBatch>;
-          for await (const batch of stream) {
-            const table = tableFromIPC(batch.intoIPCStream());
+          for await (const table of file.readGroup(group, options.batchRows, offset)) {
             const cells = fields.map((field) => {
               const column = table.getChild(field.name);
               if (column === null) return () => null;
-              return vectorColumns.has(field.name) ? vectorCells(column) : plainCells(column, field.type);
+              return vectorColumns.has(field.name)
+                ? vectorCells(column)
+                : (i: number) => plainValue(column.get(i), field.type);
             });
             const out: SourceRow[] = new Array(table.numRows);
             for (let i = 0; i < table.numRows; i++) {
@@ -91,7 +73,7 @@ export async function openParquetRows(
         first = groupEnd;
       }
     },
-    close: () => file.free(),
+    close: () => file.close(),
   };
 }
 
@@ -105,26 +87,6 @@ function vectorCells(column: Vector): (row: number) => unknown {
     if (items.nullCount === 0) return items.toArray();
     return Array.from(items, (item) => (item === null ? Number.NaN : item));
   };
-}
-
-function plainCells(column: Vector, type: DataType): (row: number) => unknown {
-  return (row) => plainValue(column.get(row), type);
-}
-
-/** An Arrow cell as a plain JavaScript value. */
-function plainValue(value: unknown, type: DataType): unknown {
-  if (value === null || value === undefined) return null;
-  if (DataType.isDictionary(type)) return plainValue(value, type.dictionary);
-  if (DataType.isList(type) || DataType.isFixedSizeList(type) || DataType.isLargeList(type)) {
-    const childType = type.children[0]!.type;
-    return Array.from(value as Vector, (item) => plainValue(item, childType));
-  }
-  if (DataType.isTimestamp(type) || DataType.isDate(type)) return new Date(Number(value));
-  if (DataType.isDecimal(type)) {
-    return util.bigNumToNumber(value as Parameters<typeof util.bigNumToNumber>[0], type.scale);
-  }
-  if (DataType.isStruct(type) || DataType.isMap(type)) return (value as { toJSON(): unknown }).toJSON();
-  return value;
 }
 
 function unreadable(message: string, cause: unknown): LatticeError {

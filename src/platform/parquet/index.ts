@@ -1,0 +1,2 @@
+export { type OpenParquetFile, openParquetFile } from './parquet-file.js';
+export { plainValue } from './plain-value.js';
