@@ -91,60 +91,41 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
     },
   );
 
-  app.post<{ Body: VariantRequest }>(
+  // The operations on one model or variant that answer only with the operation.
+  const simple = <Body>(
+    path: string,
+    summary: string,
+    body: object,
+    submit: (body: Body, options: SubmitOptions) => Promise<OperationAccepted>,
+  ) =>
+    app.post<{ Body: Body }>(
+      path,
+      {
+        schema: { summary, tags: ['operations'], body, response: accepted },
+        preValidation: bodyPreparation(),
+        preHandler: idempotent,
+      },
+      // Validated against `body` by then; Fastify's typings cannot resolve a generic body type.
+      async (request, reply) =>
+        reply.status(202).send(acceptedJson(await submit(request.body as Body, submitOptions(request)))),
+    );
+  simple(
     '/trigger-model-machine',
-    {
-      schema: {
-        summary: 'Start indexing a variant whose write version is ingested',
-        tags: ['operations'],
-        body: variantBody,
-        response: accepted,
-      },
-      preValidation: bodyPreparation(),
-      preHandler: idempotent,
-    },
-    async (request, reply) =>
-      reply
-        .status(202)
-        .send(
-          acceptedJson(await lifecycle.triggerModelMachine(variantKey(request.body), submitOptions(request))),
-        ),
+    'Start indexing a variant whose write version is ingested',
+    variantBody,
+    (body: VariantRequest, options) => lifecycle.triggerModelMachine(variantKey(body), options),
   );
-
-  app.post<{ Body: ModelRequest }>(
+  simple(
     '/promote-model',
-    {
-      schema: {
-        summary: 'Copy the model’s variants to the production cluster and switch serving to it',
-        tags: ['operations'],
-        body: modelBody,
-        response: accepted,
-      },
-      preValidation: bodyPreparation(),
-      preHandler: idempotent,
-    },
-    async (request, reply) =>
-      reply
-        .status(202)
-        .send(acceptedJson(await lifecycle.promoteModel(modelKey(request.body), submitOptions(request)))),
+    'Copy the model’s variants to the production cluster and switch serving to it',
+    modelBody,
+    (body: ModelRequest, options) => lifecycle.promoteModel(modelKey(body), options),
   );
-
-  app.post<{ Body: VariantRequest }>(
+  simple(
     '/promote-variant',
-    {
-      schema: {
-        summary: 'Copy one variant to the production cluster and switch its serving to it',
-        tags: ['operations'],
-        body: variantBody,
-        response: accepted,
-      },
-      preValidation: bodyPreparation(),
-      preHandler: idempotent,
-    },
-    async (request, reply) =>
-      reply
-        .status(202)
-        .send(acceptedJson(await lifecycle.promoteVariant(variantKey(request.body), submitOptions(request)))),
+    'Copy one variant to the production cluster and switch its serving to it',
+    variantBody,
+    (body: VariantRequest, options) => lifecycle.promoteVariant(variantKey(body), options),
   );
 
   app.post<{ Params: { id: string } }>(
