@@ -27,6 +27,7 @@ import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { type Invocation, UsageError } from '../command-kit.js';
 import { opsBaseUrl } from '../ops-url.js';
+import { textTable } from '../text-table.js';
 import type { ModelsApplyOptions, ModelsOptions } from './models.command.js';
 import { describePorts } from './ports.js';
 
@@ -291,15 +292,7 @@ function printTable(states: readonly ModelConfigState[], where: string, served: 
     loadedCell(s.serving),
     s.error === undefined ? '-' : oneLine(s.error),
   ]);
-  const widths = header.map((h, col) => Math.max(h.length, ...rows.map((r) => r[col]!.length)));
-  for (const row of [header, ...rows]) {
-    console.log(
-      row
-        .map((cell, col) => cell.padEnd(widths[col]!))
-        .join('  ')
-        .trimEnd(),
-    );
-  }
+  console.log(textTable([header, ...rows]));
   const invalid = states.filter((s) => !s.valid).length;
   console.log(
     `${states.length} model config(s) in ${where}, ${invalid} invalid. A running orchestrator reloads a ` +

@@ -17,6 +17,7 @@ import { describeError, type ErrorCode, invalidArgument, LatticeError } from '..
 import { tlsOf } from '../../platform/http/index.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { type Invocation, UsageError } from '../command-kit.js';
+import { textTable } from '../text-table.js';
 import type { PredictOptions } from './predict.command.js';
 
 /** A JSON value when the text is one (numbers, booleans, lists, objects), else the text itself. */
@@ -106,14 +107,7 @@ function printTable(rows: { label: string; values: Record<string, unknown>; erro
     r.error || '-',
   ]);
   const header = ['ROW', ...names.map((n) => n.toUpperCase()), 'ERROR'];
-  const widths = header.map((h, col) => Math.max(h.length, ...table.map((r) => r[col]!.length)));
-  for (const row of [header, ...table])
-    console.log(
-      row
-        .map((c, col) => c.padEnd(widths[col]!))
-        .join('  ')
-        .trimEnd(),
-    );
+  console.log(textTable([header, ...table]));
 }
 
 function show(result: PredictResult, kind: string, json: boolean): void {

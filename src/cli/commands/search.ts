@@ -9,6 +9,7 @@ import { tlsOf } from '../../platform/http/index.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { FILTER_OPS, type FilterOpName, type SearchFilter, VssClient } from '../../vss/client.js';
 import { type Invocation, UsageError } from '../command-kit.js';
+import { textTable } from '../text-table.js';
 import type { SearchOptions } from './search.command.js';
 
 /** `brand=a`, `brand!=a`, `price:LT:10`, `price:BETWEEN:1,5`. */
@@ -86,9 +87,7 @@ export async function runSearch({ options: values, context }: Invocation<SearchO
       ...attributes.map((a) => c.attributes[a] ?? '-'),
     ]);
     const header = ['#', 'ID', 'SCORE', ...attributes.map((a) => a.toUpperCase())];
-    const widths = header.map((h, col) => Math.max(h.length, ...rows.map((r) => r[col]!.length)));
-    for (const row of [header, ...rows])
-      console.log(row.map((cell, col) => cell.padEnd(widths[col]!)).join('  '));
+    console.log(textTable([header, ...rows]));
     if (page.candidates.length === 0) console.log('(no candidates)');
     if (page.nextPageToken) console.log(`next page: --page-token ${page.nextPageToken}`);
   } catch (err) {

@@ -4,6 +4,7 @@
  * resource bare or under its kind's name; JSON-holding fields as a string or an object): output is
  * a convenience, and `--json` shows the answer exactly.
  */
+import { textTable } from '../text-table.js';
 
 type Fields = Record<string, unknown>;
 
@@ -140,7 +141,7 @@ export function modelsTable(models: readonly Fields[], detail: boolean): string 
       ]);
     }
   }
-  const sections = [table(rows)];
+  const sections = [textTable(rows)];
   if (detail) {
     for (const model of models) {
       const versions = Array.isArray(model.versions) ? model.versions.filter(isObject) : [];
@@ -155,7 +156,9 @@ export function modelsTable(models: readonly Fields[], detail: boolean): string 
           show(v.indexed_count),
         ]);
       }
-      sections.push(`Versions of ${show(model.entity)}/${show(model.model_name)}:\n${table(versionRows)}`);
+      sections.push(
+        `Versions of ${show(model.entity)}/${show(model.model_name)}:\n${textTable(versionRows)}`,
+      );
     }
     for (const model of models) {
       const operations = Array.isArray(model.operations) ? model.operations.filter(isObject) : [];
@@ -173,7 +176,7 @@ export function modelsTable(models: readonly Fields[], detail: boolean): string 
         ]);
       }
       sections.push(
-        `Recent operations of ${show(model.entity)}/${show(model.model_name)}:\n${table(operationRows)}`,
+        `Recent operations of ${show(model.entity)}/${show(model.model_name)}:\n${textTable(operationRows)}`,
       );
     }
   }
@@ -181,11 +184,3 @@ export function modelsTable(models: readonly Fields[], detail: boolean): string 
 }
 
 /** Left-aligned columns, two spaces apart; the last column is not padded. */
-function table(rows: readonly string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows
-    .map((row) =>
-      row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '),
-    )
-    .join('\n');
-}
