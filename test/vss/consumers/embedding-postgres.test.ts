@@ -1,26 +1,12 @@
-import { after, before, describe } from 'node:test';
-import { createSqlClient, type SqlClient } from '../../../src/platform/sql/index.js';
-import { realServer, uniqueName } from '../../support/servers.js';
+import { describe } from 'node:test';
+import { postgresSchema } from '../../support/postgres-schema.js';
+import { realServer } from '../../support/servers.js';
 import { embeddingSuite } from './embedding-suite.js';
 
 const url = await realServer('postgres');
 const skip = url === undefined ? 'PostgreSQL is not reachable' : false;
-// The run works in a schema of its own (the connection's search_path), dropped at the end.
-const schema = uniqueName('lattice_vss_embedding').toLowerCase();
 
 describe('PostgreSQL schema for the embedding processor', { skip }, () => {
-  let admin: SqlClient;
-  before(async () => {
-    admin = await createSqlClient({ kind: 'postgres', url: url ?? '', poolSize: 1 });
-    await admin.query(`CREATE SCHEMA ${schema}`);
-  });
-  after(async () => {
-    await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin?.close();
-  });
-
-  embeddingSuite({
-    name: 'PostgreSQL',
-    open: () => createSqlClient({ kind: 'postgres', url: url ?? '', searchPath: schema, poolSize: 4 }),
-  });
+  const schema = postgresSchema(url, 'lattice_vss_embedding');
+  embeddingSuite({ name: 'PostgreSQL', open: () => schema.open(4) });
 });
