@@ -10,22 +10,29 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { Bitset } from './bitset.js';
+import { BuildPacing } from './build-pacing.js';
 import type { BuildRequest, BuildResponse } from './graph-builder.js';
 import { HnswGraph } from './hnsw-graph.js';
 
-/**
- * The build is background work (searches scan what is not indexed yet): while the process's
- * collections are being written, it pauses after each slice of inserts for `WRITER_SHARE` times the
- * slice, so the event loop and PGlite's thread, which acknowledge the writes, get most of the cores
- * (the in-process indexer gives way the same: indexer.ts). At full speed the three took turns on
- * the two cores of the target machine and ingestion acknowledged 1.3-1.8 times slower
- * (bench/RESULTS.md, "vss-ingest"). A lower thread priority did as well on a quiet machine but
- * starved the build whenever other processes kept the cores busy.
- */
+/** Length of a slice of inserts between two looks at the writes, ms. */
 const SLICE_MS = 10;
-const WRITER_SHARE = 2;
-/** Writes within this long count as "being written", ms. */
-const WRITES_RECENT_MS = 50;
+/** Kept across builds: the credit of waiting for writes is the worker's, not one build's. */
+const pacing = new BuildPacing();
+
+/** Waits as {@link BuildPacing} says after a slice of `sliceMs`; false when a cancel ended a wait. */
+function giveWay(writes: Float64Array, cancel: Int32Array, sliceMs: number): boolean {
+  pacing.ran(sliceMs, Date.now(), writes[0]!);
+  let waited = 0;
+  for (;;) {
+    const step = pacing.next(Date.now(), writes[0]!, sliceMs, waited);
+    if (step.kind === 'go') return true;
+    const from = performance.now();
+    // Woken early by a cancel.
+    if (Atomics.wait(cancel, 0, 0, step.ms) !== 'timed-out') return false;
+    if (step.kind === 'share') return true;
+    waited = performance.now() - from;
+  }
+}
 
 class Cancelled extends Error {}
 
@@ -67,9 +74,7 @@ function build(request: BuildRequest): BuildResponse {
     graph.insert(rows[i]!, vectors.subarray(i * dimension, (i + 1) * dimension));
     const now = performance.now();
     if (now - sliceStart >= SLICE_MS) {
-      // Woken early by a cancel.
-      if (Date.now() - request.writes[0]! < WRITES_RECENT_MS)
-        Atomics.wait(request.cancel, 0, 0, (now - sliceStart) * WRITER_SHARE);
+      if (!giveWay(request.writes, request.cancel, now - sliceStart)) throw new Cancelled('cancelled');
       sliceStart = performance.now();
     }
   }
