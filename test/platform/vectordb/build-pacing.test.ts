@@ -8,28 +8,33 @@ import { describe, test } from 'node:test';
 import {
   BuildPacing,
   type BuildPacingOptions,
+  type PacingWait,
 } from '../../../src/platform/vectordb/embedded/build-pacing.js';
 
 const options: BuildPacingOptions = { creditMs: 100, recentMs: 50, writerShare: 2, pollMs: 20 };
 const SLICE = 10;
 
 /**
- * The worker's loop after one slice that ends at `now` (graph-build-worker.ts), with the last write
- * at `lastWrite(clock)`: the waits it takes before it goes on, and the clock then.
+ * One slice's end at `now` on a clock that only the waits move, with the last write at
+ * `lastWrite(clock)`: the waits the build takes before it goes on, and the clock then.
  */
 function pauseAfterSlice(pacing: BuildPacing, now: number, lastWrite: (clock: number) => number) {
-  const waits: { kind: string; ms: number }[] = [];
-  pacing.ran(SLICE, now, lastWrite(now));
-  let waited = 0;
+  const waits: PacingWait[] = [];
   let clock = now;
-  for (;;) {
-    const step = pacing.next(clock, lastWrite(clock), SLICE, waited);
-    if (step.kind === 'go') break;
+  const wait = (step: PacingWait) => {
     waits.push(step);
     clock += step.ms;
-    if (step.kind === 'share') break;
-    waited = step.ms;
-  }
+    return true;
+  };
+  assert.equal(
+    pacing.afterSlice(
+      SLICE,
+      () => clock,
+      () => lastWrite(clock),
+      wait,
+    ),
+    true,
+  );
   return { waits, clock };
 }
 
@@ -74,13 +79,32 @@ describe('graph build pacing', () => {
     const pacing = new BuildPacing(options);
     pauseAfterSlice(pacing, 0, always);
     assert.equal(pacing.creditMs, 0);
-    for (let i = 0; i < 3; i++) pacing.ran(SLICE, 10_000, 0);
-    assert.equal(pacing.creditMs, 30);
-    for (let i = 0; i < 100; i++) pacing.ran(SLICE, 10_000, 0);
-    assert.equal(pacing.creditMs, 100);
-    // A slice that ends while writes arrive earns nothing.
-    pauseAfterSlice(pacing, 20_000, always);
-    pacing.ran(SLICE, 30_000, 30_000 - 1);
+    // A slice that ends while writes arrive earns nothing: with no credit it takes only its share.
+    assert.deepEqual(pauseAfterSlice(pacing, 1_000, always).waits, [{ kind: 'share', ms: SLICE * 2 }]);
     assert.equal(pacing.creditMs, 0);
+    const quiet = () => 0;
+    for (let i = 0; i < 3; i++) assert.deepEqual(pauseAfterSlice(pacing, 10_000, quiet).waits, []);
+    assert.equal(pacing.creditMs, 30);
+    for (let i = 0; i < 100; i++) pauseAfterSlice(pacing, 10_000, quiet);
+    assert.equal(pacing.creditMs, 100);
+  });
+
+  test('a wait ended by a cancel ends the pause, answering false', () => {
+    const pacing = new BuildPacing(options);
+    const waits: PacingWait[] = [];
+    const cancelled = (step: PacingWait) => {
+      waits.push(step);
+      return false;
+    };
+    assert.equal(
+      pacing.afterSlice(
+        SLICE,
+        () => 0,
+        () => 0,
+        cancelled,
+      ),
+      false,
+    );
+    assert.deepEqual(waits, [{ kind: 'defer', ms: 20 }]);
   });
 });

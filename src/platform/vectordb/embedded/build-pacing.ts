@@ -31,8 +31,14 @@ export const DEFAULT_BUILD_PACING: BuildPacingOptions = {
   pollMs: 20,
 };
 
-/** What to do before the next slice: go on, or wait `ms` (a cancel may end the wait early). */
-export type PacingStep = { kind: 'go' } | { kind: 'defer'; ms: number } | { kind: 'share'; ms: number };
+/**
+ * A wait before the next slice: `defer` waits for the writes to stop (looked at again after it),
+ * `share` is the writers' share once the credit is spent (the build goes on after it).
+ */
+export interface PacingWait {
+  kind: 'defer' | 'share';
+  ms: number;
+}
 
 export class BuildPacing {
   #credit: number;
@@ -49,23 +55,40 @@ export class BuildPacing {
   }
 
   /**
-   * The build ran `ranMs` up to `now`; `lastWrite` is when a collection was last written (both
-   * Date.now()). Time run while no writes arrive earns credit back, up to the whole credit.
+   * After a slice of `sliceMs`: waits through `wait` as long as the rule says, reading the time
+   * and the last write (both Date.now()) from `now` and `lastWrite`. `wait` answers false when a
+   * cancel ended a wait early; so does this.
    */
-  ran(ranMs: number, now: number, lastWrite: number): void {
+  afterSlice(
+    sliceMs: number,
+    now: () => number,
+    lastWrite: () => number,
+    wait: (step: PacingWait) => boolean,
+  ): boolean {
+    this.#ran(sliceMs, now(), lastWrite());
+    let waited = 0;
+    for (;;) {
+      const step = this.#next(now(), lastWrite(), sliceMs, waited);
+      if (step === undefined) return true;
+      const from = now();
+      if (!wait(step)) return false;
+      if (step.kind === 'share') return true;
+      waited = now() - from;
+    }
+  }
+
+  /** Time run while no writes arrive earns credit back, up to the whole credit. */
+  #ran(ranMs: number, now: number, lastWrite: number): void {
     if (now - lastWrite >= this.#options.recentMs) {
       this.#credit = Math.min(this.#options.creditMs, this.#credit + ranMs);
     }
   }
 
-  /**
-   * The next step after a slice of `sliceMs`, asked again after each `defer` wait (with the time
-   * it took in `waitedMs`, which the credit pays). A `share` wait ends the pause.
-   */
-  next(now: number, lastWrite: number, sliceMs: number, waitedMs = 0): PacingStep {
+  /** The next wait (none: go on), the credit having paid `waitedMs` for the last `defer`. */
+  #next(now: number, lastWrite: number, sliceMs: number, waitedMs: number): PacingWait | undefined {
     const { recentMs, writerShare, pollMs } = this.#options;
     this.#credit = Math.max(0, this.#credit - waitedMs);
-    if (now - lastWrite >= recentMs) return { kind: 'go' };
+    if (now - lastWrite >= recentMs) return undefined;
     if (this.#credit > 0) return { kind: 'defer', ms: Math.min(pollMs, this.#credit) };
     return { kind: 'share', ms: sliceMs * writerShare };
   }

@@ -10,7 +10,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { Bitset } from './bitset.js';
-import { BuildPacing } from './build-pacing.js';
+import { BuildPacing, type PacingWait } from './build-pacing.js';
 import type { BuildRequest, BuildResponse } from './graph-builder.js';
 import { HnswGraph } from './hnsw-graph.js';
 
@@ -18,21 +18,6 @@ import { HnswGraph } from './hnsw-graph.js';
 const SLICE_MS = 10;
 /** Kept across builds: the credit of waiting for writes is the worker's, not one build's. */
 const pacing = new BuildPacing();
-
-/** Waits as {@link BuildPacing} says after a slice of `sliceMs`; false when a cancel ended a wait. */
-function giveWay(writes: Float64Array, cancel: Int32Array, sliceMs: number): boolean {
-  pacing.ran(sliceMs, Date.now(), writes[0]!);
-  let waited = 0;
-  for (;;) {
-    const step = pacing.next(Date.now(), writes[0]!, sliceMs, waited);
-    if (step.kind === 'go') return true;
-    const from = performance.now();
-    // Woken early by a cancel.
-    if (Atomics.wait(cancel, 0, 0, step.ms) !== 'timed-out') return false;
-    if (step.kind === 'share') return true;
-    waited = performance.now() - from;
-  }
-}
 
 class Cancelled extends Error {}
 
@@ -68,13 +53,17 @@ function build(request: BuildRequest): BuildResponse {
     }
   }
   graph.reserve(graph.size + graph.deletedCount + rows.length);
+  const { writes, cancel } = request;
+  const lastWrite = () => writes[0]!;
+  // Ends early on a cancel.
+  const wait = ({ ms }: PacingWait) => Atomics.wait(cancel, 0, 0, ms) === 'timed-out';
   let sliceStart = performance.now();
   for (let i = 0; i < rows.length; i++) {
     if (Atomics.load(request.cancel, 0) !== 0) throw new Cancelled('cancelled');
     graph.insert(rows[i]!, vectors.subarray(i * dimension, (i + 1) * dimension));
     const now = performance.now();
     if (now - sliceStart >= SLICE_MS) {
-      if (!giveWay(request.writes, request.cancel, now - sliceStart)) throw new Cancelled('cancelled');
+      if (!pacing.afterSlice(now - sliceStart, Date.now, lastWrite, wait)) throw new Cancelled('cancelled');
       sliceStart = performance.now();
     }
   }
