@@ -138,9 +138,13 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       }
     };
     // The rows and the first aggregator read do not depend on each other, so they go together: one
-    // round trip less on the batch's path, which 8 partitions' batches wait on in turn (the read
-    // after the point writes is what catches a concurrent real-time update, see below).
-    let [, attributes] = await Promise.all([writeStores(), this.#readAggregator(plan.collections)]);
+    // round trip less on the batch's path, which the partitions' batches wait on in turn (the read
+    // after the point writes is what catches a concurrent real-time update, see below). Both settle
+    // before a failure is thrown, so a retry of the batch never overlaps this attempt's row writes.
+    const [stores, read] = await Promise.allSettled([writeStores(), this.#readAggregator(plan.collections)]);
+    if (stores.status === 'rejected') throw stores.reason;
+    if (read.status === 'rejected') throw read.reason;
+    let attributes = read.value;
     for (const writes of plan.collections) await this.#writePoints(writes, attributes, written);
     // A real-time update may have changed a row read above and found no point yet: see aggregator-recheck.ts.
     for (let round = 1; ; round++) {
