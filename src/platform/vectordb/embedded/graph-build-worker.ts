@@ -59,7 +59,7 @@ function build(request: BuildRequest): BuildResponse {
   const wait = ({ ms }: PacingWait) => Atomics.wait(cancel, 0, 0, ms) === 'timed-out';
   let sliceStart = performance.now();
   for (let i = 0; i < rows.length; i++) {
-    if (Atomics.load(request.cancel, 0) !== 0) throw new Cancelled('cancelled');
+    if (Atomics.load(cancel, 0) !== 0) throw new Cancelled('cancelled');
     graph.insert(rows[i]!, vectors.subarray(i * dimension, (i + 1) * dimension));
     const now = performance.now();
     if (now - sliceStart >= SLICE_MS) {
