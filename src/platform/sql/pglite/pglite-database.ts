@@ -5,6 +5,7 @@
  * for either.
  */
 import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
+import { durableStartParams, FlushingNodeFS } from './flushing-node-fs.js';
 
 export interface StatementResult<Row> {
   rows: Row[];
@@ -72,14 +73,27 @@ export interface PgliteTuning {
   sharedBuffersMb?: number | undefined;
 }
 
-/** Opens (and on first use initialises, which takes seconds) a database: on disk, or in memory. */
-export function openPglite(dataDir: string | undefined, tuning: PgliteTuning = {}): Promise<PGlite> {
-  const startParams =
-    tuning.sharedBuffersMb === undefined
-      ? undefined
-      : [...PGlite.defaultStartParams, '-c', `shared_buffers=${tuning.sharedBuffersMb}MB`];
-  const options = startParams === undefined ? {} : { startParams };
-  return dataDir === undefined ? PGlite.create(options) : PGlite.create(dataDir, options);
+/**
+ * Opens (and on first use initialises, which takes seconds) a database: on disk, where commits and
+ * checkpoints are flushed to disk (flushing-node-fs.ts; `onFlush` hears each file flushed), or in
+ * memory.
+ */
+export function openPglite(
+  dataDir: string | undefined,
+  tuning: PgliteTuning = {},
+  onFlush?: (path: string) => void,
+): Promise<PGlite> {
+  const buffers =
+    tuning.sharedBuffersMb === undefined ? [] : ['-c', `shared_buffers=${tuning.sharedBuffersMb}MB`];
+  if (dataDir === undefined) {
+    return PGlite.create(
+      buffers.length === 0 ? {} : { startParams: [...PGlite.defaultStartParams, ...buffers] },
+    );
+  }
+  return PGlite.create({
+    fs: new FlushingNodeFS(dataDir, onFlush),
+    startParams: [...durableStartParams(), ...buffers],
+  });
 }
 
 const statementsOf = (db: PgliteQueryable): PgliteStatements => ({
