@@ -2,10 +2,31 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createSqlClient, type Migration, migrate } from '../../../src/platform/sql/index.js';
+import {
+  createSqlClient,
+  type Migration,
+  migrate,
+  type SqlClientOptions,
+} from '../../../src/platform/sql/index.js';
+import { openPglite } from '../../../src/platform/sql/pglite/pglite-database.js';
 import { sqlClientContract } from './contract.js';
+
+/** PostgreSQL settings (by name) of a client opened with `options`, which is closed again. */
+async function settingsOf(
+  options: SqlClientOptions,
+  names: readonly string[],
+): Promise<Record<string, string>> {
+  const sql = await createSqlClient(options);
+  try {
+    const columns = names.map((name) => `current_setting('${name}') AS ${name}`).join(', ');
+    const { rows } = await sql.query<Record<string, string>>(`SELECT ${columns}`);
+    return rows[0]!;
+  } finally {
+    await sql.close();
+  }
+}
 
 sqlClientContract({
   name: 'PGlite in memory',
@@ -76,6 +97,39 @@ describe('PGlite on disk', () => {
       await reopened.close();
     }
   });
+
+  // PGlite on its own never flushes to disk (flushing-node-fs.ts says why); on disk the adapter does.
+  describe('flushes commits to disk', () => {
+    for (const worker of [true, false]) {
+      test(`fsync is on, the WAL synced by fsync() (${worker ? 'worker thread' : 'caller thread'})`, async () => {
+        const dataDir = join(dir, `settings-${worker}`);
+        const settings = await settingsOf({ kind: 'pglite', dataDir, worker }, ['fsync', 'wal_sync_method']);
+        assert.deepEqual(settings, { fsync: 'on', wal_sync_method: 'fsync' });
+      });
+    }
+
+    test('each commit has flushed its WAL file before it returns; a checkpoint flushes the tables', async () => {
+      const flushed: string[] = [];
+      const db = await openPglite(join(dir, 'commits'), {}, (path) => flushed.push(path));
+      try {
+        await db.exec('CREATE TABLE t (id integer PRIMARY KEY, v text)');
+        const inWal = () => flushed.filter((path) => path.includes(`${sep}pg_wal${sep}`)).length;
+        for (let i = 0; i < 5; i++) {
+          const before = inWal();
+          await db.query('INSERT INTO t VALUES ($1, $2)', [i, `v${i}`]);
+          assert.ok(inWal() > before, `commit ${i} returned without flushing the WAL: ${flushed.join(', ')}`);
+        }
+        flushed.length = 0;
+        await db.exec('CHECKPOINT');
+        assert.ok(
+          flushed.some((path) => path.includes(`${sep}base${sep}`)),
+          `the checkpoint flushed no table file: ${flushed.join(', ')}`,
+        );
+      } finally {
+        await db.close();
+      }
+    });
+  });
 });
 
 describe('PGlite creating a database', () => {
@@ -131,26 +185,19 @@ describe('PGlite creating a database', () => {
   });
 });
 
-describe('PGlite buffer pool', () => {
+describe('PGlite settings', () => {
   for (const worker of [true, false]) {
     test(`sharedBuffersMb sets shared_buffers (${worker ? 'worker thread' : 'caller thread'})`, async () => {
-      const sql = await createSqlClient({ kind: 'pglite', sharedBuffersMb: 24, worker });
-      try {
-        const { rows } = await sql.query<{ shared_buffers: string }>('SHOW shared_buffers');
-        assert.deepEqual(rows, [{ shared_buffers: '24MB' }]);
-      } finally {
-        await sql.close();
-      }
+      const settings = await settingsOf({ kind: 'pglite', sharedBuffersMb: 24, worker }, ['shared_buffers']);
+      assert.deepEqual(settings, { shared_buffers: '24MB' });
     });
   }
 
   test("without sharedBuffersMb PostgreSQL's default stands", async () => {
-    const sql = await createSqlClient({ kind: 'pglite' });
-    try {
-      const { rows } = await sql.query<{ shared_buffers: string }>('SHOW shared_buffers');
-      assert.deepEqual(rows, [{ shared_buffers: '128MB' }]);
-    } finally {
-      await sql.close();
-    }
+    assert.deepEqual(await settingsOf({ kind: 'pglite' }, ['shared_buffers']), { shared_buffers: '128MB' });
+  });
+
+  test('in memory there is nothing to flush: fsync stays off', async () => {
+    assert.deepEqual(await settingsOf({ kind: 'pglite' }, ['fsync']), { fsync: 'off' });
   });
 });

@@ -85,11 +85,8 @@ export function openPglite(
 ): Promise<PGlite> {
   const buffers =
     tuning.sharedBuffersMb === undefined ? [] : ['-c', `shared_buffers=${tuning.sharedBuffersMb}MB`];
-  if (dataDir === undefined) {
-    return PGlite.create(
-      buffers.length === 0 ? {} : { startParams: [...PGlite.defaultStartParams, ...buffers] },
-    );
-  }
+  if (dataDir === undefined)
+    return PGlite.create({ startParams: [...PGlite.defaultStartParams, ...buffers] });
   return PGlite.create({
     fs: new FlushingNodeFS(dataDir, onFlush),
     startParams: [...durableStartParams(), ...buffers],
