@@ -12,8 +12,14 @@
  * - `processor`: `IngestionHandler.apply` on already-parsed events (store rows, ledger, points) with
  *   no queue and no runner; `parse` timed apart over the same events;
  * - `runner`: the queue and the consumer runner with a processor that does nothing, over a topic of
- *   the same messages: what the queue and the runner leave for the processors.
+ *   the same messages: what the queue and the runner leave for the processors;
+ * - `pipeline`: the durable work of an acknowledgement with the raw libraries only (parse, row
+ *   upsert, point log, ack record; see pipelineFloor): the machine's floor for the ingestion goals.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Metrics } from '../../src/platform/metrics/index.js';
 import type { SqlValue } from '../../src/platform/sql/index.js';
@@ -78,6 +84,25 @@ export interface SqlFloor {
  * to PGlite); for real[] (the layout before), a multi-row VALUES with an array per row.
  */
 export async function sqlFloor(stack: Stack, load: Workload, batch: number): Promise<SqlFloor> {
+  const rows = await rawRowWriter(stack, load, 'floor_rows');
+  const vectors = (i: number) => load.vectors[i]!;
+  const seconds = await inLanes(load.vectors.length, load.partitions, batch, (indices) =>
+    rows.write(indices, vectors),
+  );
+  await rows.drop();
+  return { embedding_type: rows.type, per_s: rate(load.vectors.length, seconds) };
+}
+
+interface RawRowWriter {
+  /** The store's vector column type, as information_schema names it. */
+  type: string;
+  /** One hand-written upsert of events `indices`, their vectors from `vectorAt`. */
+  write(indices: readonly number[], vectorAt: (i: number) => Float32Array): Promise<unknown>;
+  drop(): Promise<void>;
+}
+
+/** A copy of the registered embeddings table and the raw upsert of the sql floor into it. */
+async function rawRowWriter(stack: Stack, load: Workload, table: string): Promise<RawRowWriter> {
   const source = tablesOf(load.entity).embeddings;
   const { rows } = await stack.sql.query<{ data_type: string; udt_name: string }>(
     `SELECT data_type, udt_name FROM information_schema.columns
@@ -85,19 +110,21 @@ export async function sqlFloor(stack: Stack, load: Workload, batch: number): Pro
     [source],
   );
   const type = rows[0]?.data_type === 'ARRAY' ? rows[0].udt_name : (rows[0]?.data_type ?? 'unknown');
-  const table = 'floor_rows';
+  if (type !== 'bytea' && type !== '_float4') {
+    throw new Error(`sql floor: the embeddings table stores vectors as ${type}; teach floors.ts to write it`);
+  }
   await stack.sql.query(`CREATE TABLE ${table} (LIKE ${source} INCLUDING ALL)`);
   const flags = VARIANTS.map((v) => `to_be_indexed_${v}`);
   const updates = ['embedding', 'search_embedding', 'expires_at', ...flags].map(
     (c) => `${c} = EXCLUDED.${c}`,
   );
   const transport = vectorTransport(stack.sql.kind);
-  const write = (indices: number[]) => {
+  const write = (indices: readonly number[], vectorAt: (i: number) => Float32Array) => {
     if (type === 'bytea') {
       const width = load.dimension * 4;
       const vectors = Buffer.allocUnsafe(indices.length * width);
       indices.forEach((i, k) => {
-        vectors.set(vectorBytes(load.vectors[i]!), k * width);
+        vectors.set(vectorBytes(vectorAt(i)), k * width);
       });
       return stack.sql.query(
         `WITH v AS MATERIALIZED (SELECT ${transport.expression('$3')} AS bytes)
@@ -115,16 +142,11 @@ export async function sqlFloor(stack: Stack, load: Workload, batch: number): Pro
         ],
       );
     }
-    if (type !== '_float4') {
-      throw new Error(
-        `sql floor: the embeddings table stores vectors as ${type}; teach floors.ts to write it`,
-      );
-    }
     const params: SqlValue[] = [MODEL, VERSION];
     const values: string[] = [];
     for (const i of indices) {
       const p = params.length;
-      params.push(load.ids[i]!, load.vectors[i]!, true, i % 3 !== 2);
+      params.push(load.ids[i]!, vectorAt(i), true, i % 3 !== 2);
       values.push(`($1, $2, $${p + 1}, $${p + 2}, NULL, NULL, $${p + 3}, $${p + 4})`);
     }
     return stack.sql.query(
@@ -134,9 +156,67 @@ export async function sqlFloor(stack: Stack, load: Workload, batch: number): Pro
       params,
     );
   };
-  const seconds = await inLanes(load.vectors.length, load.partitions, batch, write);
-  await stack.sql.query(`DROP TABLE ${table}`);
-  return { embedding_type: type, per_s: rate(load.vectors.length, seconds) };
+  return {
+    type,
+    write,
+    drop: async () => {
+      await stack.sql.query(`DROP TABLE ${table}`);
+    },
+  };
+}
+
+/**
+ * The least an acknowledged event costs with the same libraries and no product code: per batch of a
+ * lane, each event's bytes decoded and parsed (`JSON.parse`, and the three maps it carries as JSON
+ * text), its vector made a Float32Array; then, at the same time, the raw upsert of the rows (the sql
+ * floor's statement, on the stack's database: PGlite with its flush, or PostgreSQL) and the points
+ * (ids, vectors, payload text) appended to a log file and fdatasynced; then an acknowledgement record
+ * appended to a journal file and fdatasynced. No validation, ledger, point store or index, and no
+ * queue: the events come from memory and the acknowledgement is a local record on either stack (on
+ * JetStream too), so the queue's own cost is the runner floor's. If this is below a goal on a host,
+ * no implementation on these libraries reaches the goal there; above it, the difference is ours.
+ */
+export async function pipelineFloor(
+  stack: Stack,
+  load: Workload,
+  batch: number,
+  entity: string,
+): Promise<number> {
+  const bytes = load.vectors.map((_, i) => eventBytes(entity, i, vectorOf(i, load.dimension).text));
+  const rows = await rawRowWriter(stack, load, 'floor_pipeline_rows');
+  const dir = mkdtempSync(join(tmpdir(), 'lattice-bench-pipeline-'));
+  const log = await open(join(dir, 'points.log'), 'a');
+  const journal = await open(join(dir, 'acks.log'), 'a');
+  const utf8 = new TextDecoder();
+  try {
+    const seconds = await inLanes(bytes.length, load.partitions, batch, async (indices) => {
+      const vectors = new Map<number, Float32Array>();
+      const records: Buffer[] = [];
+      for (const i of indices) {
+        const event = JSON.parse(utf8.decode(bytes[i]!));
+        const space = event.index_space;
+        JSON.parse(space.variants_version_map);
+        JSON.parse(space.variants_index_map);
+        const payload: string = space.payload;
+        JSON.parse(payload);
+        const vector = Float32Array.from(space.embedding as number[]);
+        vectors.set(i, vector);
+        records.push(Buffer.from(`${event.candidate_id}\t${payload}\n`), Buffer.from(vector.buffer));
+      }
+      await Promise.all([
+        rows.write(indices, (i) => vectors.get(i)!),
+        log.write(Buffer.concat(records)).then(() => log.datasync()),
+      ]);
+      await journal.write(`${indices[0]} ${indices.length}\n`);
+      await journal.datasync();
+    });
+    return rate(bytes.length, seconds);
+  } finally {
+    await log.close();
+    await journal.close();
+    rmSync(dir, { recursive: true, force: true });
+    await rows.drop();
+  }
 }
 
 export interface VectorDbFloor {

@@ -17,9 +17,11 @@
  * `indexed_after_s` = seconds from the same start until the collection reports every point indexed.
  * Baseline in the same run: the raw index library adding the same vectors single-threaded
  * (raw-index.ts); `ratio` = throughput ÷ its adds/s. Floors on fresh stacks of each kind (floors.ts):
- * raw SQL upsert of the same rows, raw vector DB upsert with its log, the processors without queue and
- * runner, and the queue + runner with a processor that does nothing. The run checks that the store
- * and the collection hold exactly every event and that the job completed with exact counts.
+ * the raw pipeline (the raw libraries doing an acknowledgement's durable work, no product code: the
+ * machine's floor for the throughput goals), raw SQL upsert of the same rows, raw vector DB upsert with
+ * its log, the processors without queue and runner, and the queue + runner with a processor that does
+ * nothing. The run checks that the store and the collection hold exactly every event and that the job
+ * completed with exact counts.
  *
  * `npm run bench -- vss-ingest`; env BENCH_EVENTS (100000), BENCH_DIMENSION (128), BENCH_PARTITIONS
  * (8), BENCH_BATCH (consumer batch size; default the settings' 256), BENCH_FLOORS=0 (skip floors),
@@ -32,6 +34,7 @@ import { loadavg } from 'node:os';
 import { printResult, round } from '../support/stats.js';
 import {
   type ProcessorFloor,
+  pipelineFloor,
   processorFloor,
   runnerFloor,
   type SqlFloor,
@@ -54,6 +57,8 @@ const natsUrl = process.env.LATTICE_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const postgresUrl = process.env.LATTICE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 interface Floors {
+  /** The raw libraries doing an acknowledgement's durable work, no product code (floors.ts). */
+  pipeline_per_s: number;
   runner_noop_per_s: number;
   processor: ProcessorFloor;
   sql: SqlFloor;
@@ -78,6 +83,10 @@ async function measureFloors(mode: Mode): Promise<Floors> {
     const batch = stack.settings.vss.consumers.batchSize;
     const data = workload('floor', EVENTS, DIMENSION, PARTITIONS);
     await registerModel(stack.store, data.entity, DIMENSION, 2);
+    const pipeline = await pipelineFloor(stack, data, batch, 'floor');
+    console.log(
+      `  ${mode} floor, raw pipeline (JSON.parse, raw SQL upsert, point log + fdatasync, ack record + fdatasync; no product code): ${pipeline} events/s`,
+    );
     const runner = await runnerFloor(stack, data);
     console.log(`  ${mode} floor, queue + runner, no-op processor: ${runner} events/s`);
     const sql = await sqlFloor(stack, data, batch);
@@ -90,7 +99,7 @@ async function measureFloors(mode: Mode): Promise<Floors> {
     console.log(
       `  ${mode} floor, processors without queue or runner: ${processor.per_s} events/s (parse alone ${processor.parse_per_s}/s)`,
     );
-    return { runner_noop_per_s: runner, processor, sql, vectordb };
+    return { pipeline_per_s: pipeline, runner_noop_per_s: runner, processor, sql, vectordb };
   });
 }
 
