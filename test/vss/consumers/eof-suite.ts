@@ -173,6 +173,44 @@ export function eofSuite(target: SuiteTarget): void {
       });
     });
 
+    test('ledger records of concurrent batches count each event once, in its own job', async () => {
+      const world = await open();
+      const event = (n: number, jobId: string, rejected = false) => ({
+        entity: world.entity,
+        modelName: MODEL,
+        version: 1,
+        eventKey: n.toString(16).padStart(32, '0'),
+        jobId,
+        rejected,
+        points: rejected ? 0 : 2,
+      });
+      // Eight partitions' batches at once (one of them two jobs), then one of them delivered again.
+      const batches = Array.from({ length: 8 }, (_, b) =>
+        Array.from({ length: 10 }, (_, i) => event(100 * b + i, 'job-c', i === 0)),
+      );
+      batches[3]!.push(event(999, 'job-d'));
+      await Promise.all(batches.map((batch) => store.ingestion.recordEvents(batch)));
+      await Promise.all([store.ingestion.recordEvents(batches[5]!), store.ingestion.recordEvents([])]);
+      for (const jobId of ['job-c', 'job-d'])
+        for (let p = 0; p < PARTITIONS; p++)
+          await store.ingestion.recordMarker(
+            { entity: world.entity, modelName: MODEL, version: 1, jobId, partition: p },
+            PARTITIONS,
+          );
+      assert.deepEqual((await find(world, 'job-c'))!.counts, {
+        events: 80,
+        applied: 72,
+        rejected: 8,
+        pointsWritten: 144,
+      });
+      assert.deepEqual((await find(world, 'job-d'))!.counts, {
+        events: 1,
+        applied: 1,
+        rejected: 0,
+        pointsWritten: 2,
+      });
+    });
+
     test("in one batch, the events after a job's last marker belong to the next job", async () => {
       const world = await open();
       await world.deliver(
