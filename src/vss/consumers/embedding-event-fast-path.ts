@@ -45,6 +45,31 @@ function jsonObject(value: unknown): Fields | undefined {
   }
 }
 
+/**
+ * The last variant map decoded from JSON text, per field: a producer's events mostly carry the same
+ * text, so they share one (read-only) map rather than each parsing its own. Two maps per event were
+ * most of what the consumers' in-flight events kept alive into the old generation, which the
+ * collector's marking then spent time on (bench/RESULTS.md, "vss-ingest").
+ */
+class LastMap<T> {
+  #text: string | undefined;
+  #map: ReadonlyMap<string, T> | undefined;
+
+  constructor(readonly read: (v: unknown) => T | undefined) {}
+
+  of(value: unknown): ReadonlyMap<string, T> | undefined {
+    if (typeof value !== 'string') return variantMap(value, this.read);
+    if (value === this.#text) return this.#map;
+    const map = variantMap(value, this.read);
+    // Only an accepted map is kept: a refusal goes to the schema, which words it.
+    if (map !== undefined) {
+      this.#text = value;
+      this.#map = map;
+    }
+    return map;
+  }
+}
+
 /** A variant map: at most MAX_VARIANTS variant names, each with a value `read` accepts. */
 function variantMap<T>(value: unknown, read: (v: unknown) => T | undefined): Map<string, T> | undefined {
   const fields = jsonObject(value);
@@ -61,6 +86,8 @@ function variantMap<T>(value: unknown, read: (v: unknown) => T | undefined): Map
 
 const versionOf = (value: unknown) => integerIn(value, MIN_VERSION, MAX_VERSION);
 const flagOf = (value: unknown) => (typeof value === 'boolean' ? value : undefined);
+const versionMaps = new LastMap(versionOf);
+const flagMaps = new LastMap(flagOf);
 
 /** Decoded vectors share buffers (vector-slab.ts). */
 const vectors = new VectorSlab();
@@ -139,10 +166,10 @@ export function plainEmbeddingEvent(message: unknown, eventKey: string): Embeddi
 
   const space = plainObject(event.index_space);
   if (space === undefined) return undefined;
-  const variantVersions = variantMap(space.variants_version_map, versionOf);
+  const variantVersions = versionMaps.of(space.variants_version_map);
   if (variantVersions === undefined) return undefined;
   const indexFlags =
-    space.variants_index_map === undefined ? undefined : variantMap(space.variants_index_map, flagOf);
+    space.variants_index_map === undefined ? undefined : flagMaps.of(space.variants_index_map);
   if (space.variants_index_map !== undefined && indexFlags === undefined) return undefined;
   const embedding = vectorOf(space.embedding);
   if (embedding === false) return undefined;

@@ -545,6 +545,7 @@ function sameVariants(a: EmbeddingEvent, b: EmbeddingEvent): boolean {
 }
 
 function sameEntries(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): boolean {
+  if (a === b) return true; // events decoded from the same text share their maps
   if (a.size !== b.size) return false;
   const other = b.entries();
   for (const [name, version] of a) {
@@ -555,7 +556,8 @@ function sameEntries(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, numb
 }
 
 function sameKeys(a: ReadonlyMap<string, boolean> | undefined, b: ReadonlyMap<string, boolean> | undefined) {
-  if (a === undefined || b === undefined) return a === b;
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
   if (a.size !== b.size) return false;
   const other = b.keys();
   for (const name of a.keys()) if (name !== other.next().value) return false;

@@ -186,6 +186,32 @@ describe('embedding events: the fast path and the schema agree', () => {
     }
   });
 
+  test('events carrying the same variant map text share one decoded map; other text decodes afresh', () => {
+    const first = plainEmbeddingEvent(design(), 'k1')!;
+    const second = plainEmbeddingEvent(design(), 'k2')!;
+    assert.equal(second.variantVersions, first.variantVersions);
+    assert.equal(second.indexFlags, first.indexFlags);
+    const other = design();
+    other.index_space.variants_version_map = '{"organic":4,"ad":4}';
+    other.index_space.variants_index_map = '{"organic":false}';
+    const third = plainEmbeddingEvent(other, 'k3')!;
+    assert.deepEqual(
+      [...third.variantVersions],
+      [
+        ['organic', 4],
+        ['ad', 4],
+      ],
+    );
+    assert.deepEqual([...third.indexFlags!], [['organic', false]]);
+    // A text the fast path refuses is refused again, and leaves the last accepted map in place.
+    const broken = design();
+    broken.index_space.variants_version_map = '{"organic":-1}';
+    assert.equal(plainEmbeddingEvent(broken, 'k4'), undefined);
+    assert.equal(plainEmbeddingEvent(broken, 'k5'), undefined);
+    assert.equal(plainEmbeddingEvent(other, 'k6')!.variantVersions, third.variantVersions);
+    assert.deepEqual(plainEmbeddingEvent(design(), 'k'), bySchema(design()));
+  });
+
   test('on thousands of seeded variations the fast path never accepts what the schema refuses, and decodes alike', () => {
     const next = xorshift(20261125);
     let fastAccepted = 0;
