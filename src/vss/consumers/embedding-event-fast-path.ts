@@ -48,8 +48,8 @@ function jsonObject(value: unknown): Fields | undefined {
 /**
  * The last variant map decoded from JSON text, per field: a producer's events mostly carry the same
  * text, so they share one (read-only) map rather than each parsing its own. Two maps per event were
- * most of what the consumers' in-flight events kept alive into the old generation, which the
- * collector's marking then spent time on (bench/RESULTS.md, "vss-ingest").
+ * about a seventh of the bytes the consumers' in-flight events kept alive into the old generation,
+ * which the collector's marking then spends time on (bench/RESULTS.md, "vss-ingest").
  */
 class LastMap<T> {
   #text: string | undefined;
