@@ -18,18 +18,24 @@ ENV ONNXRUNTIME_NODE_INSTALL=skip \
 COPY package.json package-lock.json .npmrc buf.yaml buf.gen.yaml ./
 COPY scripts/gen-proto.mjs scripts/build.mjs scripts/dist-freshness.mjs ./scripts/
 COPY proto ./proto
+# `npm ci` runs the install script too, which compiles the parallel graph builder (native/).
+COPY native/hnsw-parallel/binding.gyp native/hnsw-parallel/build.mjs ./native/hnsw-parallel/
+COPY native/hnsw-parallel/src ./native/hnsw-parallel/src
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY src ./src
 COPY examples ./examples
 # The image holds exactly what `npm pack` publishes (package.json "files"), with the lockfile's
-# production dependencies (and the native addons built above) beside it. onnxruntime-node ships its
-# macOS and Windows builds too (about 220 MB): a Linux image needs neither.
+# production dependencies (and the native addons built above, the parallel graph builder among them:
+# the runtime stage has no compiler) beside it. onnxruntime-node ships its macOS and Windows builds
+# too (about 220 MB): a Linux image needs neither.
 RUN npm run build \
  && npm pack --ignore-scripts --pack-destination /tmp \
  && mkdir /opt/lattice \
  && tar -xzf /tmp/lattice-*.tgz -C /opt/lattice --strip-components=1 \
+ && mkdir -p /opt/lattice/native/hnsw-parallel/build/Release \
+ && cp native/hnsw-parallel/build/Release/hnsw_parallel.node /opt/lattice/native/hnsw-parallel/build/Release/ \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && cp -a node_modules /opt/lattice/node_modules \
  && rm -rf /opt/lattice/node_modules/onnxruntime-node/bin/napi-v*/darwin \

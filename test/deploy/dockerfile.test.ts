@@ -103,8 +103,8 @@ describe('Dockerfile (offline)', () => {
       include: string[];
     };
     const scripts = withImports(
-      ['prepare', 'build'].flatMap((name) =>
-        [...(packageJson.scripts[name] ?? '').matchAll(/node (scripts\/\S+)/g)].map((m) => m[1]!),
+      ['install', 'prepare', 'build'].flatMap((name) =>
+        [...(packageJson.scripts[name] ?? '').matchAll(/node ((?:scripts|native)\/\S+)/g)].map((m) => m[1]!),
       ),
     );
     const needed = [
@@ -122,7 +122,7 @@ describe('Dockerfile (offline)', () => {
       // The published files that are sources (dist/ is built).
       ...packageJson.files.filter((file) => !file.startsWith('dist/')),
     ];
-    assert.ok(scripts.length >= 2, `prepare and build scripts found: ${scripts}`);
+    assert.ok(scripts.length >= 3, `install, prepare and build scripts found: ${scripts}`);
     for (const path of needed) {
       assert.ok(existsSync(join(root, path)), `${path} exists`);
       assert.ok(covered(sources, path), `the build stage does not copy ${path}`);

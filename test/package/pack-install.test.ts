@@ -4,8 +4,8 @@
  * free ports and a fresh data directory answering a predict (through `lattice/client`, imported by a
  * plain .mjs file there) and a vss search, with no TypeScript loader in the process.
  *
- * Slow (a build, a pack, an install that compiles hnswlib-node, a start that onboards the vss demo):
- * about a minute on an idle machine. It runs in `npm test`; it skips with the reason printed when npm
+ * Slow (a build, a pack, an install that compiles hnswlib-node and the parallel graph builder, a start
+ * that onboards the vss demo): about a minute on an idle machine. It runs in `npm test`; it skips with the reason printed when npm
  * cannot install here (no cache and no registry), and fails on CI.
  */
 import assert from 'node:assert/strict';
@@ -153,6 +153,11 @@ describe('the packed package (slow)', () => {
     const lattice = join(project, 'node_modules', 'lattice');
     assert.ok(!existsSync(join(lattice, 'src')), 'the package ships no sources');
     assert.ok(!existsSync(join(project, 'node_modules', 'tsx')), 'tsx is a dev dependency only');
+    // The install step compiled the parallel graph builder from the shipped sources.
+    assert.ok(
+      existsSync(join(lattice, 'native/hnsw-parallel/build/Release/hnsw_parallel.node')),
+      `the parallel graph builder was compiled at install:\n${installed.output}`,
+    );
 
     const help = spawnSync('npx', ['lattice', '--help'], { cwd: project, encoding: 'utf8' });
     assert.equal(help.status, 0, `${help.stdout}${help.stderr}`);

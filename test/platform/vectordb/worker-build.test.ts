@@ -73,72 +73,11 @@ describe('embedded vector db: graph builds on a worker thread', () => {
     assert.deepEqual(stats, { ...inProcess.storageStats('same'), workerBuilds: 2 });
   });
 
-  test('upserts and deletes made during a build are in the graph after the swap', async (t) => {
-    const fixture = clusteredFixture({ count: 6000, dimension: 32, clusters: 5, seed: 3 });
-    const db = await EmbeddedVectorDb.open({ workerBuildRows: 1000 });
-    t.after(() => db.close());
-    await create(db, 'moving', 32, 'EUCLIDEAN');
-    await db.upsert('moving', points(fixture, 0, 1500));
-    await db.waitForIndexing('moving');
-    assert.equal(db.storageStats('moving').workerBuilds, 1);
-    // Between rounds, in the serving graph (in-process): deletes and moves the worker's copy lacks.
-    const deletedBefore = fixture.ids.slice(1400, 1450);
-    await db.delete('moving', deletedBefore);
-    const movedBefore = fixture.ids.slice(1450, 1500);
-    const movedBeforeTo = (i: number) => Array.from(fixture.vector(i), (x) => x - 10);
-    await db.upsert(
-      'moving',
-      movedBefore.map((id, i) => ({ id, vector: movedBeforeTo(i) })),
-    );
-    await db.waitForIndexing('moving');
-    await db.upsert('moving', points(fixture, 1500, 5000));
-    await building(db, 'moving');
-    // During the second build (onto the first graph): deletes, new vectors for points in the serving
-    // graph and for points of the batch, new points.
-    const deletedDuring = [...fixture.ids.slice(0, 100), ...fixture.ids.slice(2000, 2100)];
-    assert.equal(await db.delete('moving', deletedDuring), 200);
-    const deleted = [...deletedBefore, ...deletedDuring];
-    const moved = [...fixture.ids.slice(200, 250), ...fixture.ids.slice(3000, 3050)];
-    const movedTo = (i: number) => Array.from(fixture.vector(5000 + i), (x) => x + 10);
-    await db.upsert(
-      'moving',
-      moved.map((id, i) => ({ id, vector: movedTo(i) })),
-    );
-    await db.upsert('moving', points(fixture, 5000, 5800)); // with the 100 moved: a backlog under 1,000 after the swap
-    // Searches during the build scan the pending rows exactly.
-    const probe = { collection: 'moving', queries: [{ vector: movedTo(7) }], limit: 1 };
-    assert.deepEqual(ids((await db.search(probe))[0]), [moved[7]]);
-    assert.equal((await db.collectionInfo('moving')).status, 'INDEXING');
-    assert.ok(db.storageStats('moving').buildingInWorker, 'the writes landed during the build');
-
-    await db.waitForIndexing('moving');
-    const info = await db.collectionInfo('moving');
-    assert.equal(info.points, 5550);
-    assert.equal(info.indexedPoints, 5550);
-    assert.equal(info.status, 'READY');
-    const stats = db.storageStats('moving');
-    assert.equal(stats.workerBuilds, 2);
-    assert.equal(stats.lastWorkerRound?.synced, 100, 'the worker copy was brought up to date, not resent');
-    assert.equal(stats.graphNodes - stats.deletedGraphNodes, 5550);
-
-    // From the graph alone: moved points at their new place, deleted ones gone, new ones there.
-    const graphOnly = async (vector: number[]) =>
-      ids((await db.search({ collection: 'moving', queries: [{ vector }], limit: 1, indexedOnly: true }))[0]);
-    for (let i = 0; i < 100; i += 7) assert.deepEqual(await graphOnly(movedTo(i)), [moved[i]]);
-    for (let i = 0; i < 50; i += 7) assert.deepEqual(await graphOnly(movedBeforeTo(i)), [movedBefore[i]]);
-    for (let i = 5000; i < 5800; i += 97) {
-      assert.deepEqual(await graphOnly(Array.from(fixture.vector(i))), [fixture.ids[i]]);
-    }
-    const queries = fixture.queries(50, 5);
-    const results = await db.search({
-      collection: 'moving',
-      queries: queries.map((vector) => ({ vector })),
-      limit: 10,
-      indexedOnly: true,
+  for (const threads of [1, 2]) {
+    test(`upserts and deletes made during a build are in the graph after the swap (${threads} build thread${threads > 1 ? 's: the native parallel builder' : ''})`, async (t) => {
+      await writesDuringBuild(t, threads);
     });
-    const gone = new Set(deleted);
-    for (const hits of results) for (const id of ids(hits)) assert.ok(!gone.has(id), `${id} was deleted`);
-  });
+  }
 
   test('close during a build ends the worker; the rows are saved pending and indexed after reopening', async (t) => {
     const dir = tempDir(t);
@@ -297,3 +236,87 @@ describe('embedded vector db: the graph worker loads however the sources run', (
     run([join(out, 'dist', `${script}.js`)], out);
   });
 });
+
+/**
+ * A build with deletes and moves between rounds and during the second one. With 1 thread the worker
+ * keeps its graph and the second round syncs it; with 2 the native builder takes both rounds (not
+ * kept, so the second starts from the serving graph's file).
+ */
+async function writesDuringBuild(
+  t: { after: (fn: () => Promise<void>) => void },
+  threads: number,
+): Promise<void> {
+  const fixture = clusteredFixture({ count: 6000, dimension: 32, clusters: 5, seed: 3 });
+  const db = await EmbeddedVectorDb.open({
+    workerBuildRows: 1000,
+    parallelBuildRows: threads > 1 ? 1000 : 0,
+    buildThreads: threads,
+  });
+  t.after(() => db.close());
+  await create(db, 'moving', 32, 'EUCLIDEAN');
+  await db.upsert('moving', points(fixture, 0, 1500));
+  await db.waitForIndexing('moving');
+  assert.equal(db.storageStats('moving').workerBuilds, 1);
+  // Between rounds, in the serving graph (in-process): deletes and moves the worker's copy lacks.
+  const deletedBefore = fixture.ids.slice(1400, 1450);
+  await db.delete('moving', deletedBefore);
+  const movedBefore = fixture.ids.slice(1450, 1500);
+  const movedBeforeTo = (i: number) => Array.from(fixture.vector(i), (x) => x - 10);
+  await db.upsert(
+    'moving',
+    movedBefore.map((id, i) => ({ id, vector: movedBeforeTo(i) })),
+  );
+  await db.waitForIndexing('moving');
+  await db.upsert('moving', points(fixture, 1500, 5000));
+  await building(db, 'moving');
+  // During the second build (onto the first graph): deletes, new vectors for points in the serving
+  // graph and for points of the batch, new points.
+  const deletedDuring = [...fixture.ids.slice(0, 100), ...fixture.ids.slice(2000, 2100)];
+  assert.equal(await db.delete('moving', deletedDuring), 200);
+  const deleted = [...deletedBefore, ...deletedDuring];
+  const moved = [...fixture.ids.slice(200, 250), ...fixture.ids.slice(3000, 3050)];
+  const movedTo = (i: number) => Array.from(fixture.vector(5000 + i), (x) => x + 10);
+  await db.upsert(
+    'moving',
+    moved.map((id, i) => ({ id, vector: movedTo(i) })),
+  );
+  await db.upsert('moving', points(fixture, 5000, 5800)); // with the 100 moved: a backlog under 1,000 after the swap
+  // Searches during the build scan the pending rows exactly.
+  const probe = { collection: 'moving', queries: [{ vector: movedTo(7) }], limit: 1 };
+  assert.deepEqual(ids((await db.search(probe))[0]), [moved[7]]);
+  assert.equal((await db.collectionInfo('moving')).status, 'INDEXING');
+  assert.ok(db.storageStats('moving').buildingInWorker, 'the writes landed during the build');
+
+  await db.waitForIndexing('moving');
+  const info = await db.collectionInfo('moving');
+  assert.equal(info.points, 5550);
+  assert.equal(info.indexedPoints, 5550);
+  assert.equal(info.status, 'READY');
+  const stats = db.storageStats('moving');
+  assert.equal(stats.workerBuilds, 2);
+  if (threads === 1) {
+    assert.equal(stats.lastWorkerRound?.synced, 100, 'the worker copy was brought up to date, not resent');
+  } else {
+    assert.equal(stats.lastWorkerRound?.synced, -1, 'a parallel build is not kept: the graph went as a file');
+  }
+  assert.equal(stats.lastWorkerRound?.threads, threads);
+  assert.equal(stats.graphNodes - stats.deletedGraphNodes, 5550);
+
+  // From the graph alone: moved points at their new place, deleted ones gone, new ones there.
+  const graphOnly = async (vector: number[]) =>
+    ids((await db.search({ collection: 'moving', queries: [{ vector }], limit: 1, indexedOnly: true }))[0]);
+  for (let i = 0; i < 100; i += 7) assert.deepEqual(await graphOnly(movedTo(i)), [moved[i]]);
+  for (let i = 0; i < 50; i += 7) assert.deepEqual(await graphOnly(movedBeforeTo(i)), [movedBefore[i]]);
+  for (let i = 5000; i < 5800; i += 97) {
+    assert.deepEqual(await graphOnly(Array.from(fixture.vector(i))), [fixture.ids[i]]);
+  }
+  const queries = fixture.queries(50, 5);
+  const results = await db.search({
+    collection: 'moving',
+    queries: queries.map((vector) => ({ vector })),
+    limit: 10,
+    indexedOnly: true,
+  });
+  const gone = new Set(deleted);
+  for (const hits of results) for (const id of ids(hits)) assert.ok(!gone.has(id), `${id} was deleted`);
+}

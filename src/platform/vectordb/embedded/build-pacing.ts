@@ -49,6 +49,11 @@ export class BuildPacing {
     this.#credit = options.creditMs;
   }
 
+  /** How long after a write (or, for the parallel builder, a search) the process counts as busy, ms. */
+  get recentMs(): number {
+    return this.#options.recentMs;
+  }
+
   /** Waiting time left before the build takes its share while writes arrive, ms. */
   get creditMs(): number {
     return this.#credit;

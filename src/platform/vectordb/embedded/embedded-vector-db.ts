@@ -11,6 +11,7 @@
  * Snapshots (periodic, early when a log grows large, on `snapshot()` and on `close()`) bound the
  * replay and truncate the log. Files: collection-files.ts.
  */
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { LatticeError } from '../../errors.js';
 import { compileFilters, filtersKey } from '../filters.js';
@@ -44,6 +45,7 @@ import { Collection, type SearchStats } from './collection.js';
 import { explainQuery, type PreparedQuery, type QueryExplanation, runQuery } from './collection-search.js';
 import { DataDirectory } from './data-directory.js';
 import { scoreOf } from './exact-scan.js';
+import { graphBuilder } from './graph-builder.js';
 import type { IndexingOptions } from './indexer.js';
 import { PLANNER_DEFAULTS, type PlannerSettings } from './query-planner.js';
 import type { RoundTimings } from './worker-round.js';
@@ -69,6 +71,14 @@ export interface EmbeddedVectorDbOptions {
    * than on the event loop; Infinity (or 0) never. Default {@link WORKER_BUILD_ROWS}.
    */
   workerBuildRows?: number;
+  /**
+   * A worker build of at least this many points inserts them on several threads with the native
+   * parallel builder (parallel-builder.ts), when it is installed; 0 never. Default
+   * {@link PARALLEL_BUILD_ROWS}.
+   */
+  parallelBuildRows?: number;
+  /** Threads of a parallel build while the process neither writes nor searches. Default: the cores Node reports. */
+  buildThreads?: number;
   /** A batch search yields to the event loop after this many ms of work. Default 20. */
   searchSliceMs?: number;
   planner?: Partial<PlannerSettings>;
@@ -102,8 +112,21 @@ export interface StorageStats {
  */
 export const WORKER_BUILD_ROWS = 1_000;
 
+/**
+ * Default backlog size for a parallel build. Its graph depends on how the threads interleave, so
+ * small rounds (a few seconds of inserts) stay on one thread and come out the same every time; what
+ * the second core saves is in the large rounds after a bulk ingestion (bench/RESULTS.md, "vss-ingest").
+ */
+export const PARALLEL_BUILD_ROWS = 10_000;
+
 /** Where graph files to and from the build worker go, inside the data directory. */
 const GRAPH_SCRATCH = '.graph-builds';
+
+function parallelBuild(options: EmbeddedVectorDbOptions): IndexingOptions['parallel'] {
+  const minRows = options.parallelBuildRows ?? PARALLEL_BUILD_ROWS;
+  const threads = options.buildThreads ?? availableParallelism();
+  return minRows > 0 && threads > 1 ? { minRows, threads } : undefined;
+}
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -123,6 +146,7 @@ export class EmbeddedVectorDb implements VectorDb {
       sliceMs: options.indexSliceMs ?? 10,
       workerRows: workerRows > 0 ? workerRows : Number.POSITIVE_INFINITY,
       scratchDir: options.dir ? join(options.dir, GRAPH_SCRATCH) : undefined,
+      parallel: parallelBuild(options),
     };
     this.searchSliceMs = options.searchSliceMs ?? 20;
   }
@@ -251,6 +275,7 @@ export class EmbeddedVectorDb implements VectorDb {
 
   async search(request: SearchRequest): Promise<SearchHit[][]> {
     const { collection, prepare } = this.prepareSearch(request);
+    graphBuilder.noteSearch();
     const { store, spec } = collection;
     const results: SearchHit[][] = [];
     let sliceStart = performance.now();

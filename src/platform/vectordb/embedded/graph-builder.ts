@@ -43,12 +43,31 @@ export interface BuildRequest {
   outFile: string;
   /** Shared with the worker: set to 1 to cancel; checked between inserts. */
   cancel: Int32Array;
-  /** Shared with the worker: `Date.now()` of the process's last write to a collection ({@link noteWrite}). */
-  writes: Float64Array;
+  /**
+   * Shared with the worker: `Date.now()` of the process's last write to a collection (index 0,
+   * {@link GraphBuildWorker.noteWrite}) and of its last search (index 1, `noteSearch`).
+   */
+  activity: Float64Array;
+  /**
+   * Large rounds go to the native parallel builder (parallel-builder.ts): from `minRows` rows, on
+   * up to `threads` threads while nothing else wants the cores (no write or search lately), one
+   * otherwise. Undefined: always one thread, in the order given.
+   */
+  parallel: { minRows: number; threads: number } | undefined;
 }
 
 export type BuildResponse =
-  | { id: number; ok: true; present: Uint32Array; deleted: Uint32Array; buildMs: number }
+  | {
+      id: number;
+      ok: true;
+      present: Uint32Array;
+      deleted: Uint32Array;
+      buildMs: number;
+      /** Most threads the build ran on at once (1 unless the parallel builder took it). */
+      threads: number;
+      /** The worker kept the built graph for the next round's `sync` (not after a parallel build). */
+      kept: boolean;
+    }
   | { id: number; ok: false; cancelled: boolean; message: string };
 
 export type BuiltGraph = Extract<BuildResponse, { ok: true }>;
@@ -105,19 +124,24 @@ class GraphBuildWorker {
     return this.kept === key;
   }
 
-  /** Starts a build; only when not {@link busy}. `vectors`, `rows` and the label sets are transferred. */
   /**
    * A collection was written: builds yield to the writers for a while (graph-build-worker.ts). A
    * plain store: the worker only compares it with its clock, so a torn read could only misjudge
    * one pause.
    */
   noteWrite(): void {
-    this.writes[0] = Date.now();
+    this.activity[0] = Date.now();
   }
 
-  readonly writes = new Float64Array(new SharedArrayBuffer(8));
+  /** A collection was searched: a parallel build drops to one thread for a while, leaving a core to searches. */
+  noteSearch(): void {
+    this.activity[1] = Date.now();
+  }
 
-  build(request: Omit<BuildRequest, 'id' | 'cancel' | 'writes'>): BuildHandle {
+  readonly activity = new Float64Array(new SharedArrayBuffer(16));
+
+  /** Starts a build; only when not {@link busy}. `vectors`, `rows` and the label sets are transferred. */
+  build(request: Omit<BuildRequest, 'id' | 'cancel' | 'activity'>): BuildHandle {
     if (this.running) throw new Error('a graph build is already running');
     const id = this.nextId++;
     const worker = this.ensureWorker();
@@ -130,7 +154,7 @@ class GraphBuildWorker {
       this.running = { id, key: request.key, resolve, reject, stopped };
     });
     const flag = new Int32Array(new SharedArrayBuffer(4));
-    const message: BuildRequest = { ...request, id, cancel: flag, writes: this.writes };
+    const message: BuildRequest = { ...request, id, cancel: flag, activity: this.activity };
     this.kept = undefined; // the worker drops it, or builds on it, from now
     const { sync } = message;
     worker.postMessage(message, [
@@ -158,7 +182,7 @@ class GraphBuildWorker {
     worker.on('message', (response: BuildResponse) => {
       if (response.id !== this.running?.id) return;
       if (response.ok) {
-        this.kept = this.running.key;
+        this.kept = response.kept ? this.running.key : undefined;
         this.settle(undefined, response);
       } else if (response.cancelled) this.settle(new BuildCancelled());
       else this.settle(new Error(`graph build failed in the worker: ${response.message}`));

@@ -14,10 +14,11 @@ import hnswlib from 'hnswlib-node';
 import type { DistanceFunction, HnswParams } from '../vector-db.js';
 import { Bitset } from './bitset.js';
 
-const SPACE = { DOT: 'ip', COSINE: 'cosine', EUCLIDEAN: 'l2' } as const;
+/** hnswlib's space name for each distance (the parallel builder takes the same names). */
+export const SPACE = { DOT: 'ip', COSINE: 'cosine', EUCLIDEAN: 'l2' } as const;
 
 /** Fixed so that two builds of the same points in the same order give the same graph. */
-const RANDOM_SEED = 100;
+export const RANDOM_SEED = 100;
 
 export interface GraphHits {
   rows: number[];

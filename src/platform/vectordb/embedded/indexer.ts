@@ -30,6 +30,8 @@ export interface IndexingOptions {
   workerRows: number;
   /** Directory for the graph files handed to and from the worker (the OS's temp dir without). */
   scratchDir: string | undefined;
+  /** Large worker rounds on several threads (graph-builder.ts, BuildRequest.parallel); undefined never. */
+  parallel: { minRows: number; threads: number } | undefined;
 }
 
 /** Slices of writer time per indexer slice while writes arrive. */
@@ -248,7 +250,7 @@ export class Indexer {
     if (this.rebuild || this.workerFailure || collection.pendingCount < options.workerRows) return false;
     let round: WorkerRound | undefined;
     try {
-      round = WorkerRound.start(collection, options.scratchDir, this.workerCopy);
+      round = WorkerRound.start(collection, options, this.workerCopy);
     } catch (err) {
       this.workerFailed(err);
       return false;

@@ -28,6 +28,7 @@ import { Bitset } from './bitset.js';
 import type { Collection } from './collection.js';
 import { BuildCancelled, type BuildHandle, graphBuilder } from './graph-builder.js';
 import { HnswGraph } from './hnsw-graph.js';
+import type { IndexingOptions } from './indexer.js';
 import { INDEXED, PENDING } from './point-store.js';
 
 let nextRound = 0;
@@ -49,6 +50,8 @@ export interface RoundTimings {
   synced: number;
   /** The worker's build, off the loop. */
   buildMs: number;
+  /** Most threads it ran on at once (more than 1: the native parallel builder). */
+  threads: number;
   /** Replaying changed rows and swapping. */
   swapMs: number;
 }
@@ -77,9 +80,10 @@ export class WorkerRound {
   /** Starts a build of `collection`'s backlog; undefined when the worker is busy (another build). */
   static start(
     collection: Collection,
-    scratchDir: string | undefined,
+    options: Pick<IndexingOptions, 'scratchDir' | 'parallel'>,
     copy: WorkerCopy | undefined,
   ): WorkerRound | undefined {
+    const { scratchDir, parallel } = options;
     if (graphBuilder.busy) return undefined;
     const began = performance.now();
     const { spec, store, graph } = collection;
@@ -114,6 +118,7 @@ export class WorkerRound {
         rows: rows.slice(),
         vectors,
         outFile: files.out,
+        parallel,
       });
     } catch (err) {
       collection.requeue(rows);
@@ -126,6 +131,7 @@ export class WorkerRound {
       saveMs: performance.now() - gathered,
       synced,
       buildMs: 0,
+      threads: 0,
       swapMs: 0,
     });
   }
@@ -148,6 +154,7 @@ export class WorkerRound {
     try {
       const built = await this.handle.done;
       this.timings.buildMs = built.buildMs;
+      this.timings.threads = built.threads;
       if (this.cancelled) return false;
       const graph = await HnswGraph.loadAsync(
         files.out,
