@@ -4,7 +4,7 @@
 // optional: without a C++ toolchain (or with a broken one) the install goes on with a warning, and
 // the embedded vector DB builds its graphs on one thread (src/platform/vectordb/embedded/
 // parallel-builder.ts says which). npm hands its own node-gyp to install scripts
-// (npm_config_node_gyp); run by hand, the one bundled with the running npm is used.
+// (npm_config_node_gyp); run by hand (`node native/hnsw-parallel/build.mjs`), the npm beside this node's.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,14 +13,24 @@ import { fileURLToPath } from 'node:url';
 const addon = dirname(fileURLToPath(import.meta.url));
 
 function nodeGyp() {
-  const fromNpm = process.env.npm_config_node_gyp;
-  if (fromNpm && existsSync(fromNpm)) return fromNpm;
-  const npmCli = process.env.npm_execpath;
-  if (npmCli) {
-    const bundled = join(dirname(npmCli), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
-    if (existsSync(bundled)) return bundled;
-  }
-  return undefined;
+  const candidates = [
+    process.env.npm_config_node_gyp,
+    process.env.npm_execpath &&
+      join(dirname(process.env.npm_execpath), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+    // Run by hand: the npm installed beside this node.
+    join(
+      dirname(process.execPath),
+      '..',
+      'lib',
+      'node_modules',
+      'npm',
+      'node_modules',
+      'node-gyp',
+      'bin',
+      'node-gyp.js',
+    ),
+  ];
+  return candidates.find((path) => path && existsSync(path));
 }
 
 function warn(why) {
@@ -32,6 +42,16 @@ function warn(why) {
 
 if (!existsSync(join(addon, 'binding.gyp'))) warn(`${addon} is missing`);
 const gyp = nodeGyp();
-if (!gyp) warn('node-gyp not found: run this through npm');
-const result = spawnSync(process.execPath, [gyp, 'rebuild', '--release'], { cwd: addon, stdio: 'inherit' });
+if (!gyp) warn('node-gyp not found: run it through npm, `npm run install`');
+// Node's own headers, as npm passes them to install scripts (npm_config_nodedir): node-gyp would
+// otherwise download them.
+const prefix = join(dirname(process.execPath), '..');
+const headers =
+  !process.env.npm_config_nodedir && existsSync(join(prefix, 'include', 'node', 'node_api.h'))
+    ? [`--nodedir=${prefix}`]
+    : [];
+const result = spawnSync(process.execPath, [gyp, 'rebuild', '--release', ...headers], {
+  cwd: addon,
+  stdio: 'inherit',
+});
 if (result.status !== 0) warn(`node-gyp exited with ${result.status ?? result.signal}`);

@@ -197,13 +197,26 @@ export class Platform {
   private openVectorDb(
     name: string,
     path: string,
-    s: { kind: 'embedded' | 'qdrant'; dir: string; url?: string; apiKey?: string; timeoutMs: number },
+    s: {
+      kind: 'embedded' | 'qdrant';
+      dir: string;
+      buildThreads?: number;
+      url?: string;
+      apiKey?: string;
+      timeoutMs: number;
+    },
   ): Promise<VectorDb> {
     return this.open(
       name,
       async () => {
         const { createVectorDb } = await import('./vectordb/index.js');
-        if (s.kind === 'embedded') return createVectorDb({ kind: 'embedded', dir: s.dir });
+        if (s.kind === 'embedded') {
+          return createVectorDb({
+            kind: 'embedded',
+            dir: s.dir,
+            ...(s.buildThreads === undefined ? {} : { buildThreads: s.buildThreads }),
+          });
+        }
         // The settings schema already requires the URL for qdrant; this narrows its type.
         if (s.url === undefined) throw invalidArgument(`${path}.url is required for qdrant`, `${path}.url`);
         return createVectorDb({ kind: 'qdrant', url: s.url, apiKey: s.apiKey, timeoutMs: s.timeoutMs });

@@ -80,6 +80,7 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_VSS_JOB_RUNNER', path: 'vss.admin.jobRunner.kind', kind: 'string' },
   { env: 'LATTICE_VSS_JOB_RUNNER_URL', path: 'vss.admin.jobRunner.url', kind: 'string' },
   { env: 'LATTICE_VSS_VECTOR_DB_DIR', path: 'vss.vectorDb.dir', kind: 'string' },
+  { env: 'LATTICE_VSS_VECTOR_DB_BUILD_THREADS', path: 'vss.vectorDb.buildThreads', kind: 'number' },
   { env: 'LATTICE_QDRANT_URL', path: 'vss.vectorDb.url', kind: 'string' },
   { env: 'LATTICE_QDRANT_API_KEY', path: 'vss.vectorDb.apiKey', kind: 'string' },
   { env: 'LATTICE_QDRANT_TIMEOUT_MS', path: 'vss.vectorDb.timeoutMs', kind: 'number' },

@@ -28,6 +28,11 @@ function vectorDbSettings(urlEnv: string) {
       kind: z.enum(['embedded', 'qdrant']).default('embedded'),
       /** embedded: snapshot directory (default under `dataDir`). */
       dir: z.string().min(1).optional(),
+      /**
+       * embedded: threads a large graph build may use while the process neither writes nor searches
+       * (default: every core Node reports; set it to the container's CPU limit).
+       */
+      buildThreads: z.number().int().min(1).max(256).optional(),
       /** qdrant: REST URL, e.g. `http://qdrant:6333`. */
       url: url.optional(),
       /** qdrant: API key, when the server requires one. */

@@ -148,6 +148,14 @@ describe('settings', () => {
       errorOf(() => loadSettings({ env: { LATTICE_VSS_VECTOR_DB: 'qdrant' } })),
       /vss\.vectorDb\.url: is required when the vector database is qdrant/,
     );
+    assert.equal(
+      loadSettings({ env: { LATTICE_VSS_VECTOR_DB_BUILD_THREADS: '2' } }).vss.vectorDb.buildThreads,
+      2,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_VSS_VECTOR_DB_BUILD_THREADS: '0' } })),
+      /vss\.vectorDb\.buildThreads \(from env LATTICE_VSS_VECTOR_DB_BUILD_THREADS\)/,
+    );
     assert.match(
       errorOf(() => loadSettings({ env: { LATTICE_VSS_RECALL_SAMPLE_RATE: '1.5' } })),
       /vss\.recallSampleRate \(from env LATTICE_VSS_RECALL_SAMPLE_RATE\)/,

@@ -3,7 +3,8 @@
  * parallel-builder.ts): on one thread it writes the very graph file hnswlib-node writes for the same
  * inserts (fresh, and onto a saved graph with deleted and re-inserted labels), so its inserts are
  * hnswlib-node's; on two threads every label is in the graph and found; a cancel stops it; bad input
- * is refused. The addon is compiled by `npm ci` (native/hnsw-parallel/build.mjs): here it must load.
+ * (and a released graph) is refused. The addon is compiled by `npm ci` (native/hnsw-parallel/
+ * build.mjs): here it must load.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -129,7 +130,7 @@ describe('native parallel graph builder', () => {
     assert.equal(native.count(), 0);
   });
 
-  test('vectors that do not match the labels, or an unknown space, are refused', () => {
+  test('vectors that do not match the labels, an unknown space, or a released graph are refused', () => {
     const Builder = builder();
     const native = new Builder('l2', dimension, 10, params.m, params.efConstruction, RANDOM_SEED);
     assert.throws(
@@ -140,5 +141,9 @@ describe('native parallel graph builder', () => {
       () => new Builder('manhattan' as 'l2', dimension, 10, params.m, params.efConstruction, RANDOM_SEED),
       /space must be l2, ip or cosine/,
     );
+    native.release();
+    assert.equal(native.count(), 0);
+    assert.throws(() => native.add(vectorsOf(0, 3), labelsOf(0, 3), 1, noCancel()), /has no graph/);
+    assert.throws(() => native.save(join(tmpdir(), 'never.hnsw')), /has no graph/);
   });
 });

@@ -141,9 +141,14 @@ function buildInParallel(
   } finally {
     if (scratch) rmSync(scratch, { force: true });
   }
-  const most = insertInParallel(native, request, threads);
-  if (Atomics.load(cancel, 0) !== 0) throw new Cancelled('cancelled');
-  native.save(outFile);
+  let most: number;
+  try {
+    most = insertInParallel(native, request, threads);
+    if (Atomics.load(cancel, 0) !== 0) throw new Cancelled('cancelled');
+    native.save(outFile);
+  } finally {
+    native.release();
+  }
   for (const row of rows) {
     present.add(row);
     deleted.delete(row);

@@ -26,6 +26,8 @@ export interface ParallelGraph {
   /** Writes the graph in hnswlib's format (HnswGraph.load / loadAsync read it). */
   save(path: string): void;
   count(): number;
+  /** Frees the graph at once (the collector does not see its native memory); the object is unusable after. */
+  release(): void;
 }
 
 export interface ParallelBuilderConstructor {
