@@ -73,9 +73,14 @@ describe('embedded vector db: graph builds on a worker thread', () => {
     assert.deepEqual(stats, { ...inProcess.storageStats('same'), workerBuilds: 2 });
   });
 
-  for (const threads of [1, 2]) {
-    test(`upserts and deletes made during a build are in the graph after the swap (${threads} build thread${threads > 1 ? 's: the native parallel builder' : ''})`, async (t) => {
-      await writesDuringBuild(t, threads);
+  const rounds: [name: string, parallelFrom: number][] = [
+    ['both rounds on one thread', 0],
+    ['the second round on the native parallel builder, from the graph the worker kept', 2000],
+    ["both rounds on the native parallel builder, the second from the serving graph's file", 1000],
+  ];
+  for (const [name, parallelFrom] of rounds) {
+    test(`upserts and deletes made during a build are in the graph after the swap (${name})`, async (t) => {
+      await writesDuringBuild(t, parallelFrom);
     });
   }
 
@@ -238,19 +243,20 @@ describe('embedded vector db: the graph worker loads however the sources run', (
 });
 
 /**
- * A build with deletes and moves between rounds and during the second one. With 1 thread the worker
- * keeps its graph and the second round syncs it; with 2 the native builder takes both rounds (not
- * kept, so the second starts from the serving graph's file).
+ * A build with deletes and moves between rounds and during the second one (1,500 rows, then 3,500).
+ * Rounds of `parallelFrom` rows or more (0: none) go to the native parallel builder on two threads;
+ * a round on one thread keeps its graph, so the next one syncs it; a parallel one does not, so the
+ * next starts from the serving graph's file.
  */
 async function writesDuringBuild(
   t: { after: (fn: () => Promise<void>) => void },
-  threads: number,
+  parallelFrom: number,
 ): Promise<void> {
   const fixture = clusteredFixture({ count: 6000, dimension: 32, clusters: 5, seed: 3 });
   const db = await EmbeddedVectorDb.open({
     workerBuildRows: 1000,
-    parallelBuildRows: threads > 1 ? 1000 : 0,
-    buildThreads: threads,
+    parallelBuildRows: parallelFrom,
+    buildThreads: 2,
   });
   t.after(() => db.close());
   await create(db, 'moving', 32, 'EUCLIDEAN');
@@ -294,12 +300,12 @@ async function writesDuringBuild(
   assert.equal(info.status, 'READY');
   const stats = db.storageStats('moving');
   assert.equal(stats.workerBuilds, 2);
-  if (threads === 1) {
+  if (parallelFrom === 0 || parallelFrom > 1500) {
     assert.equal(stats.lastWorkerRound?.synced, 100, 'the worker copy was brought up to date, not resent');
   } else {
     assert.equal(stats.lastWorkerRound?.synced, -1, 'a parallel build is not kept: the graph went as a file');
   }
-  assert.equal(stats.lastWorkerRound?.threads, threads);
+  assert.equal(stats.lastWorkerRound?.threads, parallelFrom === 0 ? 1 : 2);
   assert.equal(stats.graphNodes - stats.deletedGraphNodes, 5550);
 
   // From the graph alone: moved points at their new place, deleted ones gone, new ones there.

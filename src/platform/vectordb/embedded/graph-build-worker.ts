@@ -43,11 +43,11 @@ function build(request: BuildRequest): BuildResponse {
   const base = kept;
   kept = undefined; // until this build completes
   if (sync && base?.key !== sync.key) throw new Error(`the worker does not hold graph ${sync.key}`);
-  const lastWrite = () => activity[0]!;
-  const wait = waitUnlessCancelled(cancel);
   if (Builder && parallel) {
     return buildInParallel(request, Builder, sync ? base!.graph : undefined, parallel.threads, started);
   }
+  const lastWrite = () => activity[0]!;
+  const wait = waitUnlessCancelled(cancel);
   const graph = sync
     ? base!.graph
     : request.baseFile
