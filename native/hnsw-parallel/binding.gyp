@@ -10,7 +10,7 @@
       "defines": ["NAPI_DISABLE_CPP_EXCEPTIONS", "NAPI_VERSION=8"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"],
-      "cflags_cc": ["-std=c++17", "-O3"],
+      "cflags_cc": ["-Wno-type-limits", "-Wno-unused-function"],
       "ldflags": ["-pthread"]
     }
   ]

@@ -50,7 +50,7 @@ const headers =
   !process.env.npm_config_nodedir && existsSync(join(prefix, 'include', 'node', 'node_api.h'))
     ? [`--nodedir=${prefix}`]
     : [];
-const result = spawnSync(process.execPath, [gyp, 'rebuild', '--release', ...headers], {
+const result = spawnSync(process.execPath, [gyp, 'rebuild', '--release', '--loglevel=warn', ...headers], {
   cwd: addon,
   stdio: 'inherit',
 });
