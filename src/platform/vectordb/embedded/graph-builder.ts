@@ -1,10 +1,11 @@
 /**
  * Builds HNSW graphs on a worker thread (graph-build-worker.ts), one build at a time per process:
  * the machine this targets has two cores, so one build beside the event loop uses the second and a
- * second build would only take turns with the first. The worker is started on the first build, kept
- * for the next (its startup, with TypeScript compiled on the fly under tsx, is not repeated every
- * round), unref'd while idle so it never keeps a process alive, and ended after a minute without
- * builds. Cancelling a build raises a shared flag the worker checks between inserts: terminating a
+ * second build would only take turns with the first. A large build that finds the process idle uses
+ * every core through the native parallel builder instead (BuildRequest.parallel), still as the one
+ * build. The worker is started on the first build, kept for the next (its startup, with TypeScript
+ * compiled on the fly under tsx, is not repeated every round), unref'd while idle so it never keeps
+ * a process alive, and ended after a minute without builds. Cancelling a build raises a shared flag the worker checks between inserts: terminating a
  * worker inside an hnswlib call aborts the whole process (node-addon-api cannot throw into a thread
  * being terminated: "FATAL ERROR: Error::ThrowAsJavaScriptException napi_throw"), so the worker is
  * only ever terminated while idle.

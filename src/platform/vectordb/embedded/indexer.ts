@@ -15,7 +15,8 @@
  *
  * A large backlog (`workerRows` or more) is built on a worker thread instead (worker-round.ts), so the
  * build runs on the second core beside the writes rather than taking turns with them. One thread did
- * both before: ingestion and index build added up (bench/RESULTS.md, "vss-onboard").
+ * both before: ingestion and index build added up (bench/RESULTS.md, "vss-onboard"). Once the writes
+stop, a large round runs on every core (`parallel`, the native parallel builder).
  */
 import type { Collection } from './collection.js';
 import { graphBuilder } from './graph-builder.js';
