@@ -7,7 +7,7 @@
  * build.mjs): here it must load.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -119,6 +119,21 @@ describe('native parallel graph builder', () => {
     let found = 0;
     for (let i = 0; i < 3000; i += 7) if (graph.search(fixture.vector(i), 1, 64).rows[0] === i) found++;
     assert.ok(found >= 0.98 * Math.ceil(3000 / 7), `${found} of ${Math.ceil(3000 / 7)} found themselves`);
+  });
+
+  test('an addon that is not there, or is not the builder, is reported rather than thrown', (t) => {
+    const dir = tempDir(t);
+    const missing = join(dir, 'missing.node');
+    assert.equal(loadParallelBuilder(missing), undefined);
+    assert.match(
+      parallelBuilderProblem(missing) ?? '',
+      /missing\.node is not there \(not compiled at install\)/,
+    );
+    const broken = join(dir, 'broken.node');
+    writeFileSync(broken, 'not a shared object');
+    assert.equal(loadParallelBuilder(broken), undefined);
+    assert.ok(parallelBuilderProblem(broken), 'a reason is given');
+    assert.equal(parallelBuilderProblem(), undefined, 'the installed one loads');
   });
 
   test('a raised cancel flag stops the inserts', () => {

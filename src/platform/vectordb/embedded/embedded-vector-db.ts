@@ -47,6 +47,7 @@ import { DataDirectory } from './data-directory.js';
 import { scoreOf } from './exact-scan.js';
 import { graphBuilder } from './graph-builder.js';
 import type { IndexingOptions } from './indexer.js';
+import { warnIfNoParallelBuilder } from './parallel-builder.js';
 import { PLANNER_DEFAULTS, type PlannerSettings } from './query-planner.js';
 import type { RoundTimings } from './worker-round.js';
 
@@ -148,6 +149,7 @@ export class EmbeddedVectorDb implements VectorDb {
       scratchDir: options.dir ? join(options.dir, GRAPH_SCRATCH) : undefined,
       parallel: parallelBuild(options),
     };
+    if (this.indexing.parallel) warnIfNoParallelBuilder();
     this.searchSliceMs = options.searchSliceMs ?? 20;
   }
 

@@ -49,32 +49,56 @@ export const PARALLEL_BUILDER_PATH = join(
   'native/hnsw-parallel/build/Release/hnsw_parallel.node',
 );
 
-let loaded: { builder: ParallelBuilderConstructor | undefined; problem: string | undefined } | undefined;
+/** What loading each addon path gave: the builder, or why there is none. */
+const loaded = new Map<
+  string,
+  { builder: ParallelBuilderConstructor | undefined; problem: string | undefined }
+>();
 
-/** The addon's builder, or undefined (with the reason in {@link parallelBuilderProblem}) when it cannot load. */
-export function loadParallelBuilder(): ParallelBuilderConstructor | undefined {
-  if (loaded === undefined) {
-    if (!existsSync(PARALLEL_BUILDER_PATH)) {
-      loaded = {
-        builder: undefined,
-        problem: `${PARALLEL_BUILDER_PATH} is not there (not compiled at install)`,
-      };
+function load(path: string) {
+  let result = loaded.get(path);
+  if (result === undefined) {
+    if (!existsSync(path)) {
+      result = { builder: undefined, problem: `${path} is not there (not compiled at install)` };
     } else {
       try {
-        const addon = createRequire(import.meta.url)(PARALLEL_BUILDER_PATH) as {
-          ParallelBuilder: ParallelBuilderConstructor;
+        const addon = createRequire(import.meta.url)(path) as {
+          ParallelBuilder?: ParallelBuilderConstructor;
         };
-        loaded = { builder: addon.ParallelBuilder, problem: undefined };
+        result =
+          typeof addon.ParallelBuilder === 'function'
+            ? { builder: addon.ParallelBuilder, problem: undefined }
+            : { builder: undefined, problem: `${path} exports no ParallelBuilder` };
       } catch (err) {
-        loaded = { builder: undefined, problem: err instanceof Error ? err.message : String(err) };
+        result = { builder: undefined, problem: err instanceof Error ? err.message : String(err) };
       }
     }
+    loaded.set(path, result);
   }
-  return loaded.builder;
+  return result;
+}
+
+/** The addon's builder, or undefined (with the reason in {@link parallelBuilderProblem}) when it cannot load. */
+export function loadParallelBuilder(path = PARALLEL_BUILDER_PATH): ParallelBuilderConstructor | undefined {
+  return load(path).builder;
 }
 
 /** Why the parallel builder is not available; undefined when it is. */
-export function parallelBuilderProblem(): string | undefined {
-  loadParallelBuilder();
-  return loaded?.problem;
+export function parallelBuilderProblem(path = PARALLEL_BUILDER_PATH): string | undefined {
+  return load(path).problem;
+}
+
+let warned = false;
+
+/**
+ * Says once per process, as a process warning, that large graph builds will run on one thread
+ * because the addon does not load (a machine without a C++ toolchain at install), and why.
+ */
+export function warnIfNoParallelBuilder(): void {
+  const problem = parallelBuilderProblem();
+  if (problem === undefined || warned) return;
+  warned = true;
+  process.emitWarning(
+    `the embedded vector DB builds its graphs on one thread: the native parallel builder does not load (${problem}); reinstall with a C++ toolchain (python3, make, g++) to use every core`,
+  );
 }
