@@ -63,6 +63,8 @@ export class WorkerRound {
   readonly swapped: Promise<boolean>;
   readonly timings: RoundTimings;
   private cancelled = false;
+  /** The worker kept the built graph (not after a parallel build): only then is a copy worth tracking. */
+  private kept = false;
 
   private constructor(
     /** The key the worker keeps the built graph under. */
@@ -155,6 +157,7 @@ export class WorkerRound {
       const built = await this.handle.done;
       this.timings.buildMs = built.buildMs;
       this.timings.threads = built.threads;
+      this.kept = built.kept;
       if (this.cancelled) return false;
       const graph = await HnswGraph.loadAsync(
         files.out,
@@ -197,9 +200,12 @@ export class WorkerRound {
     this.timings.swapMs = performance.now() - began;
   }
 
-  /** What the worker's copy lacks right after the swap: the rows replayed onto the loaded graph. */
-  copyAfterSwap(): WorkerCopy {
-    return { key: this.key, since: new Set(this.dirty) };
+  /**
+   * What the worker's copy lacks right after the swap: the rows replayed onto the loaded graph;
+   * undefined when the worker kept no copy (a parallel build), so no changes are tracked for it.
+   */
+  copyAfterSwap(): WorkerCopy | undefined {
+    return this.kept ? { key: this.key, since: new Set(this.dirty) } : undefined;
   }
 
   private async removeFiles(): Promise<void> {
