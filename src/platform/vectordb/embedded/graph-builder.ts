@@ -5,10 +5,10 @@
  * every core through the native parallel builder instead (BuildRequest.parallel), still as the one
  * build. The worker is started on the first build, kept for the next (its startup, with TypeScript
  * compiled on the fly under tsx, is not repeated every round), unref'd while idle so it never keeps
- * a process alive, and ended after a minute without builds. Cancelling a build raises a shared flag the worker checks between inserts: terminating a
- * worker inside an hnswlib call aborts the whole process (node-addon-api cannot throw into a thread
- * being terminated: "FATAL ERROR: Error::ThrowAsJavaScriptException napi_throw"), so the worker is
- * only ever terminated while idle.
+ * a process alive, and ended after a minute without builds. Cancelling a build raises a shared flag
+ * the worker checks between inserts: terminating a worker inside an hnswlib call aborts the whole
+ * process (node-addon-api cannot throw into a thread being terminated: "FATAL ERROR:
+ * Error::ThrowAsJavaScriptException napi_throw"), so the worker is only ever terminated while idle.
  *
  * The worker's file sits beside this module with this module's extension: `.ts` when the sources run
  * under tsx (tests, `node --import tsx`, bin/lattice.js, which registers tsx's hooks in the main
