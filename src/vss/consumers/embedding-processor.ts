@@ -1,6 +1,7 @@
 /**
  * Applies batches of embedding events (an {@link EventBatchHandler}): the embedding-store rows and
- * the points of each named variant's version, then the ingestion ledger (ingestion-repository.ts).
+ * the points of each named variant's version, then the ingestion ledger (ingestion-repository.ts),
+ * sent with the re-read of the aggregator rows that follows the point writes.
  *
  * What is written, per event (README, "What ingestion writes"):
  * - the embedding-store row (`model_name`, `version`, `id`, `embedding`, `search_embedding`, one
@@ -146,9 +147,19 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     if (read.status === 'rejected') throw read.reason;
     let attributes = read.value;
     for (const writes of plan.collections) await this.#writePoints(writes, attributes, written);
+    // Rows and points are written: the ledger can say so. It goes out with the first re-read of the
+    // aggregator rows (below), so both reach the database in one hop of the batch's path. Rewrites the
+    // re-read may call for change payloads only, never what the ledger records; should they fail, the
+    // batch is applied again and recorded again (the ledger keeps an event's last outcome).
+    const [recorded, reread] = await Promise.allSettled([
+      this.#recordLedger(events, verdicts),
+      this.#readAggregator(plan.collections),
+    ]);
+    if (recorded.status === 'rejected') throw recorded.reason;
+    if (reread.status === 'rejected') throw reread.reason;
     // A real-time update may have changed a row read above and found no point yet: see aggregator-recheck.ts.
     for (let round = 1; ; round++) {
-      const now = await this.#readAggregator(plan.collections);
+      const now = round === 1 ? reread.value : await this.#readAggregator(plan.collections);
       const changed = changedRows(attributes, now);
       if (changed.size === 0) break;
       if (round > MAX_RECHECKS)
@@ -159,8 +170,12 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       }
       attributes = now;
     }
+    return verdicts.map((v) => ('rejected' in v ? v.rejected : undefined));
+  }
 
-    await this.#store.ingestion.recordEvents(
+  /** The batch's events and outcomes in the ingestion ledger, which EOF completion counts from. */
+  #recordLedger(events: readonly EmbeddingEvent[], verdicts: readonly Verdict[]): Promise<void> {
+    return this.#store.ingestion.recordEvents(
       events.map((event, i): IngestedEvent => {
         const verdict = verdicts[i]!;
         const rejected = 'rejected' in verdict;
@@ -175,7 +190,6 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
         };
       }),
     );
-    return verdicts.map((v) => ('rejected' in v ? v.rejected : undefined));
   }
 
   /**
