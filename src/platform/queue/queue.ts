@@ -157,6 +157,10 @@ export interface QueueMessage {
   readonly key: string | undefined;
   readonly messageId: string | undefined;
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The message's bytes, read-only: the memory adapter hands every delivery the bytes it stores, so
+   * writing into them would change what later deliveries and other groups receive. Copy first.
+   */
   readonly payload: Uint8Array;
   readonly publishedAt: Date;
   /** 1 on the first delivery to this group, counting redeliveries after nak, failures and ack waits. */
