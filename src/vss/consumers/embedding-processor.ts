@@ -158,8 +158,8 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     if (recorded.status === 'rejected') throw recorded.reason;
     if (reread.status === 'rejected') throw reread.reason;
     // A real-time update may have changed a row read above and found no point yet: see aggregator-recheck.ts.
+    let now = reread.value;
     for (let round = 1; ; round++) {
-      const now = round === 1 ? reread.value : await this.#readAggregator(plan.collections);
       const changed = changedRows(attributes, now);
       if (changed.size === 0) break;
       if (round > MAX_RECHECKS)
@@ -169,6 +169,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
         if (rewrites !== undefined) await this.#writePoints(rewrites, now, written);
       }
       attributes = now;
+      now = await this.#readAggregator(plan.collections);
     }
     return verdicts.map((v) => ('rejected' in v ? v.rejected : undefined));
   }
