@@ -51,6 +51,7 @@ export interface DeliveryContext {
 }
 
 const MAX_ERROR_TEXT = 1000;
+const SETTLED: Promise<void> = Promise.resolve();
 
 /** A delivered message; implements the settle-once rules of `QueueMessage`. */
 export class Delivery implements QueueMessage {
@@ -85,10 +86,11 @@ export class Delivery implements QueueMessage {
     return this.#settled;
   }
 
-  async ack(): Promise<void> {
-    if (this.#settled) return;
+  // Not async: an acknowledgement is made for every message, and the transport's promise is the answer.
+  ack(): Promise<void> {
+    if (this.#settled) return SETTLED;
     this.#settled = true;
-    await this.#transport.ack();
+    return this.#transport.ack();
   }
 
   async nak(delayMs = 0): Promise<void> {
@@ -189,7 +191,9 @@ export async function runHandler(
       return;
     }
     try {
-      await handler(delivery);
+      // A handler that returns nothing (a synchronous one) is not awaited: no turn of the loop per message.
+      const running = handler(delivery);
+      if (running !== undefined) await running;
     } catch (err) {
       if (delivery.settled) {
         logger.warn({ topic: delivery.topic, err: describeError(err) }, 'queue handler threw after settling');

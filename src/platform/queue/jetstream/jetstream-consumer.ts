@@ -37,9 +37,9 @@ class JetStreamTransport implements DeliveryTransport {
     private readonly received: () => Promise<void>,
   ) {}
 
-  async ack(): Promise<void> {
+  ack(): Promise<void> {
     this.message.ack();
-    await this.received();
+    return this.received();
   }
 
   async nak(delayMs: number): Promise<void> {
@@ -166,7 +166,10 @@ export class JetStreamConsumer implements Consumer {
           continue;
         }
         // A stop closes the slots: the running handlers keep theirs, this message goes back.
-        const gotSlots = (await partitionSlots.acquire()) && (await this.#memberSlots.acquire());
+        // Most messages find both slots free: taking them at once spares two awaits per message.
+        const gotSlots =
+          (partitionSlots.tryAcquire() || (await partitionSlots.acquire())) &&
+          (this.#memberSlots.tryAcquire() || (await this.#memberSlots.acquire()));
         if (!gotSlots || this.#stopping) {
           handBack(message);
           continue;

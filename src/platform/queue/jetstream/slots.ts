@@ -12,6 +12,13 @@ export class Slots {
     this.#free = size;
   }
 
+  /** Takes a free slot at once if there is one (open, none waiting ahead); else false. */
+  tryAcquire(): boolean {
+    if (this.#closed || this.#free === 0) return false;
+    this.#free--;
+    return true;
+  }
+
   /** Resolves true with a slot, or false once the semaphore is closed. */
   acquire(): Promise<boolean> {
     if (this.#closed) return Promise.resolve(false);
