@@ -30,6 +30,7 @@ import { retrySettings, vssTopicOptions } from '../../src/vss/consumers/vss-topi
 import { collectionName } from '../../src/vss/model/index.js';
 import { vectorBytes, vectorTransport } from '../../src/vss/store/vector-bytes.js';
 import { ingestionHandler, type Stack } from './stack.js';
+import { untilSettled } from './until-settled.js';
 import {
   candidateId,
   eventBytes,
@@ -294,6 +295,7 @@ export async function runnerFloor(stack: Stack, load: Workload): Promise<number>
         }
       }),
     );
+    let handled = 0;
     const started = performance.now();
     const runner = await ConsumerRunner.start<IngestionMessage>({
       queue: stack.queue,
@@ -302,18 +304,23 @@ export async function runnerFloor(stack: Stack, load: Workload): Promise<number>
       handler: {
         kind: 'noop',
         parse: () => undefined as never,
-        apply: async (messages): Promise<EventOutcome[]> => new Array(messages.length).fill(undefined),
+        apply: async (messages): Promise<EventOutcome[]> => {
+          handled += messages.length;
+          return new Array(messages.length).fill(undefined);
+        },
       },
       batchSize: consumers.batchSize,
       lingerMs: consumers.lingerMs,
       retry: retrySettings(consumers),
       metrics: new Metrics(),
     });
-    for (;;) {
-      const lag = await stack.queue.groupLag(topic, consumers.group);
-      if (lag.reduce((n, p) => n + p.pending + p.unsettled, 0) === 0) break;
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
+    await untilSettled({
+      handled: () => handled,
+      expected: events,
+      lag: async () =>
+        (await stack.queue.groupLag(topic, consumers.group)).reduce((n, p) => n + p.pending + p.unsettled, 0),
+      pollMs: POLL_MS,
+    });
     const seconds = since(started);
     await runner.close();
     return rate(events, seconds);

@@ -10,11 +10,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { Counter } from 'prom-client';
 import { collectionName } from '../../src/vss/model/index.js';
 import { summarizeProfile } from './profile-summary.js';
 import { batchLatency, type Stack, startConsumers } from './stack.js';
 import { StageClock } from './stage-clock.js';
 import { cpuPerEvent, cpuSeconds } from './thread-cpu.js';
+import { untilSettled } from './until-settled.js';
 import {
   candidateId,
   eofBytes,
@@ -92,6 +94,20 @@ async function lagOf(stack: Stack): Promise<number> {
   return lag.reduce((n, p) => n + p.pending + p.unsettled, 0);
 }
 
+const SETTLED_OUTCOMES = new Set(['applied', 'rejected', 'dead_lettered']);
+
+/** Messages of the stack's topic the consumers have settled an outcome for, from their metrics. */
+async function handledOf(stack: Stack): Promise<number> {
+  const counter = stack.platform.metrics.registry.getSingleMetric('vss_consumer_events_total') as
+    | Counter<string>
+    | undefined;
+  let handled = 0;
+  for (const { labels, value } of (await counter?.get())?.values ?? []) {
+    if (labels.topic === stack.topic && SETTLED_OUTCOMES.has(String(labels.outcome))) handled += value;
+  }
+  return handled;
+}
+
 export async function measureIngestion(
   stack: Stack,
   load: Workload,
@@ -116,7 +132,13 @@ export async function measureIngestion(
   const cpuAtStart = cpuSeconds();
   const started = performance.now();
   const consumers = await startConsumers(stack);
-  while ((await lagOf(stack)) > 0) await new Promise((r) => setTimeout(r, POLL_MS));
+  // Every event and marker handled, then every acknowledgement recorded (until-settled.ts).
+  await untilSettled({
+    handled: () => handledOf(stack),
+    expected: events + load.partitions,
+    lag: () => lagOf(stack),
+    pollMs: POLL_MS,
+  });
   const ackSeconds = (performance.now() - started) / 1000;
   const cpuPerEventUntilAck = cpuPerEvent(cpuAtStart, cpuSeconds(), events);
   const cpuUntilAck = await profiler?.stop(`${stack.mode}-until-ack`);

@@ -23,6 +23,7 @@ import { createQueue, type Queue } from '../../src/platform/queue/index.js';
 import { ConsumerRunner } from '../../src/vss/consumers/consumer-runner.js';
 import type { EventBatchHandler, EventOutcome } from '../../src/vss/consumers/event-batch.js';
 import { printResult, round } from '../support/stats.js';
+import { untilSettled } from './until-settled.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const PARTITIONS = 8;
@@ -33,11 +34,17 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PUBLISH_CONCURRENCY = 512;
 const natsUrl = process.env.LATTICE_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
-/** The processor that does nothing: what is left is the runner and the queue. */
+/** Messages the current measurement's handler has seen (reset by each). */
+let handled = 0;
+
+/** The processor that does nothing but count: what is left is the runner and the queue. */
 const noop: EventBatchHandler<Uint8Array> = {
   kind: 'noop',
   parse: (payload) => payload,
-  apply: async (events): Promise<EventOutcome[]> => new Array(events.length).fill(undefined),
+  apply: async (events): Promise<EventOutcome[]> => {
+    handled += events.length;
+    return new Array(events.length).fill(undefined);
+  },
 };
 
 interface Figures {
@@ -62,13 +69,18 @@ async function fill(queue: Queue, topic: string): Promise<number> {
   return EVENTS / ((performance.now() - started) / 1000);
 }
 
-/** Polls until the group settled every message of the topic; returns the seconds since `started`. */
+/**
+ * Waits until the handler saw every message and the group settled them all (until-settled.ts);
+ * returns the seconds since `started`.
+ */
 async function settled(queue: Queue, topic: string, group: string, started: number): Promise<number> {
-  for (;;) {
-    const lag = (await queue.groupLag(topic, group)).reduce((n, p) => n + p.pending + p.unsettled, 0);
-    if (lag === 0) return (performance.now() - started) / 1000;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await untilSettled({
+    handled: () => handled,
+    expected: EVENTS,
+    lag: async () => (await queue.groupLag(topic, group)).reduce((n, p) => n + p.pending + p.unsettled, 0),
+    pollMs: 20,
+  });
+  return (performance.now() - started) / 1000;
 }
 
 /** Quantile from the runner's batch histogram (upper bound of the bucket it falls in), in ms. */
@@ -110,8 +122,9 @@ async function measureRound(name: string, open: () => Promise<Queue>): Promise<F
   try {
     const window = 2 * BATCH;
     await fill(queue, baseTopic);
+    handled = 0;
     let started = performance.now();
-    const bare = await queue.subscribe(baseTopic, 'baseline', () => {}, {
+    const bare = await queue.subscribe(baseTopic, 'baseline', () => void handled++, {
       inFlightPerPartition: window,
       concurrency: window * PARTITIONS,
     });
@@ -120,6 +133,7 @@ async function measureRound(name: string, open: () => Promise<Queue>): Promise<F
 
     const publishRate = await fill(queue, topic);
     const metrics = new Metrics();
+    handled = 0;
     started = performance.now();
     const runner = await ConsumerRunner.start({
       queue,
