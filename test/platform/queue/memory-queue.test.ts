@@ -135,6 +135,8 @@ describe('MemoryQueue journal', () => {
     await assert.rejects(MemoryQueue.open({ journalDir }), (err) => {
       assert.ok(isLatticeError(err, 'FAILED_PRECONDITION'));
       assert.match(err.message, /in use by process/);
+      // …and says what to do instead.
+      assert.match(err.message, /stop that process .*LATTICE_QUEUE=jetstream/);
       return true;
     });
     await queue.close();

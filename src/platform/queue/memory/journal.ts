@@ -110,6 +110,10 @@ interface Segment {
   holdUntilMs: number;
 }
 
+/** Why a second opener is refused, and what to do instead (a one-off command such as `lattice vss replay`). */
+const ONE_OWNER_HINT =
+  'the in-process queue is journaled by the one process that owns it: stop that process before running a command on its journal, or share a queue server (NATS JetStream: LATTICE_QUEUE=jetstream)';
+
 export class Journal {
   readonly dir: string;
   readonly #options: JournalOptions;
@@ -154,7 +158,7 @@ export class Journal {
     snapshot: () => JournalRecord[],
   ): Journal {
     mkdirSync(dir, { recursive: true });
-    const lock = lockDirectory(dir, 'queue journal');
+    const lock = lockDirectory(dir, 'queue journal', ONE_OWNER_HINT);
     const journal = new Journal(dir, options, snapshot, lock);
     try {
       journal.#replay(apply);
