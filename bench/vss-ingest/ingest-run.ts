@@ -13,9 +13,9 @@ import { performance } from 'node:perf_hooks';
 import type { Counter } from 'prom-client';
 import { collectionName } from '../../src/vss/model/index.js';
 import { summarizeProfile } from './profile-summary.js';
-import { batchLatency, type Stack, startConsumers } from './stack.js';
+import { batchBuckets, batchLatency, type Stack, startConsumers } from './stack.js';
 import { StageClock } from './stage-clock.js';
-import { cpuPerEvent, cpuSeconds } from './thread-cpu.js';
+import { type CpuPerEvent, cpuPerEvent, cpuSeconds } from './thread-cpu.js';
 import { untilSettled } from './until-settled.js';
 import {
   candidateId,
@@ -55,7 +55,7 @@ export interface IngestFigures {
    * CPU µs per event from consumption start to the last acknowledgement: the main thread's, and all
    * the process's threads' (Linux; absent elsewhere). Steadier than throughput on a loaded machine.
    */
-  cpu_per_event_until_ack?: { main_us: number; all_us: number };
+  cpu_per_event_until_ack?: CpuPerEvent;
   /** With BENCH_CPU_PROFILE: the main thread's self time by component until the last ack, and after. */
   cpu_until_ack?: CpuShare[];
   cpu_after_ack?: CpuShare[];
@@ -128,13 +128,16 @@ export async function measureIngestion(
   clock.wrap(stack.vectorDb, 'getPoints', 'vectordb.getPoints');
 
   const collection = collectionName(load.entity, MODEL, VERSION);
+  // A warm-up on the same stack went through these counters already.
+  const handledBefore = await handledOf(stack);
+  const batchesBefore = await batchBuckets(stack);
   const profiler = await startProfile();
   const cpuAtStart = cpuSeconds();
   const started = performance.now();
   const consumers = await startConsumers(stack);
   // Every event and marker handled, then every acknowledgement recorded (until-settled.ts).
   await untilSettled({
-    handled: () => handledOf(stack),
+    handled: async () => (await handledOf(stack)) - handledBefore,
     expected: events + load.partitions,
     lag: () => lagOf(stack),
     pollMs: POLL_MS,
@@ -147,7 +150,7 @@ export async function measureIngestion(
   const cpuNote =
     cpuPerEventUntilAck === undefined
       ? ''
-      : `; CPU per event ${cpuPerEventUntilAck.main_us} µs main thread, ${cpuPerEventUntilAck.all_us} µs all threads`;
+      : `; CPU per event ${cpuPerEventUntilAck.main_us} µs main thread, ${cpuPerEventUntilAck.all_us} µs all threads (the others ${cpuPerEventUntilAck.other_threads_us.join(', ')}); minor page faults per 1,000 events ${cpuPerEventUntilAck.faults_per_1000.main} main thread, the others ${cpuPerEventUntilAck.faults_per_1000.others.join(', ')}`;
   console.log(
     `  ${stack.mode}: ${events} events acknowledged in ${ackSeconds.toFixed(2)} s (${Math.round(events / ackSeconds)}/s), ${atAck.indexedPoints} indexed then${cpuNote}`,
   );
@@ -178,7 +181,7 @@ export async function measureIngestion(
   console.log(
     `  ${stack.mode}: all ${events} indexed after ${indexedSeconds.toFixed(2)} s; check ${JSON.stringify(check)}`,
   );
-  const batches = await batchLatency(stack);
+  const batches = await batchLatency(stack, batchesBefore);
   return {
     publish_per_s: Math.round(publishRate),
     throughput: Math.round(events / ackSeconds),
