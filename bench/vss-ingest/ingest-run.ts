@@ -202,22 +202,44 @@ export async function measureIngestion(
 /**
  * With BENCH_CPU_PROFILE=<dir>: a CPU profile of this process, written on `stop(name)` to
  * <dir>/<name>.cpuprofile (open it in Chrome DevTools or speedscope) and summarised by component.
+ * With BENCH_HEAP_PROFILE=<dir>: a sampling heap profile of the main thread's allocations over the
+ * same window, those the collector freed included (where the scavenges' work comes from), written
+ * to <dir>/<name>.heapprofile.
  */
-async function startProfile(): Promise<{ stop(name: string): Promise<CpuShare[]> } | undefined> {
-  const dir = process.env.BENCH_CPU_PROFILE;
-  if (!dir) return undefined;
+async function startProfile(): Promise<{ stop(name: string): Promise<CpuShare[] | undefined> } | undefined> {
+  const cpuDir = process.env.BENCH_CPU_PROFILE;
+  const heapDir = process.env.BENCH_HEAP_PROFILE;
+  if (!cpuDir && !heapDir) return undefined;
   const session = new Session();
   session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 500 });
-  await session.post('Profiler.start');
+  if (cpuDir) {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 500 });
+    await session.post('Profiler.start');
+  }
+  if (heapDir) {
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as never);
+  }
   return {
     async stop(name) {
-      const { profile } = await session.post('Profiler.stop');
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+      let shares: CpuShare[] | undefined;
+      if (cpuDir) {
+        const { profile } = await session.post('Profiler.stop');
+        mkdirSync(cpuDir, { recursive: true });
+        writeFileSync(join(cpuDir, `${name}.cpuprofile`), JSON.stringify(profile));
+        shares = summarizeProfile(profile);
+      }
+      if (heapDir) {
+        const { profile } = await session.post('HeapProfiler.stopSampling');
+        mkdirSync(heapDir, { recursive: true });
+        writeFileSync(join(heapDir, `${name}.heapprofile`), JSON.stringify(profile));
+      }
       session.disconnect();
-      return summarizeProfile(profile);
+      return shares;
     },
   };
 }
