@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import type { Counter } from 'prom-client';
 import { collectionName } from '../../src/vss/model/index.js';
 import { summarizeProfile } from './profile-summary.js';
-import { batchBuckets, batchLatency, type Stack, startConsumers } from './stack.js';
+import { batchLatency, type Stack, startConsumers } from './stack.js';
 import { StageClock } from './stage-clock.js';
 import { type CpuPerEvent, cpuPerEvent, cpuSeconds } from './thread-cpu.js';
 import { untilSettled } from './until-settled.js';
@@ -61,8 +61,8 @@ export interface IngestFigures {
   /** Points the vector DB indexed per second between the last acknowledgement and the last point. */
   index_per_s_after_ack: number;
   /**
-   * CPU µs per event from consumption start to the last acknowledgement: the main thread's, and all
-   * the process's threads' (Linux; absent elsewhere). Steadier than throughput on a loaded machine.
+   * CPU µs per message over the `throughput` window: the main thread's, all the process's threads',
+   * each other thread's, and minor page faults (Linux; absent elsewhere). Steadier than throughput on a loaded machine.
    */
   cpu_per_event_until_ack?: CpuPerEvent;
   /** With BENCH_CPU_PROFILE: the main thread's self time by component until the last ack, and after. */
@@ -117,10 +117,10 @@ async function handledOf(stack: Stack): Promise<number> {
   return handled;
 }
 
-/** Polls until the consumers have settled `count` messages of the stack's topic since `before`. */
-async function untilHandled(stack: Stack, before: number, count: number): Promise<number> {
+/** Polls until the consumers have settled `count` messages of the stack's topic. */
+async function untilHandled(stack: Stack, count: number): Promise<number> {
   for (;;) {
-    const handled = (await handledOf(stack)) - before;
+    const handled = await handledOf(stack);
     if (handled >= count) return handled;
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
@@ -155,16 +155,13 @@ export async function measureIngestion(
   clock.wrap(stack.vectorDb, 'getPoints', 'vectordb.getPoints');
 
   const collection = collectionName(load.entity, MODEL, VERSION);
-  // Earlier jobs on the same stack went through these counters already.
-  const handledBefore = await handledOf(stack);
-  const batchesBefore = await batchBuckets(stack);
   const messages = events + load.partitions;
   const consumersStarted = performance.now();
   const consumers = await startConsumers(stack);
   let handledAtStart = 0;
   let coldThroughput: number | undefined;
   if (warmupEvents > 0) {
-    handledAtStart = await untilHandled(stack, handledBefore, Math.min(warmupEvents, messages));
+    handledAtStart = await untilHandled(stack, Math.min(warmupEvents, messages));
     coldThroughput = Math.round(handledAtStart / ((performance.now() - consumersStarted) / 1000));
   }
   const profiler = await startProfile();
@@ -174,7 +171,7 @@ export async function measureIngestion(
   const windowMessages = messages - handledAtStart;
   // Every event and marker handled, then every acknowledgement recorded (until-settled.ts).
   await untilSettled({
-    handled: async () => (await handledOf(stack)) - handledBefore,
+    handled: () => handledOf(stack),
     expected: messages,
     lag: () => lagOf(stack),
     pollMs: POLL_MS,
@@ -219,7 +216,7 @@ export async function measureIngestion(
   console.log(
     `  ${stack.mode}: all ${events} indexed after ${indexedSeconds.toFixed(2)} s; check ${JSON.stringify(check)}`,
   );
-  const batches = await batchLatency(stack, batchesBefore);
+  const batches = await batchLatency(stack);
   return {
     publish_per_s: Math.round(publishRate),
     throughput: Math.round(windowMessages / ackSeconds),

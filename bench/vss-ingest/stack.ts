@@ -158,33 +158,20 @@ export function startConsumers(stack: Stack): Promise<VssConsumers> {
   });
 }
 
-type Buckets = { le: number; count: number }[];
-
-/** The ingestion runner's batch histogram (`vss_consumer_batch_seconds`) for the stack's topic. */
-export async function batchBuckets(stack: Stack): Promise<Buckets> {
+/**
+ * p50 and p99 of the ingestion runner's batches (`vss_consumer_batch_seconds`: parse to last
+ * settle), interpolated linearly within the histogram's buckets as Prometheus' histogram_quantile does.
+ */
+export async function batchLatency(stack: Stack): Promise<{ p50: number; p99: number; count: number }> {
   const histogram = stack.platform.metrics.registry.getSingleMetric('vss_consumer_batch_seconds') as
     | Histogram<string>
     | undefined;
   const values = ((await histogram?.get())?.values ?? []).filter(
     (v) => v.metricName === 'vss_consumer_batch_seconds_bucket' && v.labels.topic === stack.topic,
   );
-  return values.map((v) => ({ le: Number(v.labels.le), count: v.value })).sort((a, b) => a.le - b.le);
-}
-
-/**
- * p50 and p99 of the ingestion runner's batches (`vss_consumer_batch_seconds`: parse to last
- * settle) since `before` (a warm-up's), interpolated linearly within the histogram's buckets as
- * Prometheus' histogram_quantile does.
- */
-export async function batchLatency(
-  stack: Stack,
-  before: Buckets = [],
-): Promise<{ p50: number; p99: number; count: number }> {
-  const earlier = new Map(before.map((b) => [b.le, b.count]));
-  const buckets = (await batchBuckets(stack)).map((b) => ({
-    le: b.le,
-    count: b.count - (earlier.get(b.le) ?? 0),
-  }));
+  const buckets = values
+    .map((v) => ({ le: Number(v.labels.le), count: v.value }))
+    .sort((a, b) => a.le - b.le);
   const count = buckets.at(-1)?.count ?? 0;
   const quantile = (q: number) => {
     const rank = q * count;
