@@ -92,9 +92,13 @@ const flagMaps = new LastMap(flagOf);
 /** Decoded vectors share buffers (vector-slab.ts). */
 const vectors = new VectorSlab();
 
-/** A vector: undefined when absent, `false` when not acceptable, else its values (maybe none). */
+/**
+ * A vector: undefined when absent, `false` when not acceptable, else its values (maybe none). A
+ * Float32Array is one embedding-array-lift.ts read from the bytes, already held to these rules.
+ */
 function vectorOf(value: unknown): Float32Array | undefined | false {
   if (value === undefined) return undefined;
+  if (value instanceof Float32Array) return value;
   if (!Array.isArray(value) || value.length > MAX_DIMENSION) return false;
   const vector = vectors.take(value.length);
   for (let i = 0; i < value.length; i++) {

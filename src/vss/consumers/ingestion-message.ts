@@ -3,7 +3,9 @@
  * topic (so a partition's marker follows that partition's events) and are told apart here.
  */
 import * as crypto from 'node:crypto';
+import { liftEmbeddingArrays } from './embedding-array-lift.js';
 import { type EmbeddingEvent, parseEmbeddingEvent } from './embedding-event.js';
+import { plainEmbeddingEvent } from './embedding-event-fast-path.js';
 import { type EofMarker, isEofMarker, parseEofMarker } from './eof-marker.js';
 import { RejectedEvent } from './event-batch.js';
 
@@ -49,6 +51,12 @@ export function eventKeyOf(payload: Uint8Array): string {
 
 /** Decodes and validates one message of the ingestion topic; throws RejectedEvent naming the field. */
 export function parseIngestionMessage(payload: Uint8Array): IngestionMessage {
+  const lifted = liftEmbeddingArrays(payload);
+  if (lifted !== undefined && !isEofMarker(lifted)) {
+    // Only the plain path takes lifted vectors; any other event is decoded again in full below.
+    const event = plainEmbeddingEvent(lifted, eventKeyOf(payload));
+    if (event !== undefined) return { kind: 'embedding', event };
+  }
   const message = decodeJsonObject(payload);
   if (isEofMarker(message)) return { kind: 'eof', marker: parseEofMarker(message) };
   return { kind: 'embedding', event: parseEmbeddingEvent(message, eventKeyOf(payload)) };
