@@ -143,6 +143,61 @@ describe('embedded vector db: snapshots', () => {
     assert.deepEqual(ids(late), ['late']);
   });
 
+  test('vectors spread over many storage chunks read back, scan and snapshot exactly', async (t) => {
+    // 32,768-d vectors fill a 4 MB chunk every 32 rows: 100 points span four chunks.
+    const dimension = 32_768;
+    const vector = (seed: number) => {
+      const v = new Float32Array(dimension);
+      for (let d = 0; d < dimension; d++) v[d] = Math.sin(seed * 7.1 + d * 0.013) * (1 + (seed % 5));
+      return v;
+    };
+    const bits = (v: Float32Array | undefined) => [...new Uint32Array(v!.slice().buffer)];
+    const dir = tempDir(t);
+    const db = await EmbeddedVectorDb.open({ dir, snapshotIntervalMs: 0 });
+    await db.createCollection({ name: 'chunks', dimension, distance: 'EUCLIDEAN' });
+    db.pauseIndexing('chunks'); // every search below is an exact scan of the stored vectors
+    await db.upsert(
+      'chunks',
+      Array.from({ length: 100 }, (_, i) => ({ id: `p${i}`, vector: vector(i) })),
+    );
+    await db.delete(
+      'chunks',
+      Array.from({ length: 10 }, (_, i) => `p${30 + i}`),
+    ); // rows across a chunk edge
+    await db.upsert('chunks', [
+      ...Array.from({ length: 10 }, (_, i) => ({ id: `q${i}`, vector: vector(1000 + i) })),
+      { id: 'p63', vector: vector(2000) },
+    ]);
+    const expected = new Map<string, Float32Array>();
+    for (let i = 0; i < 100; i++) if (i < 30 || i >= 40) expected.set(`p${i}`, vector(i === 63 ? 2000 : i));
+    for (let i = 0; i < 10; i++) expected.set(`q${i}`, vector(1000 + i));
+
+    const check = async (vdb: EmbeddedVectorDb) => {
+      const names = [...expected.keys()];
+      const points = await vdb.getPoints('chunks', names);
+      for (const [i, point] of points.entries()) {
+        assert.deepEqual(bits(point?.vector), bits(expected.get(names[i]!)), names[i]);
+      }
+      for (const name of ['p0', 'p31', 'p32', 'p63', 'p64', 'p99', 'q0', 'q9']) {
+        if (!expected.has(name)) continue;
+        const [hits] = await vdb.search({
+          collection: 'chunks',
+          queries: [{ vector: expected.get(name)! }],
+          limit: 1,
+        });
+        assert.deepEqual(ids(hits), [name]);
+      }
+      assert.equal((await vdb.collectionInfo('chunks')).points, 100);
+    };
+    await check(db);
+    await db.snapshot('chunks');
+    await db.close();
+    const reopened = await EmbeddedVectorDb.open({ dir, snapshotIntervalMs: 0 });
+    t.after(() => reopened.close());
+    reopened.pauseIndexing('chunks');
+    await check(reopened);
+  });
+
   test('one process owns a directory; a second open is FAILED_PRECONDITION', async (t) => {
     const dir = tempDir(t);
     const db = await EmbeddedVectorDb.open({ dir });

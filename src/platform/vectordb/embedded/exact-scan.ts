@@ -66,9 +66,10 @@ export class Scorer {
   key(row: number): number {
     const { store, query } = this;
     const dimension = query.length;
-    const base = row * dimension;
-    if (this.kind === 0) return squaredL2(store.vectors, base, query, dimension);
-    const product = dot(store.vectors, base, query, dimension);
+    const chunk = store.chunkOf(row);
+    const base = store.offsetOf(row);
+    if (this.kind === 0) return squaredL2(chunk, base, query, dimension);
+    const product = dot(chunk, base, query, dimension);
     return this.kind === 1 ? -product : -product * store.inverseNorms[row]! * this.inverseQueryNorm;
   }
 

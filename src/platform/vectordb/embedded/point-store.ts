@@ -8,14 +8,26 @@ export const PENDING = 1;
 /** A row's point is in the graph. */
 export const INDEXED = 2;
 
+/** About how many bytes of vectors one chunk holds (a power of two rows, at least one). */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
 /**
- * The points of one collection by row: ids, vectors (one Float32Array, row-major), payloads and
- * each row's indexing state. Rows freed by deletes are reused by later inserts, so memory follows the
- * peak point count rather than the number of writes. The graph copies vectors for itself; this copy
- * serves exact scans, `getPoints` and snapshots.
+ * The points of one collection by row: ids, vectors, payloads and each row's indexing state. Rows
+ * freed by deletes are reused by later inserts, so memory follows the peak point count rather than
+ * the number of writes. The graph copies vectors for itself; this copy serves exact scans,
+ * `getPoints` and snapshots.
+ *
+ * Vectors live in chunks of a power of two rows (about 4 MB each), row-major within a chunk: growing
+ * adds a chunk and copies nothing. One array doubled by copying made every write past a power of two
+ * copy all earlier vectors into fresh memory, whose pages the kernel then faulted in one by one:
+ * about half the page faults of the consumers' event loop during an ingestion (bench/RESULTS.md,
+ * "vss-ingest").
  */
 export class PointStore {
-  vectors: Float32Array;
+  /** Vector chunks; row r is at offset (r & chunkMask) × dimension of chunk r >>> chunkShift. */
+  readonly chunks: Float32Array[] = [];
+  readonly chunkShift: number;
+  readonly chunkMask: number;
   /** 1 / |v| per row, for COSINE exact scans (0 for a zero vector). */
   inverseNorms: Float32Array;
   state: Uint8Array;
@@ -33,7 +45,8 @@ export class PointStore {
     readonly dimension: number,
     capacity = 1024,
   ) {
-    this.vectors = new Float32Array(capacity * dimension);
+    this.chunkShift = Math.max(0, Math.floor(Math.log2(CHUNK_BYTES / (dimension * 4))));
+    this.chunkMask = (1 << this.chunkShift) - 1;
     this.inverseNorms = new Float32Array(capacity);
     this.state = new Uint8Array(capacity);
   }
@@ -46,8 +59,19 @@ export class PointStore {
     return this.rowOf.size;
   }
 
+  /** The chunk holding `row`'s vector (see {@link offsetOf}). */
+  chunkOf(row: number): Float32Array {
+    return this.chunks[row >>> this.chunkShift]!;
+  }
+
+  /** Where `row`'s vector starts in its chunk. */
+  offsetOf(row: number): number {
+    return (row & this.chunkMask) * this.dimension;
+  }
+
   vector(row: number): Float32Array {
-    return this.vectors.subarray(row * this.dimension, (row + 1) * this.dimension);
+    const base = this.offsetOf(row);
+    return this.chunkOf(row).subarray(base, base + this.dimension);
   }
 
   /** A row for a new id: a freed one when there is one. */
@@ -85,16 +109,30 @@ export class PointStore {
   }
 
   setVector(row: number, vector: Float32Array): void {
-    this.vectors.set(vector, row * this.dimension);
+    this.ensure(row + 1);
+    this.chunkOf(row).set(vector, this.offsetOf(row));
     let sum = 0;
     for (let i = 0; i < vector.length; i++) sum += vector[i]! * vector[i]!;
     this.inverseNorms[row] = sum === 0 ? 0 : 1 / Math.sqrt(sum);
   }
 
   sameVector(row: number, vector: Float32Array): boolean {
-    const base = row * this.dimension;
-    for (let i = 0; i < vector.length; i++) if (this.vectors[base + i] !== vector[i]) return false;
+    const chunk = this.chunkOf(row);
+    const base = this.offsetOf(row);
+    for (let i = 0; i < vector.length; i++) if (chunk[base + i] !== vector[i]) return false;
     return true;
+  }
+
+  /** The vectors of rows below `rows`, one after another (a snapshot's vectors file). */
+  vectorBytes(rows: number): Uint8Array {
+    const bytes = new Uint8Array(rows * this.dimension * 4);
+    const perChunk = (this.chunkMask + 1) * this.dimension * 4;
+    for (let c = 0; c * perChunk < bytes.length; c++) {
+      const chunk = this.chunks[c]!;
+      const length = Math.min(perChunk, bytes.length - c * perChunk);
+      bytes.set(new Uint8Array(chunk.buffer, chunk.byteOffset, length), c * perChunk);
+    }
+    return bytes;
   }
 
   /** Rebuilds the free list after a load placed points at their saved rows. */
@@ -105,11 +143,12 @@ export class PointStore {
   }
 
   private ensure(rows: number): void {
+    const chunkRows = this.chunkMask + 1;
+    while (this.chunks.length * chunkRows < rows) {
+      this.chunks.push(new Float32Array(chunkRows * this.dimension));
+    }
     if (rows <= this.capacity) return;
     const capacity = Math.max(rows, this.capacity * 2);
-    const vectors = new Float32Array(capacity * this.dimension);
-    vectors.set(this.vectors);
-    this.vectors = vectors;
     const norms = new Float32Array(capacity);
     norms.set(this.inverseNorms);
     this.inverseNorms = norms;

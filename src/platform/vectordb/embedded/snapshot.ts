@@ -96,7 +96,7 @@ export async function writeSnapshot(
   const { store, graph, spec } = collection;
   graph.save(join(temp, 'graph.hnsw'));
   const highWater = store.highWater;
-  const vectors = new Uint8Array(store.vectors.buffer.slice(0, highWater * spec.dimension * 4));
+  const vectors = store.vectorBytes(highWater);
   const rows = new Uint8Array(highWater);
   const lines: string[] = [];
   for (let row = 0; row < highWater; row++) {
