@@ -15,6 +15,7 @@ import {
   eventKeyOf,
   parseIngestionMessage,
 } from '../../../src/vss/consumers/ingestion-message.js';
+import { seededRandom } from '../../support/raw-protobuf.js';
 
 /** The decoding as it was before the lift: the whole message through JSON.parse. */
 function byJsonParse(payload: Uint8Array) {
@@ -47,18 +48,8 @@ function assertSame(payload: Uint8Array): void {
   assert.deepStrictEqual(outcome(parseIngestionMessage, payload), outcome(byJsonParse, payload), text);
 }
 
-/** xorshift32: the same cases every run. */
-function random(seed: number) {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 2 ** 32;
-  };
-}
+/** The same cases every run. */
+const random = (seed: number) => seededRandom(seed).rand;
 
 const digits = (next: () => number, count: number, first = '0123456789') => {
   let s = first[Math.floor(next() * first.length)]!;
