@@ -6,7 +6,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
+import { parseStrictYaml } from './strict-yaml.js';
 
 export const root = fileURLToPath(new URL('../../../', import.meta.url));
 export const kubernetesDir = join(root, 'deploy/kubernetes');
@@ -61,16 +62,9 @@ export function kubernetesManifestFiles(): string[] {
     .sort();
 }
 
-/** Parses every document of a YAML file; a syntax error or warning fails with the file named. */
+/** Parses every document of a YAML file strictly (see strict-yaml.ts); a problem fails with the file named. */
 export function parseYamlDocuments(path: string): Yaml[] {
-  const documents = parseAllDocuments(readFileSync(path, 'utf8'));
-  return documents.map((document, index) => {
-    const problems = [...document.errors, ...document.warnings];
-    if (problems.length > 0) {
-      throw new Error(`${repoPath(path)} document ${index}: ${problems.map((p) => p.message).join('; ')}`);
-    }
-    return document.toJS();
-  });
+  return parseStrictYaml(readFileSync(path, 'utf8'), repoPath(path));
 }
 
 export function kubernetesDocuments(): KubernetesDocument[] {
