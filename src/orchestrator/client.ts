@@ -16,7 +16,7 @@
  * `{ tls: { ca: readFileSync('ca.pem'), cert, key } }` trusts a private CA and presents a client
  * certificate (with a bare `host:port` too).
  */
-import { Metadata, type ServiceError } from '@grpc/grpc-js';
+import type { Metadata, ServiceError } from '@grpc/grpc-js';
 import { type DecodedValue, decodeValue, type EncodableValue, encodeValue } from '../datatypes/codecs.js';
 import { DataType, dataTypeInfo, parseDataType } from '../datatypes/data-type.js';
 import { OrchestratorClient as LegacyGrpcClient } from '../gen/orchestrator/v1/orchestrator.js';
@@ -28,7 +28,9 @@ import {
 } from '../gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../gen/orchestrator/v1/types.js';
 import { LatticeError } from '../platform/errors.js';
-import { dialTarget } from '../platform/grpc/tls-credentials.js';
+import { type ClientOptions, dialClient } from '../platform/grpc/client-options.js';
+
+export type { ClientOptions, ClientTlsOptions } from '../platform/grpc/client-options.js';
 
 /** A plain value, or one with its type spelled out (`{ type: 'FP16', value: 0.5 }`). */
 export type PlainValue = EncodableValue | { type: string; value: EncodableValue; vectorDim?: number };
@@ -73,32 +75,6 @@ export interface PredictResult {
   pairs: ScoredRow[];
   slates: ScoredRow[];
 }
-
-/** TLS of the client's calls; PEM contents, not file names. */
-export interface ClientTlsOptions {
-  /** CA bundle to trust instead of the system's roots. */
-  ca?: string | Buffer;
-  /** Client certificate and its key, for a server that asks for one. */
-  cert?: string | Buffer;
-  key?: string | Buffer;
-  /** Name checked in the server's certificate instead of the host dialled. */
-  serverName?: string;
-}
-
-export interface ClientOptions {
-  callerId?: string;
-  callerToken?: string;
-  idHeader?: string;
-  tokenHeader?: string;
-  /**
-   * TLS: `true` (the system's roots) or what to trust and present. An `https://host:port` address
-   * dials TLS without it; a bare `host:port` is plaintext unless it is given.
-   */
-  tls?: boolean | ClientTlsOptions;
-}
-
-const pem = (value: string | Buffer | undefined): Buffer | undefined =>
-  value === undefined ? undefined : Buffer.from(value);
 
 interface Typed {
   type: DataType;
@@ -227,25 +203,17 @@ function unary<Req, Res>(
 export class OrchestratorClient {
   private readonly predict: PredictClient;
   private readonly legacy: LegacyGrpcClient;
-  private readonly metadata = new Metadata();
+  private readonly metadata: Metadata;
 
+  /**
+   * `address` is `host:port` (plaintext unless `tls` is given) or `https://host:port` /
+   * `http://host:port`; `options` as for every Lattice client (ClientOptions: caller id and token, TLS).
+   */
   constructor(address: string, options: ClientOptions = {}) {
-    const tls = options.tls;
-    const { target, credentials } = dialTarget(
-      address,
-      typeof tls === 'object'
-        ? {
-            ca: pem(tls.ca),
-            cert: pem(tls.cert),
-            key: pem(tls.key),
-            ...(tls.serverName === undefined ? {} : { serverName: tls.serverName }),
-          }
-        : tls,
-    );
+    const { target, credentials, metadata } = dialClient(address, options);
     this.predict = new PredictClient(target, credentials);
     this.legacy = new LegacyGrpcClient(target, credentials);
-    if (options.callerId) this.metadata.set(options.idHeader ?? 'caller-id', options.callerId);
-    if (options.callerToken) this.metadata.set(options.tokenHeader ?? 'caller-token', options.callerToken);
+    this.metadata = metadata;
   }
 
   private request(input: PredictInput): PredictRequest {

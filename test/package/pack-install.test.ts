@@ -1,8 +1,9 @@
 /**
  * The package as a user gets it: `npm run build`, `npm pack`, the tarball installed into an empty
  * project from the machine's npm cache, then from that project `npx lattice --help`, `lattice up` on
- * free ports and a fresh data directory answering a predict (through `lattice/client`, imported by a
- * plain .mjs file there) and a vss search, with no TypeScript loader in the process.
+ * free ports and a fresh data directory answering a predict and a vss search (through `lattice/client`
+ * and `lattice/vss-client`, each imported by a plain .mjs file there, with the caller token `lattice
+ * up` was started to require), with no TypeScript loader in the process.
  *
  * Slow (a build, a pack, an install that compiles hnswlib-node and the parallel graph builder, a start
  * that onboards the vss demo): about a minute on an idle machine. It runs in `npm test`; it skips with the reason printed when npm
@@ -24,7 +25,6 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { eventually } from '../support/servers.js';
-import { Client as VssClient } from '../vss/serving/harness.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'lattice-pack-'));
@@ -83,9 +83,12 @@ function kib(status: string, field: string): number {
   return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
 }
 
+/** The caller `lattice up` below requires (LATTICE_CALLER_TOKENS), as the scripts send it. */
+const CALLER = { callerId: 'app', callerToken: 'pack-s3cret' };
+
 const clientScript = `import { OrchestratorClient } from 'lattice/client';
 
-const client = new OrchestratorClient(process.argv[2]);
+const client = new OrchestratorClient(process.argv[2], ${JSON.stringify(CALLER)});
 try {
   const { targets } = await client.pointWise({
     modelConfigId: 'catalog_ranker',
@@ -96,6 +99,23 @@ try {
   console.log(JSON.stringify(targets.map((t) => ({ id: t.id, error: t.error, final_score: t.values.final_score }))));
 } finally {
   client.close();
+}
+`;
+
+const vssScript = `import { VssClient } from 'lattice/vss-client';
+
+const vss = new VssClient(process.argv[2], ${JSON.stringify(CALLER)});
+try {
+  const page = await vss.search({
+    entity: 'catalog', model: 'products', variant: 'all', id: 'p0', pageSize: 10, attributes: ['category'],
+  });
+  const [embedding] = await vss.getEmbeddings({ entity: 'catalog', model: 'products', ids: ['p0'] });
+  const scores = await vss.scoreCandidates({
+    entity: 'catalog', model: 'products', vector: embedding.embedding, ids: page.candidates.map((c) => c.id),
+  });
+  console.log(JSON.stringify({ found: page.candidates.length, category: page.candidates[0]?.attributes.category, dimension: embedding.embedding.length, scored: scores.filter((s) => s.found).length }));
+} finally {
+  vss.close();
 }
 `;
 
@@ -126,6 +146,7 @@ describe('the packed package (slow)', () => {
     assert.ok(
       shipped.includes('dist/src/cli/main.js') && shipped.includes('dist/src/orchestrator/client.d.ts'),
     );
+    assert.ok(shipped.includes('dist/src/vss/client.js') && shipped.includes('dist/src/vss/client.d.ts'));
     assert.ok(shipped.includes('proto/vss/v1/vss.proto') && shipped.includes('bin/lattice.js'));
     assert.deepEqual(
       shipped.filter(
@@ -180,6 +201,9 @@ describe('the packed package (slow)', () => {
         LATTICE_VSS_SERVING_PORT: '0',
         LATTICE_VSS_ADMIN_PORT: '0',
         LATTICE_LOG_LEVEL: 'warn',
+        // The orchestrator calls the feature store as lattice-orchestrator, which then needs a token too.
+        LATTICE_CALLER_TOKENS: `${CALLER.callerId}:${CALLER.callerToken},lattice-orchestrator:fs-s3cret`,
+        LATTICE_FEATURE_STORE_CALLER_TOKEN: 'fs-s3cret',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -240,20 +264,30 @@ describe('the packed package (slow)', () => {
     // A search of the vss demo that lattice up onboarded on the fresh data directory.
     const vssAddress = /gRPC vss\.v1\.SimilaritySearch\s+(\S+)\n/.exec(output.stdout)?.[1];
     assert.ok(vssAddress, output.stdout);
-    const vss = new VssClient(vssAddress);
-    try {
-      const found = await vss.search({
-        entity: 'catalog',
-        modelName: 'products',
-        variant: 'all',
-        queries: [{ candidateId: 'p0', pageToken: '', filters: [] }],
-        pageSize: 10,
-        attributes: ['category'],
-      });
-      assert.equal(found.results[0]?.candidates.length, 10, JSON.stringify(found));
-    } finally {
-      vss.close();
-    }
+    writeFileSync(join(project, 'search.mjs'), vssScript);
+    const search = spawnSync(process.execPath, ['search.mjs', vssAddress], {
+      cwd: project,
+      encoding: 'utf8',
+    });
+    assert.equal(search.status, 0, `${search.stdout}${search.stderr}`);
+    const found = JSON.parse(search.stdout) as {
+      found: number;
+      category: unknown;
+      dimension: number;
+      scored: number;
+    };
+    assert.equal(found.found, 10, search.stdout);
+    assert.equal(typeof found.category, 'string', search.stdout);
+    assert.ok(found.dimension > 0, search.stdout);
+    assert.equal(found.scored, 10, search.stdout);
+    // Without the caller token the same servers refuse.
+    writeFileSync(join(project, 'anonymous.mjs'), vssScript.replace(JSON.stringify(CALLER), '{}'));
+    const anonymous = spawnSync(process.execPath, ['anonymous.mjs', vssAddress], {
+      cwd: project,
+      encoding: 'utf8',
+    });
+    assert.notEqual(anonymous.status, 0);
+    assert.match(anonymous.stderr, /UNAUTHENTICATED/);
 
     child.kill('SIGTERM');
     assert.equal(await exited, 0, output.stderr);
