@@ -165,6 +165,32 @@ function rowsOf(
   };
 }
 
+/**
+ * A pair's or slate's index into the request's targets, checked before the request is built: the
+ * encoder cannot write anything but an int32 and would fail as INTERNAL "serialization failure".
+ */
+function targetIndex(value: unknown, targets: number, field: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value >= targets) {
+    const shown = typeof value === 'bigint' ? `${value}n` : (JSON.stringify(value) ?? String(value));
+    throw new LatticeError(
+      'INVALID_ARGUMENT',
+      `${field} is ${shown}: it must be the index of one of the ${targets} targets (an integer from 0 to ${targets - 1})`,
+      { field },
+    );
+  }
+  return value;
+}
+
+/** Each entry of a request's `pairs` or `slates` must be an object. */
+function rowObject<T>(value: T, field: string): NonNullable<T> {
+  if (typeof value !== 'object' || value === null) {
+    throw new LatticeError('INVALID_ARGUMENT', `${field} is ${String(value)}: it must be an object`, {
+      field,
+    });
+  }
+  return value as NonNullable<T>;
+}
+
 function decodeRows(schema: readonly FeatureSchema[], scores: readonly Score[]): ScoredRow[] {
   return scores.map((score) => ({
     values: Object.fromEntries(
@@ -269,13 +295,22 @@ export class OrchestratorClient {
 
   async pairWise(input: PairInput): Promise<PredictResult> {
     const request = this.request(input);
+    const count = input.targets.length;
+    const checked = input.pairs.map((p, i) => {
+      const pair = rowObject(p, `pairs[${i}]`);
+      return {
+        first: targetIndex(pair.first, count, `pairs[${i}].first`),
+        second: targetIndex(pair.second, count, `pairs[${i}].second`),
+        features: pair.features,
+      };
+    });
     const pairs = rowsOf(
-      input.pairs.map((p) => p.features),
+      checked.map((p) => p.features),
       input.schema,
       'pairs',
     );
     request.pairInputSchema = pairs.schema;
-    request.pairs = input.pairs.map((p, i) => ({
+    request.pairs = checked.map((p, i) => ({
       firstTargetIndex: p.first,
       secondTargetIndex: p.second,
       featureValues: pairs.values[i]!,
@@ -292,14 +327,27 @@ export class OrchestratorClient {
 
   async slateWise(input: SlateInput): Promise<PredictResult> {
     const request = this.request(input);
+    const count = input.targets.length;
+    const checked = input.slates.map((s, i) => {
+      const slate = rowObject(s, `slates[${i}]`);
+      if (!Array.isArray(slate.targets)) {
+        throw new LatticeError('INVALID_ARGUMENT', `slates[${i}].targets must be a list of target indexes`, {
+          field: `slates[${i}].targets`,
+        });
+      }
+      return {
+        targets: slate.targets.map((t, j) => targetIndex(t, count, `slates[${i}].targets[${j}]`)),
+        features: slate.features,
+      };
+    });
     const slates = rowsOf(
-      input.slates.map((s) => s.features),
+      checked.map((s) => s.features),
       input.schema,
       'slates',
     );
     request.slateInputSchema = slates.schema;
-    request.slates = input.slates.map((s, i) => ({
-      slateTargetIndices: [...s.targets],
+    request.slates = checked.map((s, i) => ({
+      slateTargetIndices: s.targets,
       featureValues: slates.values[i]!,
     }));
     request.returnTargetScores = input.returnTargetScores ?? false;

@@ -12,6 +12,7 @@ import { OrchestratorClient } from '../../../src/orchestrator/client.js';
 import type { InferRequest, ModelInferer, Tensor } from '../../../src/orchestrator/clients/index.js';
 import { createComponentBuilder } from '../../../src/orchestrator/components/index.js';
 import { createConfigStore } from '../../../src/platform/config-store/index.js';
+import { LatticeError } from '../../../src/platform/errors.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
 import { blendOnly } from '../../support/orchestrator.js';
@@ -157,6 +158,54 @@ describe('orchestrator gRPC API', () => {
     assert.deepEqual(
       withTargets.targets.map((t) => t.values.doubled),
       [2, 4, 6],
+    );
+  });
+
+  test('PairWise and SlateWise: a malformed index is INVALID_ARGUMENT naming the field, before anything is sent', async () => {
+    const targets = [
+      { id: 'a', features: { price: 1 } },
+      { id: 'b', features: { price: 2 } },
+    ];
+    const base = { modelConfigId: 'doubler', targets };
+    const cases: [unknown, string, RegExp][] = [
+      [
+        [
+          { first: 0, second: 1 },
+          { first: 0.5, second: 1 },
+        ],
+        'pairs[1].first',
+        /is 0\.5: .*integer from 0 to 1/,
+      ],
+      [[{ second: 1 }], 'pairs[0].first', /is undefined/],
+      [[{ first: 0, second: '1' }], 'pairs[0].second', /is "1"/],
+      [[{ first: 2 ** 40, second: 1 }], 'pairs[0].first', /is 1099511627776/],
+      [[{ first: 1n, second: 0 }], 'pairs[0].first', /is 1n/],
+      [[{ first: 0, second: 2 }], 'pairs[0].second', /is 2: it must be the index of one of the 2 targets/],
+      [[null], 'pairs[0]', /must be an object/],
+    ];
+    for (const [pairs, field, message] of cases) {
+      await assert.rejects(
+        client.pairWise({ ...base, pairs } as unknown as Parameters<typeof client.pairWise>[0]),
+        (err) =>
+          err instanceof LatticeError &&
+          err.code === 'INVALID_ARGUMENT' &&
+          err.field === field &&
+          message.test(err.message),
+        `${JSON.stringify(pairs, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))} → ${field}`,
+      );
+    }
+    await assert.rejects(
+      client.slateWise({ ...base, slates: [{ targets: [0, 1.5] }] }),
+      (err) =>
+        err instanceof LatticeError &&
+        err.code === 'INVALID_ARGUMENT' &&
+        err.field === 'slates[0].targets[1]',
+    );
+    // The server still answers the well-formed request.
+    const ok = await client.pairWise({ ...base, pairs: [{ first: 1, second: 0, features: { weight: 1 } }] });
+    assert.deepEqual(
+      ok.pairs.map((p) => p.values.slate_score),
+      [10],
     );
   });
 
