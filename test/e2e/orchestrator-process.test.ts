@@ -385,7 +385,8 @@ describe('lattice orchestrator as its own process', () => {
             targets: catalogs.map((c) => ({ id: c })),
             deadlineMs: 5000,
           });
-          served.set(trackingId, { userId, result });
+          // Keyed by the answer's tracking id: the request's, or the one the orchestrator assigned.
+          served.set(result.trackingId, { userId, result });
         };
         const prefix = uniqueName(format);
         await eventually(
@@ -401,7 +402,8 @@ describe('lattice orchestrator as its own process', () => {
           3000,
           `model ${id} live`,
         );
-        await Promise.all([send(`${prefix}-1`, 'u9'), send(`${prefix}-2`, 'u17')]);
+        // The second request has no tracking id: its records carry the one its answer names.
+        await Promise.all([send(`${prefix}-1`, 'u9'), send('', 'u17')]);
 
         // 15 targets in batches of 7: three records per request.
         const ours = async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { PredictRequest } from '../../gen/orchestrator/v1/predict.js';
 import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
@@ -29,15 +30,12 @@ export function predictHandlers(
   const infer =
     (pattern: 'point' | 'pair' | 'slate') => async (request: PredictRequest, call: CallContext) => {
       checkModelConfigId(request.modelConfigId);
-      const { context } = await engine.execute(
-        request.modelConfigId,
-        { pattern, request },
-        request.trackingId,
-        {
-          signal: call.signal,
-          deadline: call.deadline,
-        },
-      );
+      // A request without a tracking id gets one here, so its answer names the id its inference log records carry.
+      const trackingId = request.trackingId || randomUUID();
+      const { context } = await engine.execute(request.modelConfigId, { pattern, request }, trackingId, {
+        signal: call.signal,
+        deadline: call.deadline,
+      });
       observe?.(context);
       const answer = predictAnswer(context, request.returnTargetScores);
       return answerRows(answer) > SLICED_ANSWER_ROWS
