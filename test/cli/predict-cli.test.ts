@@ -64,7 +64,54 @@ describe('lattice predict', () => {
     const pair = await run([...base, '--kind', 'pair', '--target', 'c1', '--target', 'c2', '--pairs', '0-1']);
     // catalog_ranker has no pair outputs: one pair row, no values, no error.
     assert.equal(pair.exitCode, 0, pair.err);
-    assert.match(pair.out, /^ROW\s+ERROR\npair 0\s+-$/);
+    assert.match(pair.out, /^ROW\s+ERROR\npair 0\s+-\ntracking id: \S+$/);
+  });
+
+  test('--pairs and --slates repeated keep every pair and slate', async () => {
+    const targets = ['--target', 'c1', '--target', 'c2', '--target', 'c3'];
+    const pairs = await run([
+      ...base,
+      ...targets,
+      '--kind',
+      'pair',
+      '--pairs',
+      '0-1',
+      '--pairs',
+      '1-2,2-0',
+      '--json',
+    ]);
+    assert.equal(pairs.exitCode, 0, pairs.err);
+    assert.equal((JSON.parse(pairs.out) as { pairs: unknown[] }).pairs.length, 3);
+    const slates = await run([
+      ...base,
+      ...targets,
+      '--kind',
+      'slate',
+      '--slates',
+      '0.1',
+      '--slates',
+      '2',
+      '--json',
+    ]);
+    assert.equal(slates.exitCode, 0, slates.err);
+    assert.equal((JSON.parse(slates.out) as { slates: unknown[] }).slates.length, 2);
+  });
+
+  test('the answer carries the tracking id: --tracking-id, else the one the orchestrator assigned', async () => {
+    const given = await run([...base, '--target', 'c1', '--tracking-id', 'cli-track-7', '--json']);
+    assert.equal(given.exitCode, 0, given.err);
+    assert.equal((JSON.parse(given.out) as { trackingId: string }).trackingId, 'cli-track-7');
+    const table = await run([...base, '--target', 'c1', '--tracking-id', 'cli-track-8']);
+    assert.match(table.out, /\ntracking id: cli-track-8$/);
+    // Without one, each answer names the id the orchestrator gave the request (its inference log's).
+    const ids: string[] = [];
+    // One after the other: runCaptured captures the console of this process.
+    for (const _ of [1, 2]) {
+      const assigned = await run([...base, '--target', 'c1', '--json']);
+      ids.push((JSON.parse(assigned.out) as { trackingId: string }).trackingId);
+    }
+    for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.notEqual(ids[0], ids[1]);
   });
 
   test('bad usage exits 2; an unknown model config is the server answer; a down server says what to do', async () => {

@@ -28,6 +28,8 @@ import { createOrchestratorClients } from '../../src/orchestrator/clients/index.
 import { createComponentBuilder } from '../../src/orchestrator/components/index.js';
 import { type Cache, createCache } from '../../src/platform/cache/index.js';
 import { type ConfigStore, createConfigStore } from '../../src/platform/config-store/index.js';
+import type { CallerAuthOptions } from '../../src/platform/grpc/index.js';
+import { type ServerTls, serveTlsByDefault } from '../../src/platform/http/index.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
 
@@ -130,7 +132,16 @@ export interface Stack {
 }
 
 export async function startStack(
-  options: { metrics?: Metrics; cache?: Cache; users?: number; catalogs?: number } = {},
+  options: {
+    metrics?: Metrics;
+    cache?: Cache;
+    users?: number;
+    catalogs?: number;
+    /** Caller-token auth of the orchestrator. */
+    auth?: CallerAuthOptions;
+    /** TLS of the orchestrator alone (the reference servers behind it stay plaintext). */
+    tls?: ServerTls;
+  } = {},
 ): Promise<Stack> {
   const logger = createLogger('stack', { level: 'silent' });
   const metrics = options.metrics ?? new Metrics();
@@ -138,6 +149,8 @@ export async function startStack(
   const { config, targets } = servers;
   const clients = createOrchestratorClients({ metrics, featureStoreTarget: targets.featureStore });
   const cache = options.cache ?? (await createCache({ kind: 'memory' }));
+  // The server reads the process's default TLS when it is created.
+  if (options.tls) serveTlsByDefault(options.tls);
   const orchestrator = await startOrchestrator({
     host: '127.0.0.1',
     port: 0,
@@ -145,6 +158,9 @@ export async function startStack(
     buildComponent: createComponentBuilder({ ...clients, featureCache: { cache, metrics } }),
     logger,
     metrics,
+    ...(options.auth ? { auth: options.auth } : {}),
+  }).finally(() => {
+    if (options.tls) serveTlsByDefault(undefined);
   });
   return {
     data: servers.data,

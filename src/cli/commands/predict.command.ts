@@ -1,14 +1,16 @@
 import { type Command, Option } from 'commander';
+import { addClientFlags, type ClientFlags } from '../client-flags.js';
 import { type CliSession, lazyAction, positiveInteger, repeatable } from '../command-kit.js';
 
-export interface PredictOptions {
+export interface PredictOptions extends ClientFlags {
   modelConfig: string;
   kind: 'point' | 'pair' | 'slate';
   context?: string[];
   target?: string[];
   targets?: string;
-  pairs?: string;
-  slates?: string;
+  pairs?: string[];
+  slates?: string[];
+  trackingId?: string;
   schema?: string[];
   deadlineMs: number;
   address?: string;
@@ -42,19 +44,20 @@ export function definePredict(program: Command, session: CliSession): void {
       '--targets <FILE>',
       'targets from a JSON file ([{"id": "c1", "features": {...}}] or ["c1", ...]) or a CSV file (an "id" column, every other column a feature)',
     )
-    .option('--pairs <0-1,1-2>', 'pair-wise: pairs of target indexes')
-    .option('--slates <0.1.2,3.4>', 'slate-wise: slates of target indexes')
+    .option('--pairs <0-1,1-2>', 'pair-wise: pairs of target indexes, repeatable', repeatable)
+    .option('--slates <0.1.2,3.4>', 'slate-wise: slates of target indexes, repeatable', repeatable)
     .option(
       '--schema <name=TYPE>',
       'the data type of a feature (FP32, INT64, STRING, FP32_VECTOR, ...), repeatable',
       repeatable,
     )
     .option('--deadline-ms <N>', "the call's deadline", positiveInteger, 5000)
-    .option('--address <HOST:PORT>', 'the orchestrator (default from the settings)')
-    .option('--json', 'print the decoded answer as JSON')
-    .addHelpText(
-      'after',
-      '\nExit status: 0 scored (rows may carry errors, shown per row), 1 the call failed or the server is\ndown, 2 bad usage.',
-    );
+    .option('--tracking-id <ID>', "the request's tracking id (echoed in the answer and the inference log)")
+    .option('--address <HOST:PORT>', 'the orchestrator (default from the settings; https:// dials TLS)')
+    .option('--json', 'print the decoded answer as JSON');
+  addClientFlags(command).addHelpText(
+    'after',
+    '\nExit status: 0 scored (rows may carry errors, shown per row), 1 the call failed or the server is\ndown, 2 bad usage.',
+  );
   lazyAction<PredictOptions>(command, session, async () => (await import('./predict.js')).runPredict);
 }

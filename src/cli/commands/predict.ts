@@ -5,7 +5,6 @@
  * with each row's error.
  */
 import { readFileSync } from 'node:fs';
-import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { CsvParser } from '../../featurestore/csv-records.js';
 import {
   OrchestratorClient,
@@ -13,9 +12,9 @@ import {
   type PredictResult,
   type TargetInput,
 } from '../../orchestrator/client.js';
-import { describeError, type ErrorCode, invalidArgument, LatticeError } from '../../platform/errors.js';
-import { tlsOf } from '../../platform/http/index.js';
-import { loadSettings } from '../../platform/settings/index.js';
+import { describeError, invalidArgument } from '../../platform/errors.js';
+import { callFailure } from '../call-failure.js';
+import { clientSettings } from '../client-settings.js';
 import { type Invocation, UsageError } from '../command-kit.js';
 import { textTable } from '../text-table.js';
 import type { PredictOptions } from './predict.command.js';
@@ -126,6 +125,7 @@ function show(result: PredictResult, kind: string, json: boolean): void {
   printTable(rows);
   const failed = rows.filter((r) => r.error).length;
   if (failed > 0) console.log(`${failed} of ${rows.length} rows have errors (their values are defaults)`);
+  if (result.trackingId) console.log(`tracking id: ${result.trackingId}`);
 }
 
 type PredictInput = Parameters<OrchestratorClient['pointWise']>[0] & {
@@ -152,19 +152,22 @@ function predictInput(values: PredictOptions): PredictInput {
       targets,
       schema: Object.fromEntries((values.schema ?? []).map((s) => keyValue(s, '--schema'))),
       deadlineMs: values.deadlineMs,
+      ...(values.trackingId === undefined ? {} : { trackingId: values.trackingId }),
     };
     if (values.kind === 'pair') {
       if (!values.pairs) throw new UsageError('--kind pair needs --pairs (e.g. 0-1,1-2)');
-      input.pairs = values.pairs.split(',').map((p) => {
-        const [first, second] = indexes(p, '-', targets.length, '--pairs');
-        if (second === undefined) throw new UsageError(`--pairs: ${p} is not a pair like 0-1`);
-        return { first: first!, second };
-      });
+      input.pairs = values.pairs
+        .flatMap((list) => list.split(','))
+        .map((p) => {
+          const [first, second] = indexes(p, '-', targets.length, '--pairs');
+          if (second === undefined) throw new UsageError(`--pairs: ${p} is not a pair like 0-1`);
+          return { first: first!, second };
+        });
     }
     if (values.kind === 'slate') {
       if (!values.slates) throw new UsageError('--kind slate needs --slates (e.g. 0.1.2,3.4)');
       input.slates = values.slates
-        .split(',')
+        .flatMap((list) => list.split(','))
         .map((s) => ({ targets: indexes(s, '.', targets.length, '--slates') }));
     }
     return input;
@@ -178,10 +181,10 @@ function predictInput(values: PredictOptions): PredictInput {
 export async function runPredict({ options: values, context }: Invocation<PredictOptions>): Promise<void> {
   const kind = values.kind;
   const input = predictInput(values);
-  const settings = loadSettings({ file: context.settingsFile });
+  const { settings, options } = clientSettings(values, context.settingsFile);
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const address = values.address ?? `${host}:${settings.orchestrator.port}`;
-  const client = new OrchestratorClient(address, { tls: tlsOf(settings).client });
+  const client = new OrchestratorClient(address, options);
   try {
     const result =
       kind === 'pair'
@@ -191,18 +194,12 @@ export async function runPredict({ options: values, context }: Invocation<Predic
           : await client.pointWise(input);
     show(result, kind, values.json === true);
   } catch (err) {
-    const grpc = err as Partial<ServiceError>;
-    if (grpc.code === grpcStatus.UNAVAILABLE) {
-      throw new LatticeError(
-        'UNAVAILABLE',
-        `the orchestrator is not reachable at ${address} (${grpc.details ?? describeError(err)}); start it with "lattice up", or point --address at it`,
-      );
-    }
-    if (grpc.code === undefined) throw err;
-    const name = grpcStatus[grpc.code];
-    const code: ErrorCode =
-      name === 'NOT_FOUND' || name === 'INVALID_ARGUMENT' || name === 'DEADLINE_EXCEEDED' ? name : 'INTERNAL';
-    throw new LatticeError(code, `predict failed (${name}): ${grpc.details ?? describeError(err)}`);
+    throw callFailure(err, {
+      what: 'predict',
+      server: 'the orchestrator',
+      address,
+      reach: 'start it with "lattice up", or point --address at it',
+    });
   } finally {
     client.close();
   }

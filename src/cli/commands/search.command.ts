@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { FILTER_OPS } from '../../platform/vectordb/vector-db.js';
+import { addClientFlags, type ClientFlags } from '../client-flags.js';
 import { type CliSession, lazyAction, positiveInteger, repeatable } from '../command-kit.js';
 
-export interface SearchOptions {
+export interface SearchOptions extends ClientFlags {
   entity: string;
   model: string;
   variant: string;
@@ -41,8 +42,11 @@ export function defineSearch(program: Command, session: CliSession): void {
     .option('--attributes <A,B>', 'attributes to print with each candidate')
     .option('--page-size <N>', 'candidates per page (default 10, at most 1000)', positiveInteger)
     .option('--page-token <T>', 'the next page of an earlier search (printed after each page)')
-    .option('--target <HOST:PORT>', 'vss serving (default from the settings)')
-    .option('--json', 'print the page as JSON')
-    .addHelpText('after', '\nExit status: 0 found, 1 the server refused or is down, 2 bad usage.');
+    .option('--target <HOST:PORT>', 'vss serving (default from the settings; https:// dials TLS)')
+    .option('--json', 'print the page as JSON');
+  addClientFlags(command).addHelpText(
+    'after',
+    '\nExit status: 0 found, 1 the server refused or is down, 2 bad usage.',
+  );
   lazyAction<SearchOptions>(command, session, async () => (await import('./search.js')).runSearch);
 }

@@ -3,11 +3,10 @@
  * filters, attributes and pages; a table on a terminal, `--json` for scripts.
  */
 import { readFileSync } from 'node:fs';
-import { status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
-import { describeError, type ErrorCode, invalidArgument, LatticeError } from '../../platform/errors.js';
-import { tlsOf } from '../../platform/http/index.js';
-import { loadSettings } from '../../platform/settings/index.js';
+import { describeError, invalidArgument } from '../../platform/errors.js';
 import { FILTER_OPS, type FilterOpName, type SearchFilter, VssClient } from '../../vss/client.js';
+import { callFailure } from '../call-failure.js';
+import { clientSettings } from '../client-settings.js';
 import { type Invocation, UsageError } from '../command-kit.js';
 import { textTable } from '../text-table.js';
 import type { SearchOptions } from './search.command.js';
@@ -69,10 +68,10 @@ function searchInput(values: SearchOptions): Parameters<VssClient['search']>[0] 
 
 export async function runSearch({ options: values, context }: Invocation<SearchOptions>): Promise<void> {
   const input = searchInput(values);
-  const settings = loadSettings({ file: context.settingsFile });
+  const { settings, options } = clientSettings(values, context.settingsFile);
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const target = values.target ?? `${host}:${settings.vss.servingPort}`;
-  const client = new VssClient(target, { tls: tlsOf(settings).client });
+  const client = new VssClient(target, options);
   try {
     const page = await client.search(input);
     if (values.json) {
@@ -91,17 +90,12 @@ export async function runSearch({ options: values, context }: Invocation<SearchO
     if (page.candidates.length === 0) console.log('(no candidates)');
     if (page.nextPageToken) console.log(`next page: --page-token ${page.nextPageToken}`);
   } catch (err) {
-    const grpc = err as Partial<ServiceError>;
-    if (grpc.code === grpcStatus.UNAVAILABLE) {
-      throw new LatticeError(
-        'UNAVAILABLE',
-        `vss serving is not reachable at ${target} (${grpc.details ?? describeError(err)}); start it with "lattice up" or "lattice vss", or point --target at it`,
-      );
-    }
-    const name = grpc.code === undefined ? undefined : grpcStatus[grpc.code];
-    const code: ErrorCode =
-      name === 'NOT_FOUND' || name === 'INVALID_ARGUMENT' || name === 'DEADLINE_EXCEEDED' ? name : 'INTERNAL';
-    throw new LatticeError(code, `search failed (${name ?? 'error'}): ${grpc.details ?? describeError(err)}`);
+    throw callFailure(err, {
+      what: 'search',
+      server: 'vss serving',
+      address: target,
+      reach: 'start it with "lattice up" or "lattice vss", or point --target at it',
+    });
   } finally {
     client.close();
   }

@@ -11,6 +11,7 @@ export function redactSettings(settings: LoadedSettings): unknown {
     auth: {
       ...auth,
       callerTokens: Object.fromEntries(Object.keys(auth.callerTokens).map((id) => [id, hidden])),
+      callerToken: auth.callerToken && hidden,
     },
     orchestrator: {
       ...orchestrator,

@@ -35,6 +35,8 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_STATSD_TAGS', path: 'metrics.statsdTags', kind: 'string' },
   { env: 'LATTICE_READY_TIMEOUT_MS', path: 'metrics.readyTimeoutMs', kind: 'number' },
   { env: 'LATTICE_CALLER_TOKENS', path: 'auth.callerTokens', kind: 'tokens' },
+  { env: 'LATTICE_CALLER_ID', path: 'auth.callerId', kind: 'string' },
+  { env: 'LATTICE_CALLER_TOKEN', path: 'auth.callerToken', kind: 'string' },
   { env: 'LATTICE_GRPC_PORT', path: 'grpc.port', kind: 'number' },
   { env: 'LATTICE_GRPC_DEFAULT_DEADLINE_MS', path: 'grpc.defaultDeadlineMs', kind: 'number' },
   { env: 'LATTICE_GRPC_MAX_INFLIGHT_CALLS', path: 'grpc.maxInFlightCalls', kind: 'number' },

@@ -151,6 +151,9 @@ export const settingsSchema = z
         callerTokens: z.record(z.string().min(1), z.string().min(1)).default({}),
         callerIdHeader: z.string().min(1).default('caller-id'),
         callerTokenHeader: z.string().min(1).default('caller-token'),
+        /** The identity the CLI's gRPC clients (`lattice predict`, `lattice search`) send; their flags win. */
+        callerId: z.string().min(1).optional(),
+        callerToken: z.string().min(1).optional(),
       })
       .strict()
       .prefault({}),
