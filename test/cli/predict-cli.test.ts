@@ -69,32 +69,16 @@ describe('lattice predict', () => {
 
   test('--pairs and --slates repeated keep every pair and slate', async () => {
     const targets = ['--target', 'c1', '--target', 'c2', '--target', 'c3'];
-    const pairs = await run([
-      ...base,
-      ...targets,
-      '--kind',
-      'pair',
-      '--pairs',
-      '0-1',
-      '--pairs',
-      '1-2,2-0',
-      '--json',
-    ]);
-    assert.equal(pairs.exitCode, 0, pairs.err);
-    assert.equal((JSON.parse(pairs.out) as { pairs: unknown[] }).pairs.length, 3);
-    const slates = await run([
-      ...base,
-      ...targets,
-      '--kind',
-      'slate',
-      '--slates',
-      '0.1',
-      '--slates',
-      '2',
-      '--json',
-    ]);
-    assert.equal(slates.exitCode, 0, slates.err);
-    assert.equal((JSON.parse(slates.out) as { slates: unknown[] }).slates.length, 2);
+    const cases = [
+      { kind: 'pair', flags: ['--pairs', '0-1', '--pairs', '1-2,2-0'], rows: 3 },
+      { kind: 'slate', flags: ['--slates', '0.1', '--slates', '2'], rows: 2 },
+    ] as const;
+    for (const { kind, flags, rows } of cases) {
+      const answer = await run([...base, ...targets, '--kind', kind, ...flags, '--json']);
+      assert.equal(answer.exitCode, 0, answer.err);
+      const result = JSON.parse(answer.out) as Record<'pairs' | 'slates', unknown[]>;
+      assert.equal(result[`${kind}s`].length, rows, `${kind}: ${answer.out}`);
+    }
   });
 
   test('the answer carries the tracking id: --tracking-id, else the one the orchestrator assigned', async () => {
