@@ -210,6 +210,9 @@ export class VssClient {
 
   /** One page of one query; a query the server could not answer (e.g. an id without an embedding) rejects with its code. */
   async search(input: SearchInput): Promise<SearchPage> {
+    if ((input.id === undefined) === (input.vector === undefined)) {
+      throw new LatticeError('INVALID_ARGUMENT', 'give exactly one of id and vector', { field: 'id' });
+    }
     const [page] = await this.searchMany({ ...input, queries: [input] });
     if (page!.error) throw queryError(page!.error);
     return { candidates: page!.candidates, nextPageToken: page!.nextPageToken };

@@ -145,6 +145,19 @@ describe('VssClient (lattice/vss-client), tokens and TLS on', () => {
     } finally {
       for (const client of [anonymous, wrong, untrusted, plaintext]) client.close();
     }
+    await assert.rejects(
+      vss.search({ entity: ENTITY, model: MODEL, variant: 'organic' }),
+      (err) => isLatticeError(err, 'INVALID_ARGUMENT') && err.field === 'id',
+    );
+    await assert.rejects(
+      vss.searchMany({
+        entity: ENTITY,
+        model: MODEL,
+        variant: 'organic',
+        queries: [{ id: 'a' }, { id: 'b', vector: [1] }],
+      }),
+      (err) => isLatticeError(err, 'INVALID_ARGUMENT') && err.field === 'queries[1]',
+    );
     assert.throws(
       () => new VssClient(address, { callerId: 'shop', tls }),
       (err) => isLatticeError(err, 'INVALID_ARGUMENT') && err.field === 'callerToken',
