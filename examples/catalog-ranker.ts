@@ -2,14 +2,17 @@
  * A worked example over the seeded demo data (src/featurestore/demo-data.ts): the design's catalog
  * ranker with chained entity resolution — catalog → its category → user × category — a logistic
  * ONNX model served by the reference model server, and a blend computed by the reference compute
- * server. Used by `lattice up`, the end-to-end tests and the benchmarks.
+ * server. PairWise and SlateWise requests are scored too, by a slate model on the same features
+ * (one row per pair or slate). Used by `lattice up`, the end-to-end tests and the benchmarks.
  */
 
-import { logisticRanker, writeModel } from '../src/modelserver/onnx-builder.js';
+import { logisticRanker, slateScorer, writeModel } from '../src/modelserver/onnx-builder.js';
 import type { ModelConfigInput } from '../src/orchestrator/config/index.js';
 
 export const CATALOG_RANKER_ID = 'catalog_ranker';
 export const CATALOG_RANKER_MODEL = 'catalog_ranker';
+/** The slate model: the ranker's weights, one answer row per pair or slate (onnx-builder.ts, slateScorer). */
+export const CATALOG_SLATE_MODEL = 'catalog_slate_ranker';
 export const BLEND_COMPUTE_ID = 'catalog_blend';
 export const BLEND_EXPRESSION = 'ctr 0.9 * popularity 0.1 * +';
 
@@ -27,7 +30,10 @@ export const RANKER_FEATURES = [
 export const RANKER_WEIGHTS = [0.3, -0.2, 0.1, 0.05, -0.1, 0.2, -0.05, 0.15, 0.01, -0.002, 5, 1, 0.05];
 export const RANKER_BIAS = -1;
 
-/** Writes the ranker into a model repository; returns the weights actually stored (fp32). */
+/**
+ * Writes the ranker and the slate model into a model repository; returns the ranker's weights as
+ * actually stored (fp32), which the slate model shares.
+ */
 export function writeCatalogRankerModel(repository: string): { weights: Float32Array; bias: number } {
   const model = logisticRanker({
     features: RANKER_WEIGHTS.length,
@@ -35,6 +41,8 @@ export function writeCatalogRankerModel(repository: string): { weights: Float32A
     bias: RANKER_BIAS,
   });
   writeModel(repository, CATALOG_RANKER_MODEL, 1, model.bytes);
+  const slate = slateScorer({ features: RANKER_WEIGHTS.length, weights: model.weights, bias: model.bias });
+  writeModel(repository, CATALOG_SLATE_MODEL, 1, slate.bytes);
   return { weights: model.weights, bias: model.bias };
 }
 
@@ -50,12 +58,13 @@ export function catalogRankerConfig(targets: {
     model_config_id: CATALOG_RANKER_ID,
     target_id_column: 'catalog_id',
     component_dependency: {
-      catalog_features: ['category_features', 'user_x_category', 'ranker'],
-      user_features: ['ranker'],
-      category_features: ['ranker', 'blend'],
-      user_x_category: ['ranker'],
+      catalog_features: ['category_features', 'user_x_category', 'ranker', 'slate_ranker'],
+      user_features: ['ranker', 'slate_ranker'],
+      category_features: ['ranker', 'blend', 'slate_ranker'],
+      user_x_category: ['ranker', 'slate_ranker'],
       ranker: ['blend'],
       blend: [],
+      slate_ranker: [],
     },
     cache: { version: 1, ttl_seconds: 300 },
     feature_components: [
@@ -116,6 +125,27 @@ export function catalogRankerConfig(targets: {
         ],
         outputs: [{ name: 'score', data_type: 'FP32', columns: ['ctr'] }],
       },
+      {
+        // PairWise and SlateWise: one call per pair or slate over its targets' rows, one answer row.
+        name: 'slate_ranker',
+        model_name: CATALOG_SLATE_MODEL,
+        model_version: '1',
+        slate: true,
+        deadline_ms: 200,
+        endpoints: [{ target: targets.modelServer, percentage: 100 }],
+        inputs: [
+          {
+            name: 'features',
+            data_type: 'FP32',
+            shape: [RANKER_WEIGHTS.length],
+            features: [...RANKER_FEATURES],
+          },
+        ],
+        outputs: [
+          { name: 'slate_score', data_type: 'FP32', columns: ['slate_ctr'] },
+          { name: 'preference', data_type: 'FP32', columns: ['preference'] },
+        ],
+      },
     ],
     compute_components: [
       {
@@ -129,6 +159,7 @@ export function catalogRankerConfig(targets: {
       },
     ],
     request_features: ['user_id'],
-    response: { columns: ['ctr', 'final_score'] },
+    // Point-wise rows answer ctr and final_score; pair and slate rows slate_ctr and preference.
+    response: { columns: ['ctr', 'final_score', 'slate_ctr', 'preference'] },
   };
 }

@@ -126,6 +126,45 @@ export function logisticRanker(options: {
   return { bytes, weights, bias };
 }
 
+/**
+ * A slate scorer: one answer row for a whole slate (or pair) of `N` targets, from the logistic
+ * ranker's logits `z = features · W + b` (input `features` FP32 `[N, k]`). Outputs, each FP32
+ * `[1, 1]`: `slate_score`, the mean of the targets' sigmoid(z) (the slate's expected click-through),
+ * and `preference`, sigmoid(z_first − z_last): for a pair, the probability that its first target
+ * ranks above its second (Bradley–Terry on the ranker's scores); 0.5 for a slate of one. Serve it
+ * unbatched: stacking several slates along the first dimension would score them as one.
+ */
+export function slateScorer(options: { features: number; weights: ArrayLike<number>; bias: number }): {
+  bytes: Uint8Array;
+} {
+  const k = options.features;
+  if (options.weights.length !== k)
+    throw new RangeError(`slateScorer: ${options.weights.length} weights for ${k} features`);
+  const bytes = encodeModel({
+    name: 'slate_scorer',
+    input: [valueInfo('features', Elem.FLOAT, ['N', k])],
+    output: [valueInfo('slate_score', Elem.FLOAT, [1, 1]), valueInfo('preference', Elem.FLOAT, [1, 1])],
+    initializer: [
+      floatInitializer('W', [k, 1], options.weights),
+      floatInitializer('b', [1], [options.bias]),
+      int64Initializer('first', [1], [0]),
+      int64Initializer('last', [1], [-1]),
+    ],
+    node: [
+      node('MatMul', ['features', 'W'], ['logit_raw']),
+      node('Add', ['logit_raw', 'b'], ['logit']),
+      node('Sigmoid', ['logit'], ['prob']),
+      // No axes: the mean over every element of [N, 1], kept as [1, 1].
+      node('ReduceMean', ['prob'], ['slate_score'], { keepdims: 1 }),
+      node('Gather', ['logit', 'first'], ['logit_first'], { axis: 0 }),
+      node('Gather', ['logit', 'last'], ['logit_last'], { axis: 0 }),
+      node('Sub', ['logit_first', 'logit_last'], ['margin']),
+      node('Sigmoid', ['margin'], ['preference']),
+    ],
+  });
+  return { bytes };
+}
+
 export interface TwoHeadRanker extends LogisticRanker {
   /** Embedding projection, row-major `[k, 2]`. */
   projection: Float32Array;

@@ -74,6 +74,58 @@ describe('orchestrator end to end against the reference servers', () => {
     }
   });
 
+  test('pairs and slates are scored: one row each, slate_ctr the mean ctr, preference first over last', async () => {
+    const catalogs = stack.data.rows.catalog.slice(0, 6).map((r) => r.key[0]!);
+    const ctr = catalogs.map((id) => expected(stack, 'u3', id).ctr);
+    const logit = (p: number) => Math.log(p / (1 - p));
+    const preference = (a: number, b: number) => 1 / (1 + Math.exp(-(logit(ctr[a]!) - logit(ctr[b]!))));
+    const mean = (indexes: number[]) => indexes.reduce((sum, i) => sum + ctr[i]!, 0) / indexes.length;
+    const request = {
+      modelConfigId: CATALOG_RANKER_ID,
+      context: { user_id: 'u3' },
+      targets: catalogs.map((id) => ({ id })),
+      deadlineMs: 5000,
+    };
+    const pairs: [number, number][] = [
+      [0, 1],
+      [1, 0],
+      [2, 5],
+    ];
+    const paired = await client.pairWise({
+      ...request,
+      pairs: pairs.map(([first, second]) => ({ first, second })),
+    });
+    assert.equal(paired.pairs.length, pairs.length);
+    paired.pairs.forEach((row, i) => {
+      const [a, b] = pairs[i]!;
+      assert.equal(row.error, '', `pair ${a}-${b}`);
+      assert.ok(
+        Math.abs((row.values.preference as number) - preference(a, b)) < 1e-4,
+        `pair ${a}-${b} preference`,
+      );
+      assert.ok(Math.abs((row.values.slate_ctr as number) - mean([a, b])) < 1e-5, `pair ${a}-${b} slate_ctr`);
+    });
+    // A pair and its reverse are complementary preferences.
+    assert.ok(
+      Math.abs(
+        (paired.pairs[0]!.values.preference as number) + (paired.pairs[1]!.values.preference as number) - 1,
+      ) < 1e-5,
+    );
+
+    const slates = [[0, 1, 2], [3, 4, 5], [2]];
+    const slated = await client.slateWise({ ...request, slates: slates.map((targets) => ({ targets })) });
+    assert.equal(slated.slates.length, slates.length);
+    slated.slates.forEach((row, i) => {
+      const slate = slates[i]!;
+      assert.equal(row.error, '', `slate ${slate}`);
+      assert.ok(Math.abs((row.values.slate_ctr as number) - mean(slate)) < 1e-5, `slate ${slate} slate_ctr`);
+      assert.ok(
+        Math.abs((row.values.preference as number) - preference(slate[0]!, slate.at(-1)!)) < 1e-4,
+        `slate ${slate} preference`,
+      );
+    });
+  });
+
   test('cache hits avoid feature store calls (counted on the server); a cache version change refetches', async () => {
     const catalogs = ['c1', 'c2', 'c3', 'c4'];
     const request = {
