@@ -11,7 +11,7 @@ import {
   parseLogRecord,
   readLogFile,
 } from '../../orchestrator/logging/index.js';
-import { describeError, invalidArgument, isLatticeError, LatticeError } from '../../platform/errors.js';
+import { describeError, invalidArgument, LatticeError } from '../../platform/errors.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Platform } from '../../platform/platform.js';
 import {
@@ -23,6 +23,7 @@ import {
 import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { type CliContext, type Invocation, UsageError } from '../command-kit.js';
 import { opsBaseUrl } from '../ops-url.js';
+import { heldByAnotherProcess } from '../queue-access.js';
 import {
   MAX_READ_IDLE_MS,
   MAX_READ_MESSAGES,
@@ -150,11 +151,6 @@ async function readFromQueue(
     }
   }
   return records;
-}
-
-/** The embedded queue journal is locked by a live process (`lattice up`). */
-function heldByAnotherProcess(err: unknown): boolean {
-  return isLatticeError(err, 'FAILED_PRECONDITION') && /is in use by process \d+/.test(err.message);
 }
 
 /** The same read, done by the running `lattice up` on its embedded queue (its ops server's /queue route). */

@@ -17,7 +17,7 @@ import {
   startVssServingPart,
 } from '../parts.js';
 import { acceptsConnections, checkPortsFree } from '../port-check.js';
-import { registerQueueReadRoute } from '../queue-read-route.js';
+import { registerEmbeddedQueueRoutes } from '../queue-dead-letters-route.js';
 import { AdminClient } from '../vss-admin/index.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
 import { onboardVssDemo, VSS_DEMO } from '../vss-demo.js';
@@ -57,8 +57,9 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     readiness: platform.readiness(),
     readinessTimeoutMs: settings.metrics.readyTimeoutMs,
   });
-  // The embedded queue lives in this process: `lattice logs decode --from-queue` beside it reads here.
-  if (settings.queue.kind === 'memory') registerQueueReadRoute(ops.app, () => platform.queue());
+  // The embedded queue lives in this process: `lattice logs decode --from-queue`, `lattice vss
+  // publish` and `lattice vss dead-letters` beside it reach it here.
+  if (settings.queue.kind === 'memory') registerEmbeddedQueueRoutes(ops.app, () => platform.queue());
   // What each model config serves, for `lattice models` beside this process.
   const modelStatus = registerModelStatusRoute(ops.app);
   const grpc = new GrpcServer({

@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
 import {
   type CliSession,
   lazyAction,
@@ -19,6 +19,17 @@ export interface VssComponentOptions {
   port?: number;
   metricsPort?: number;
   partitions?: number[];
+}
+
+export interface VssPublishOptions {
+  opsUrl?: string;
+}
+
+export interface VssDeadLettersOptions {
+  topic?: string;
+  limit?: number;
+  json?: boolean;
+  opsUrl?: string;
 }
 
 export interface VssReplayOptions {
@@ -46,6 +57,9 @@ const PORT_HELP = 'the vss.v1.SimilaritySearch gRPC port (default settings vss.s
 const METRICS_PORT_HELP = 'the HTTP /healthz /readyz /metrics port (default settings metrics.port)';
 const PARTITIONS_HELP =
   "this process's share of each topic's partitions, e.g. 0-3 or 0,2,4,6 (default all): processes of one group must split them";
+const OPS_URL_FLAG = '--ops-url <URL>';
+const OPS_URL_HELP =
+  'the ops server of the running process holding the embedded queue (default from the settings: host and metrics.port)';
 const ALONE =
   ' Alone only with a vector database server (Qdrant); on the embedded one (it lives in one process) run "lattice vss".';
 
@@ -134,6 +148,46 @@ export function defineVss(program: Command, session: CliSession): void {
       new Option('--id <ID>', 'the one dead letter with this id or original message id').conflicts('limit'),
     );
   lazyAction<VssReplayOptions>(replay, session, async () => (await import('./vss.js')).runVssReplay);
+
+  const publish = vss
+    .command('publish')
+    .summary('publish real-time or embedding events from a JSON Lines file, then exit')
+    .description(
+      'Publishes one event per line of FILE to the real-time topic (vss.consumers.realtimeTopic) or ' +
+        'the embeddings topic (embeddingsTopic). Every line is first checked as the consumers parse it: ' +
+        'one bad line refuses the file, naming each bad line, and nothing is published. Embedding events ' +
+        'are keyed by candidate_id, real-time events by their first id. On JetStream it publishes to the ' +
+        'queue; on the embedded queue of a running `lattice up` or `lattice vss`, through its ops server ' +
+        "(the settings' host and metrics.port, or --ops-url).",
+    )
+    .addArgument(new Argument('<kind>', 'what the file holds').choices(['realtime', 'embeddings']))
+    .argument('<FILE>', 'a JSON Lines file, one event per line')
+    .option(OPS_URL_FLAG, OPS_URL_HELP);
+  lazyAction<VssPublishOptions>(
+    publish,
+    session,
+    async () => (await import('./vss-events.js')).runVssPublish,
+  );
+
+  const deadLetters = vss
+    .command('dead-letters')
+    .summary('list the dead letters of the vss topics with their reasons, then exit')
+    .description(
+      "Lists the dead letters waiting for `lattice vss replay`, oldest first: each one's id (what " +
+        '`replay --id` takes, and what the dead-lettering was logged with), origin partition, key, ' +
+        'attempts, when, the reason and the field at fault, and the start of its payload. Listing ' +
+        'leaves them in place. On the embedded queue of a running `lattice up` or `lattice vss` it asks ' +
+        "that process (its ops server: the settings' host and metrics.port, or --ops-url).",
+    )
+    .option('--topic <T>', 'the topic (default vss.consumers.embeddingsTopic and realtimeTopic)')
+    .option('--limit <N>', 'the oldest N dead letters of each topic only', positiveInteger)
+    .option('--json', 'print the listings as JSON')
+    .option(OPS_URL_FLAG, OPS_URL_HELP);
+  lazyAction<VssDeadLettersOptions>(
+    deadLetters,
+    session,
+    async () => (await import('./vss-events.js')).runVssDeadLetters,
+  );
 
   defineVssAdminCommands(vss, session);
 }

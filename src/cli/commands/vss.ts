@@ -12,6 +12,7 @@ import { replayDeadLetters, vssTopics } from '../../vss/consumers/index.js';
 import type { CliContext, Invocation, Runner } from '../command-kit.js';
 import { type RunningPart, startVssConsumersPart, startVssServingPart } from '../parts.js';
 import { acceptsConnections, checkPortsFree } from '../port-check.js';
+import { registerEmbeddedQueueRoutes } from '../queue-dead-letters-route.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
 import { describePorts } from './ports.js';
 import type { VssComponentOptions, VssComponents, VssReplayOptions } from './vss.command.js';
@@ -98,6 +99,9 @@ async function runComponents(
       readiness: platform.readiness(),
       readinessTimeoutMs: settings.metrics.readyTimeoutMs,
     });
+    // The embedded queue lives in this process: `lattice vss publish`, `lattice vss dead-letters` and
+    // `lattice logs decode --from-queue` beside it reach it here.
+    if (settings.queue.kind === 'memory') registerEmbeddedQueueRoutes(ops.app, () => platform.queue());
     // /readyz covers this process's own servers too, not only the adapters they use.
     for (const part of parts) {
       if ('port' in part && typeof part.port === 'number') {

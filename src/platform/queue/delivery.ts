@@ -139,11 +139,13 @@ export class Delivery implements QueueMessage {
     if (field !== undefined) headers[DeadLetterHeaders.lastErrorField] = oneLine(field);
     // A message dead-lettered before (and replayed since) must not keep its earlier error's field.
     else delete headers[DeadLetterHeaders.lastErrorField];
+    const id = deadLetterId(this.topic, group, this.sequence);
+    let stored: PublishResult;
     try {
-      await this.#context.publish(config.deadLetterTopic, this.payload, {
+      stored = await this.#context.publish(config.deadLetterTopic, this.payload, {
         ...(this.key === undefined ? {} : { key: this.key }),
         // One dead letter per (topic, group, message), even if settling below is lost in a crash.
-        messageId: deadLetterId(this.topic, group, this.sequence),
+        messageId: id,
         headers,
       });
     } catch (err) {
@@ -162,6 +164,25 @@ export class Delivery implements QueueMessage {
       );
       await this.#transport.nak(backoffFor(this.#context.subscribe.retryBackoffMs, this.deliveryCount));
       return;
+    }
+    // Logged once per dead letter, with the id operators name it by (`lattice vss dead-letters`,
+    // `lattice vss replay --id`): a duplicate is a dead letter already stored, and logged, before.
+    if (!stored.duplicate) {
+      logger.warn(
+        {
+          deadLetterId: id,
+          topic: this.topic,
+          group,
+          partition: this.partition,
+          sequence: this.sequence,
+          key: this.key,
+          attempts: this.deliveryCount,
+          lastError,
+          ...(field === undefined ? {} : { field: oneLine(field) }),
+          deadLetterTopic: config.deadLetterTopic,
+        },
+        'queue message dead-lettered',
+      );
     }
     await this.#transport.finish(lastError);
   }
