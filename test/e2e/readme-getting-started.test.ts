@@ -95,6 +95,9 @@ test('the README "Getting started" runs as written', { timeout: 400_000, skip },
     const found = outputs[0]!.split('\n').filter((line) => /^\d+\s/.test(line));
     assert.equal(found.length, 10, outputs[0]);
     for (const line of found) assert.match(line, /\sshoes\s/);
+    // PairWise and SlateWise on the demo model: one scored row per pair and per slate.
+    assert.match(outputs[0]!, /^pair 0\s+0\.\d+\s+0\.\d+\s+-\npair 1\s+0\.\d+\s+0\.\d+\s+-$/m);
+    assert.match(outputs[0]!, /^slate 0\s+0\.\d+\s+0\.\d+\s+-\nslate 1\s+0\.\d+\s+0\.5\s+-$/m);
     // The features went into the running feature store.
     assert.match(outputs[1]!, /Loaded 2 shop rows from 1 file\(s\) into the feature store at /);
     // The model config validated, was written, loaded by the running orchestrator and scores.
