@@ -46,6 +46,13 @@ export function writeCatalogRankerModel(repository: string): { weights: Float32A
   return { weights: model.weights, bias: model.bias };
 }
 
+/** The one input of the ranker and the slate model: the features in RANKER_FEATURES order. */
+function rankerInputs() {
+  return [
+    { name: 'features', data_type: 'FP32', shape: [RANKER_WEIGHTS.length], features: [...RANKER_FEATURES] },
+  ];
+}
+
 /**
  * The model configuration, pointing at a model server and a compute server. Deadlines are 200 ms
  * per call (the default feature deadline of 50 ms is tight for a first call that also connects).
@@ -115,14 +122,7 @@ export function catalogRankerConfig(targets: {
         batch_size: 64,
         deadline_ms: 200,
         endpoints: [{ target: targets.modelServer, percentage: 100 }],
-        inputs: [
-          {
-            name: 'features',
-            data_type: 'FP32',
-            shape: [RANKER_WEIGHTS.length],
-            features: [...RANKER_FEATURES],
-          },
-        ],
+        inputs: rankerInputs(),
         outputs: [{ name: 'score', data_type: 'FP32', columns: ['ctr'] }],
       },
       {
@@ -133,14 +133,7 @@ export function catalogRankerConfig(targets: {
         slate: true,
         deadline_ms: 200,
         endpoints: [{ target: targets.modelServer, percentage: 100 }],
-        inputs: [
-          {
-            name: 'features',
-            data_type: 'FP32',
-            shape: [RANKER_WEIGHTS.length],
-            features: [...RANKER_FEATURES],
-          },
-        ],
+        inputs: rankerInputs(),
         outputs: [
           { name: 'slate_score', data_type: 'FP32', columns: ['slate_ctr'] },
           { name: 'preference', data_type: 'FP32', columns: ['preference'] },

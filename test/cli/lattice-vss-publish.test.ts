@@ -7,36 +7,17 @@
  * logged once with its id; `lattice predict --kind pair|slate` answers scores.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { latticeBin, startLattice } from '../support/lattice-up-process.js';
+import { startLattice } from '../support/lattice-up-process.js';
+import { runLattice } from '../support/lattice-vss-process.js';
 import { eventually } from '../support/servers.js';
 import { Client } from '../vss/serving/harness.js';
 
 /** `lattice up` onboards the 20,000-product vss demo before it prints Ctrl-C: slow on a busy machine. */
 const START_TIMEOUT_MS = 240_000;
-
-function runLattice(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [latticeBin, ...args], {
-    env: { ...process.env, LATTICE_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
-}
 
 const dirs: string[] = [];
 after(() => {
