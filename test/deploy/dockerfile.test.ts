@@ -80,11 +80,22 @@ function withImports(scripts: string[]): string[] {
 }
 
 describe('Dockerfile (offline)', () => {
-  test('a build stage on the Node line the package supports, then a slim runtime on the same line', () => {
+  test('a build stage on the Node LTS line CI tests besides the oldest supported, then a slim runtime on the same line', () => {
     assert.ok(stages.length >= 2, 'a multi-stage build');
-    const minimum = /(\d+)/.exec(packageJson.engines.node)![1];
-    assert.match(build.image, new RegExp(`^node:${minimum}(-|$)`), 'build stage image');
-    assert.match(runtime.image, new RegExp(`^node:${minimum}-[a-z]+-slim$`), 'runtime image');
+    // scripts/node24.sh pins the second Node that CI runs the whole suite on: the image runs that one,
+    // never an untested line, and never the oldest line engines.node still admits.
+    const tested = /version="\$\{LATTICE_NODE24_VERSION:-(\d+)\./.exec(
+      readFileSync(join(root, 'scripts/node24.sh'), 'utf8'),
+    )?.[1];
+    assert.ok(tested, 'scripts/node24.sh pins a Node version');
+    const oldest = /(\d+)/.exec(packageJson.engines.node)![1]!;
+    assert.ok(
+      Number(tested) > Number(oldest),
+      `the image's Node ${tested} is newer than the oldest supported, ${oldest}`,
+    );
+    assert.equal(Number(tested) % 2, 0, 'an even (LTS) Node line');
+    assert.match(build.image, new RegExp(`^node:${tested}-[a-z]+$`), 'build stage image');
+    assert.match(runtime.image, new RegExp(`^node:${tested}-[a-z]+-slim$`), 'runtime image');
     const runs = instructions(build, 'RUN').map((i) => i.rest);
     for (const step of [/npm ci\b/, /npm run build\b/, /npm pack\b/, /npm prune --omit=dev\b/]) {
       assert.ok(
