@@ -116,6 +116,7 @@ export class CollectionFiles {
         indexing,
       });
       collection.savedVersion = collection.version;
+      collection.savedGraphVersion = collection.graphVersion;
     }
     const from = snapshot?.seq ?? 0;
     const replayed = WriteAheadLog.replay(dir, from, (record) => {
@@ -147,6 +148,7 @@ export class CollectionFiles {
       if (replayed.last !== undefined) await rm(dir, { recursive: true, force: true });
       return undefined;
     }
+    collection.markRecovered();
     const segment = replayed.last ?? from;
     const wal = options.wal ? WriteAheadLog.open(dir, segment, walOptions(name, options)) : undefined;
     return { collection, files: new CollectionFiles(options, name, segment, wal) };

@@ -1,6 +1,7 @@
 /**
  * One query against one collection: filter bitsets → plan → exact scan or filtered graph walk over
- * the indexed points → exact scan of the backlog (unless `indexedOnly`) → exact rescoring → the page.
+ * the indexed points → exact scan of the backlog (unless `indexedOnly`; then of a restart's backlog
+ * only, collection.ts `recoveringRows`) → exact rescoring → the page.
  */
 import type { Bitset } from './bitset.js';
 import type { Collection } from './collection.js';
@@ -28,6 +29,8 @@ interface Planned extends QueryExplanation {
   /** Indexed rows passing the filters; undefined when unfiltered. */
   indexedMatches: Bitset | undefined;
   depth: number;
+  /** The unindexed rows to scan when not every pending row is (`indexedOnly` after a restart). */
+  backlog?: Bitset | undefined;
 }
 
 function plan(collection: Collection, query: PreparedQuery, settings: PlannerSettings): Planned {
@@ -47,10 +50,19 @@ function plan(collection: Collection, query: PreparedQuery, settings: PlannerSet
     settings,
   );
   let backlogCandidates = 0;
+  let backlog: Bitset | undefined;
   if (!query.indexedOnly && collection.pendingCount > 0) {
     backlogCandidates = query.matches ? query.matches.count() - candidates : collection.pendingCount;
+  } else if (query.indexedOnly) {
+    // A restart's backlog was (mostly) in the graph before it: scanned exactly until re-indexed, so
+    // what a restart serves never shrinks to the part of the graph its last snapshot held.
+    const recovering = collection.recoveringRows;
+    if (recovering) {
+      backlog = query.matches ? query.matches.copy().and(recovering) : recovering;
+      backlogCandidates = query.matches ? backlog.count() : collection.recoveringCount;
+    }
   }
-  return { plan: planned, backlogCandidates, indexedMatches, depth };
+  return { plan: planned, backlogCandidates, indexedMatches, depth, backlog };
 }
 
 export function explainQuery(
@@ -69,7 +81,8 @@ export function runQuery(
   settings: PlannerSettings,
 ): { rows: number[]; keys: number[] } {
   const { store, graph, stats } = collection;
-  const { plan: chosen, backlogCandidates, indexedMatches, depth } = plan(collection, query, settings);
+  const planned = plan(collection, query, settings);
+  const { plan: chosen, backlogCandidates, indexedMatches, depth } = planned;
   const scorer = prepareScorer(store, collection.spec.distance, query.vector);
   const top = new TopK(depth, store.ids);
   if (chosen.path === 'exact') {
@@ -96,7 +109,7 @@ export function runQuery(
   }
   if (backlogCandidates > 0) {
     stats.backlogScans++;
-    const backlog = (query.matches ?? store.live).copy().andNot(store.indexed);
+    const backlog = planned.backlog ?? (query.matches ?? store.live).copy().andNot(store.indexed);
     scanInto(backlog, scorer, top);
   }
   const best = top.sorted();

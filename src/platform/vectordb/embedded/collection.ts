@@ -31,7 +31,7 @@ const MAX_CACHED_FILTERS = 16;
 export class Collection {
   readonly store: PointStore;
   readonly payloads: PayloadIndex;
-  graph: HnswGraph;
+  private current: HnswGraph;
   readonly indexer: Indexer;
   readonly stats: SearchStats = {
     exactScans: 0,
@@ -43,6 +43,24 @@ export class Collection {
   /** Bumped by every write; snapshots compare it with the value they last saved. */
   version = 0;
   savedVersion = 0;
+  /**
+   * Bumped whenever the graph gains rows or is swapped (a build is not a write, yet a snapshot
+   * without it restarts with the older, smaller graph); snapshots compare it like `version`.
+   */
+  graphVersion = 0;
+  savedGraphVersion = 0;
+  /** Indexed rows at the capture of the last snapshot (what a restart would load). */
+  savedIndexedCount = 0;
+  /** Date.now() when the last snapshot was committed (0: none since the load). */
+  savedAt = 0;
+  /**
+   * Rows that were pending when the collection was loaded and are still pending: a restart's backlog,
+   * mostly rows the graph held before it (the snapshot predates their indexing, or the log replayed
+   * them). `indexedOnly` searches scan them exactly until the graph has them again, so a restart
+   * never serves a partial index. A row written after the load leaves the set.
+   */
+  private recovered: Bitset | undefined;
+  recoveringCount = 0;
   private backlog: number[] = [];
   private backlogHead = 0;
   /** Rows waiting in the backlog (each counted once). */
@@ -64,7 +82,7 @@ export class Collection {
   ) {
     this.store = options.store ?? new PointStore(spec.dimension);
     this.payloads = new PayloadIndex(() => this.store.capacity);
-    this.graph = options.graph ?? new HnswGraph(spec.distance, spec.dimension, spec.hnsw);
+    this.current = options.graph ?? new HnswGraph(spec.distance, spec.dimension, spec.hnsw);
     this.indexer = new Indexer(this, options.indexing);
     if (options.store) this.restoreDerived();
   }
@@ -85,6 +103,42 @@ export class Collection {
     return this.spec.name;
   }
 
+  get graph(): HnswGraph {
+    return this.current;
+  }
+
+  /** Swaps in a graph built elsewhere (a compaction, a worker build). */
+  set graph(graph: HnswGraph) {
+    this.current = graph;
+    this.graphVersion++;
+  }
+
+  /** Writes or graph progress since the last snapshot. */
+  get unsaved(): boolean {
+    return this.version !== this.savedVersion || this.graphVersion !== this.savedGraphVersion;
+  }
+
+  /** After a load (snapshot and log replay): the rows still pending are the restart's backlog. */
+  markRecovered(): void {
+    this.savedIndexedCount = this.store.indexedCount;
+    if (this.pendingCount === 0) return;
+    const { store } = this;
+    this.recovered = store.live.copy().andNot(store.indexed);
+    this.recoveringCount = this.recovered.count();
+  }
+
+  /** Rows of the restart's backlog still pending (read-only), while there are any. */
+  get recoveringRows(): Bitset | undefined {
+    return this.recoveringCount > 0 ? this.recovered : undefined;
+  }
+
+  private unrecover(row: number): void {
+    if (this.recovered?.has(row)) {
+      this.recovered.delete(row);
+      if (--this.recoveringCount === 0) this.recovered = undefined;
+    }
+  }
+
   upsert(points: readonly ValidatedPoint[]): void {
     const { store } = this;
     for (const point of points) {
@@ -99,6 +153,7 @@ export class Collection {
           store.setVector(row, point.vector);
           // The graph holds the old vector: hide it until the indexer re-inserts the row.
           this.removeFromGraph(row);
+          this.unrecover(row);
           if (store.state[row] !== PENDING) this.enqueue(row);
         }
       }
@@ -118,6 +173,7 @@ export class Collection {
       this.payloads.remove(row, store.payloads[row]!);
       this.removeFromGraph(row);
       if (store.state[row] === PENDING) this.pendingCount--;
+      this.unrecover(row);
       store.release(row);
       deleted++;
     }
@@ -197,6 +253,8 @@ export class Collection {
   markIndexed(row: number): void {
     this.store.setState(row, INDEXED);
     this.pendingCount--;
+    this.graphVersion++;
+    this.unrecover(row);
   }
 
   /**
@@ -232,6 +290,7 @@ export class Collection {
 
   /** Queues a row that was just allocated or whose vector changed. */
   enqueue(row: number): void {
+    this.unrecover(row); // a new point or a new vector: a backlog like any other
     if (this.store.state[row] !== PENDING) this.store.setState(row, PENDING);
     this.backlog.push(row);
     this.pendingCount++;

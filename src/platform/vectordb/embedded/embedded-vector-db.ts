@@ -148,6 +148,8 @@ export class EmbeddedVectorDb implements VectorDb {
       workerRows: workerRows > 0 ? workerRows : Number.POSITIVE_INFINITY,
       scratchDir: options.dir ? join(options.dir, GRAPH_SCRATCH) : undefined,
       parallel: parallelBuild(options),
+      // A build that ended is saved (data-directory.ts): a restart serves the graph, not a part of it.
+      onBuilt: (collection) => this.directory?.graphBuilt(collection),
     };
     if (this.indexing.parallel) warnIfNoParallelBuilder();
     this.searchSliceMs = options.searchSliceMs ?? 20;

@@ -33,6 +33,8 @@ export interface IndexingOptions {
   scratchDir: string | undefined;
   /** Large worker rounds on several threads (graph-builder.ts, BuildRequest.parallel); undefined never. */
   parallel: { minRows: number; threads: number } | undefined;
+  /** Called when the indexer goes idle with a graph that changed since it last called (a build ended). */
+  onBuilt?: (collection: Collection) => void;
 }
 
 /** Slices of writer time per indexer slice while writes arrive. */
@@ -71,12 +73,15 @@ export class Indexer {
   /** Set when an insert threw; the collection reports FAILED and indexing stops. */
   failure: Error | undefined;
   private readonly sliceMs: number;
+  /** The graph version {@link IndexingOptions.onBuilt} last heard of. */
+  private builtGraphVersion: number;
 
   constructor(
     private readonly collection: Collection,
     private readonly options: IndexingOptions,
   ) {
     this.sliceMs = options.sliceMs;
+    this.builtGraphVersion = collection.graphVersion;
   }
 
   get busy(): boolean {
@@ -101,6 +106,10 @@ export class Indexer {
     if (this.scheduled || this.round || this.paused || this.stopped || this.failure) return;
     if (!this.busy) {
       this.settleIdle();
+      if (this.builtGraphVersion !== this.collection.graphVersion) {
+        this.builtGraphVersion = this.collection.graphVersion;
+        this.options.onBuilt?.(this.collection);
+      }
       return;
     }
     this.scheduled = { immediate: setImmediate(() => this.run()) };

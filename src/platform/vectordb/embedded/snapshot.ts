@@ -109,6 +109,8 @@ export async function writeSnapshot(
   }
   const points = Buffer.from(lines.length === 0 ? '' : `${lines.join('\n')}\n`);
   const version = collection.version;
+  const { graphVersion } = collection;
+  const indexedCount = store.indexedCount;
   onCapture?.();
 
   await writeDurably(join(temp, 'vectors.f32'), vectors);
@@ -140,6 +142,9 @@ export async function writeSnapshot(
   await rename(temp, join(collectionDir, String(seq)));
   await syncDirectory(collectionDir);
   collection.savedVersion = version;
+  collection.savedGraphVersion = graphVersion;
+  collection.savedIndexedCount = indexedCount;
+  collection.savedAt = Date.now();
   const { complete } = await snapshotSeqs(collectionDir);
   for (const old of complete) {
     if (old < seq) await rm(join(collectionDir, String(old)), { recursive: true, force: true });
