@@ -30,7 +30,7 @@ import { createComponentBuilder } from '../orchestrator/components/index.js';
 import type { ModelStatus } from '../orchestrator/config/index.js';
 import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
 import { grpcChannelCredentials } from '../platform/grpc/index.js';
-import { tlsOf } from '../platform/http/index.js';
+import { type ReadinessCheck, tlsOf } from '../platform/http/index.js';
 import type { Platform } from '../platform/platform.js';
 import { callerAuth, type Settings } from '../platform/settings/index.js';
 import type { VectorDb } from '../platform/vectordb/index.js';
@@ -43,6 +43,8 @@ export interface RunningPart {
   /** What listens (or consumes) where, e.g. `['gRPC retrieve.FeatureService', '127.0.0.1:50052']`. */
   endpoints: [string, string][];
   stop(): Promise<void>;
+  /** Readiness checks of its own, beside "accepts connections" (added to the ops server's /readyz). */
+  readiness?: Record<string, ReadinessCheck>;
 }
 
 /** A part that serves on a port. */
@@ -320,6 +322,11 @@ export async function startVssServingPart(
     port: running.port,
     endpoints: [['gRPC vss.v1.SimilaritySearch', `${settings.host}:${running.port}`]],
     stop: () => running.stop(),
+    // With the vector DB in this process, a restart is not ready until its graphs are back (a
+    // shared vector DB server's index is every replica's: its metric and alert say so instead).
+    ...(settings.vss.vectorDb.kind === 'embedded'
+      ? { readiness: { servedIndex: running.indexHealth.check } }
+      : {}),
   };
 }
 

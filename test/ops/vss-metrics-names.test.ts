@@ -259,11 +259,13 @@ describe('the alert rules read what vss exports', () => {
         await scrape();
         return (
           exported.has('vss_avg_recall') &&
+          // Read every 5 s by serving (served-index-health.ts), once the variant is READY.
+          exported.has('vss_serving_index_degraded') &&
           /vss_consumer_dead_letters_total\{[^}]*reason="rejected"[^}]*\} [1-9]/.test(text)
         );
       },
       20_000,
-      'the recall sample and the dead letter on /metrics',
+      'the recall sample, the served index health and the dead letter on /metrics',
     );
   });
   after(async () => {

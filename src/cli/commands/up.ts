@@ -139,6 +139,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     if ('port' in part && typeof part.port === 'number') {
       ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
     }
+    for (const [name, check] of Object.entries(part.readiness ?? {})) ops.addReadinessCheck(name, check);
   }
   ops.addReadinessCheck('grpc', acceptsConnections(settings.host, grpcPort));
   onShutdownSignal(logger, stopOnSignal);

@@ -107,6 +107,7 @@ async function runComponents(
       if ('port' in part && typeof part.port === 'number') {
         ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
       }
+      for (const [name, check] of Object.entries(part.readiness ?? {})) ops.addReadinessCheck(name, check);
     }
     opsPort = await ops.start();
   } catch (err) {

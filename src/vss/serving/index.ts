@@ -12,6 +12,13 @@ export { type PageCursor, PageTokens } from './page-token.js';
 export { RecallSampler, type RecallSamplerOptions } from './recall-sampler.js';
 export { type CachedPage, ResultCache, type ResultCacheOptions, resultKey } from './result-cache.js';
 export { SearchService, type SearchServiceDeps } from './search-service.js';
+export {
+  DEFAULT_INDEXED_THRESHOLD,
+  type DegradedVariant,
+  SERVED_INDEX_DEGRADED,
+  ServedIndexHealth,
+  type ServedIndexHealthOptions,
+} from './served-index-health.js';
 export { type ServingLabels, ServingMetrics } from './serving-metrics.js';
 export { type SimilaritySearchDeps, similaritySearchHandlers } from './similarity-search-handlers.js';
 export { VectorDbGuard, type VectorDbGuardOptions } from './vector-db-guard.js';

@@ -15,6 +15,7 @@ import { ServingConfigRepository } from './config-repository.js';
 import { PageTokens } from './page-token.js';
 import { RecallSampler } from './recall-sampler.js';
 import { ResultCache } from './result-cache.js';
+import { ServedIndexHealth } from './served-index-health.js';
 import { ServingMetrics } from './serving-metrics.js';
 import { similaritySearchHandlers } from './similarity-search-handlers.js';
 import { SimilaritySearchAnswers } from './similarity-search-service.js';
@@ -58,6 +59,8 @@ export interface VssServingOptions {
   vectorDbGuard?: VectorDbGuardOptions;
   /** Bytes of the in-process result cache; default 64 MiB. */
   memoryCacheBytes?: number;
+  /** How often READY variants' indexed shares are read (served-index-health.ts), ms; default 5,000. */
+  indexHealthIntervalMs?: number;
 }
 
 export interface VssServing {
@@ -65,6 +68,8 @@ export interface VssServing {
   readonly config: ServingConfigRepository;
   readonly servingMetrics: ServingMetrics;
   readonly recall: RecallSampler;
+  /** READY variants whose served collection is indexed below the threshold (degraded). */
+  readonly indexHealth: ServedIndexHealth;
   /** Stops taking calls, drains in-flight ones, stops polling the config. */
   stop(): Promise<void>;
 }
@@ -119,12 +124,20 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     defaultDeadlineMs: options.defaultDeadlineMs,
     maxInFlightCalls: options.maxInFlightCalls,
   });
+  const vectorDbs = options.vectorDbs ?? ClusterVectorDbs.single(options.vectorDb);
+  const indexHealth = new ServedIndexHealth({
+    store,
+    vectorDbs,
+    metrics,
+    logger,
+    ...(options.indexHealthIntervalMs === undefined ? {} : { intervalMs: options.indexHealthIntervalMs }),
+  });
   grpc.addUnaryService(
     SimilaritySearchAnswers,
     similaritySearchHandlers({
       store,
       config,
-      vectorDbs: options.vectorDbs ?? ClusterVectorDbs.single(options.vectorDb),
+      vectorDbs,
       guard: new VectorDbGuard(options.vectorDbGuard),
       cache,
       tokens: new PageTokens(options.pageTokenSecret),
@@ -135,8 +148,10 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
   );
   let port: number;
   try {
+    await indexHealth.start();
     port = await grpc.start();
   } catch (err) {
+    indexHealth.stop();
     await config.stop();
     await cache.close();
     throw err;
@@ -147,7 +162,9 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     config,
     servingMetrics,
     recall,
+    indexHealth,
     stop: () => {
+      indexHealth.stop();
       stopping ??= grpc.stop().then(async () => {
         await config.stop();
         await recall.whenIdle();
