@@ -45,6 +45,11 @@ export interface RunningPart {
   stop(): Promise<void>;
   /** Readiness checks of its own, beside "accepts connections" (added to the ops server's /readyz). */
   readiness?: Record<string, ReadinessCheck>;
+  /**
+   * Starts serving calls, for a part that listens from its start but answers UNAVAILABLE until the
+   * whole process has started (the composition root calls it once every part is up).
+   */
+  open?(): void;
 }
 
 /** A part that serves on a port. */
@@ -316,12 +321,15 @@ export async function startVssServingPart(
     maxInFlightCalls: settings.grpc.maxInFlightCalls,
     pageTokenSecret: settings.vss.pageTokenSecret,
     recallSampleRate: settings.vss.recallSampleRate,
+    // Listening now, answering UNAVAILABLE at once until every part of the process has started.
+    startClosed: true,
   });
   return {
     name: 'vss-serving',
     port: running.port,
     endpoints: [['gRPC vss.v1.SimilaritySearch', `${settings.host}:${running.port}`]],
     stop: () => running.stop(),
+    open: () => running.open(),
     // With the vector DB in this process, a restart is not ready until its graphs are back (a
     // shared vector DB server's index is every replica's: its metric and alert say so instead).
     ...(settings.vss.vectorDb.kind === 'embedded'

@@ -118,6 +118,9 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     parts.push(await startVssConsumersPart(platform));
     const admin = await startVssAdminPart(platform);
     parts.push(admin);
+    // Parts that listened from their start answered UNAVAILABLE until now (the demo's onboarding
+    // below goes through the running process).
+    for (const part of parts) part.open?.();
     // The vss demo lives in SQL: seeded on the embedded store, into PostgreSQL only when asked.
     if (settings.sql.kind === 'pglite' || flags.seedDemo) {
       vssDemo = await onboardVssDemo(

@@ -109,6 +109,8 @@ async function runComponents(
       }
       for (const [name, check] of Object.entries(part.readiness ?? {})) ops.addReadinessCheck(name, check);
     }
+    // Every part is up: those that listened from their start (answering UNAVAILABLE) now serve.
+    for (const part of parts) part.open?.();
     opsPort = await ops.start();
   } catch (err) {
     await stopAll();

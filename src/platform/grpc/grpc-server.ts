@@ -16,6 +16,7 @@ import type { Metrics } from '../metrics/index.js';
 import { packageRoot } from '../package-root.js';
 import { installDeadlineClamp } from './deadline-clamp.js';
 import { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
+import { StartGate } from './start-gate.js';
 import { grpcServerCredentials } from './tls-credentials.js';
 import { type CallLimits, InFlightGate, type UnaryHandlers, unary } from './unary.js';
 import { tolerantDefinition } from './undecodable-request.js';
@@ -44,6 +45,11 @@ export interface GrpcServerOptions {
   maxInFlightCalls?: number;
   /** Serve TLS with this; `false` forces plaintext; absent: the process's default (http/default-server-tls.ts). */
   tls?: ServerTls | false;
+  /**
+   * Bound by `start()` but answering UNAVAILABLE at once (health NOT_SERVING) until `open()`: for a
+   * server listening before the rest of its process is ready (start-gate.ts).
+   */
+  startClosed?: boolean;
 }
 
 /**
@@ -59,14 +65,18 @@ export class GrpcServer {
   private stopping: Promise<void> | undefined;
   private readonly limits: CallLimits;
   private readonly tls: ServerTls | undefined;
+  private readonly gate: StartGate;
 
   constructor(private readonly options: GrpcServerOptions) {
     this.tls = options.tls === undefined ? defaultServerTls() : options.tls || undefined;
+    this.gate = new StartGate(options.name);
+    if (!options.startClosed) this.gate.open();
     this.limits = {
       defaultDeadlineMs: options.defaultDeadlineMs ?? 30_000,
       inFlight: new InFlightGate(options.maxInFlightCalls ?? 1024),
     };
     const interceptors = [metricsInterceptor(options.metrics, options.name)];
+    if (options.startClosed) interceptors.push(this.gate.interceptor);
     if (options.auth && Object.keys(options.auth.tokens).length > 0) {
       interceptors.push(callerAuthInterceptor(options.auth));
     }
@@ -113,7 +123,10 @@ export class GrpcServer {
     if (serviceName) this.serviceNames.push(serviceName);
   }
 
-  /** Binds and starts serving; resolves to the bound port. Health turns SERVING for every service. */
+  /**
+   * Binds and starts serving; resolves to the bound port. Health turns SERVING for every service
+   * (with `startClosed`, at `open()`).
+   */
   async start(): Promise<number> {
     const { host, port, name } = this.options;
     const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -127,13 +140,24 @@ export class GrpcServer {
         resolve(bound);
       });
     });
-    this.health.setStatus('', 'SERVING');
-    for (const service of this.serviceNames) this.health.setStatus(service, 'SERVING');
+    if (this.gate.isOpen) this.setServing();
     this.options.logger.info(
       { address: `${host}:${this.boundPort}`, tls: describeTls(this.tls), services: this.serviceNames },
       `${name} gRPC listening`,
     );
     return this.boundPort;
+  }
+
+  /** Opens a `startClosed` server: calls are served and health turns SERVING. */
+  open(): void {
+    if (this.gate.isOpen || this.stopping) return;
+    this.gate.open();
+    this.setServing();
+  }
+
+  private setServing(): void {
+    this.health.setStatus('', 'SERVING');
+    for (const service of this.serviceNames) this.health.setStatus(service, 'SERVING');
   }
 
   /** Whether it serves TLS. */

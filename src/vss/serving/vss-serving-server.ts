@@ -61,6 +61,11 @@ export interface VssServingOptions {
   memoryCacheBytes?: number;
   /** How often READY variants' indexed shares are read (served-index-health.ts), ms; default 5,000. */
   indexHealthIntervalMs?: number;
+  /**
+   * Listen at once but answer UNAVAILABLE until `open()`: the process starts its other parts meanwhile
+   * (GrpcServerOptions.startClosed).
+   */
+  startClosed?: boolean;
 }
 
 export interface VssServing {
@@ -70,6 +75,8 @@ export interface VssServing {
   readonly recall: RecallSampler;
   /** READY variants whose served collection is indexed below the threshold (degraded). */
   readonly indexHealth: ServedIndexHealth;
+  /** Serves calls after a `startClosed` start. */
+  open(): void;
   /** Stops taking calls, drains in-flight ones, stops polling the config. */
   stop(): Promise<void>;
 }
@@ -123,6 +130,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     shutdownGraceMs: options.shutdownGraceMs,
     defaultDeadlineMs: options.defaultDeadlineMs,
     maxInFlightCalls: options.maxInFlightCalls,
+    startClosed: options.startClosed ?? false,
   });
   const vectorDbs = options.vectorDbs ?? ClusterVectorDbs.single(options.vectorDb);
   const indexHealth = new ServedIndexHealth({
@@ -163,6 +171,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     servingMetrics,
     recall,
     indexHealth,
+    open: () => grpc.open(),
     stop: () => {
       indexHealth.stop();
       stopping ??= grpc.stop().then(async () => {
