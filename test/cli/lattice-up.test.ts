@@ -224,6 +224,7 @@ describe('lattice up', () => {
       'orchestrator',
       'productionVectorDb',
       'queue',
+      'servedIndex',
       'sql',
       'vectorDb',
       'vss-admin',

@@ -65,6 +65,7 @@ describe('lattice vss', () => {
     assert.deepEqual(Object.keys(((await ready.json()) as { checks: object }).checks).sort(), [
       'productionVectorDb',
       'queue',
+      'servedIndex',
       'sql',
       'vectorDb',
       'vss-admin',
