@@ -30,13 +30,22 @@ function firstString(metadata: Metadata, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Rejects calls whose caller-id / caller-token metadata is missing or wrong with UNAUTHENTICATED. */
-export function callerAuthInterceptor(options: CallerAuthOptions): ServerInterceptor {
-  const idHeader = options.idHeader.toLowerCase();
-  const tokenHeader = options.tokenHeader.toLowerCase();
+/** A refusal: the status a call is answered with instead of reaching its handler. */
+export interface Refusal {
+  code: status;
+  details: string;
+}
+
+/**
+ * An interceptor that reads each call's metadata and answers it with the refusal `refuse` returns,
+ * or lets it through when it returns undefined; calls whose method path `exempt` accepts pass as is.
+ */
+export function refusingInterceptor(
+  refuse: (metadata: Metadata) => Refusal | undefined,
+  exempt: (path: string) => boolean = () => false,
+): ServerInterceptor {
   return (method, call) => {
-    if (openServices.some((prefix) => method.path.startsWith(prefix)))
-      return new ServerInterceptingCall(call);
+    if (exempt(method.path)) return new ServerInterceptingCall(call);
     return new ServerInterceptingCall(
       call,
       new ResponderBuilder()
@@ -44,24 +53,9 @@ export function callerAuthInterceptor(options: CallerAuthOptions): ServerInterce
           next(
             new ServerListenerBuilder()
               .withOnReceiveMetadata((metadata, nextMetadata) => {
-                const callerId = firstString(metadata, idHeader);
-                const token = firstString(metadata, tokenHeader);
-                if (!callerId || !token) {
-                  call.sendStatus({
-                    code: status.UNAUTHENTICATED,
-                    details: `missing ${!callerId ? idHeader : tokenHeader} metadata`,
-                  });
-                  return;
-                }
-                const expected = options.tokens[callerId];
-                if (expected === undefined || !sameSecret(expected, token)) {
-                  call.sendStatus({
-                    code: status.UNAUTHENTICATED,
-                    details: `caller ${callerId} is not authorized`,
-                  });
-                  return;
-                }
-                nextMetadata(metadata);
+                const refusal = refuse(metadata);
+                if (refusal) call.sendStatus(refusal);
+                else nextMetadata(metadata);
               })
               .build(),
           );
@@ -69,6 +63,30 @@ export function callerAuthInterceptor(options: CallerAuthOptions): ServerInterce
         .build(),
     );
   };
+}
+
+/** Methods every caller may use without a token, and while a server starts: health and reflection. */
+export const isOpenMethod = (path: string) => openServices.some((prefix) => path.startsWith(prefix));
+
+/** Rejects calls whose caller-id / caller-token metadata is missing or wrong with UNAUTHENTICATED. */
+export function callerAuthInterceptor(options: CallerAuthOptions): ServerInterceptor {
+  const idHeader = options.idHeader.toLowerCase();
+  const tokenHeader = options.tokenHeader.toLowerCase();
+  return refusingInterceptor((metadata) => {
+    const callerId = firstString(metadata, idHeader);
+    const token = firstString(metadata, tokenHeader);
+    if (!callerId || !token) {
+      return {
+        code: status.UNAUTHENTICATED,
+        details: `missing ${!callerId ? idHeader : tokenHeader} metadata`,
+      };
+    }
+    const expected = options.tokens[callerId];
+    if (expected === undefined || !sameSecret(expected, token)) {
+      return { code: status.UNAUTHENTICATED, details: `caller ${callerId} is not authorized` };
+    }
+    return undefined;
+  }, isOpenMethod);
 }
 
 const statusNames = Object.fromEntries(Object.entries(status).map(([name, code]) => [code, name])) as Record<

@@ -4,15 +4,8 @@
  * rather than letting calls wait on a process still loading its data (a Search during a vss start-up
  * waited 5–10 s for an answer). Health and reflection pass: health says NOT_SERVING meanwhile.
  */
-import {
-  ResponderBuilder,
-  ServerInterceptingCall,
-  type ServerInterceptor,
-  ServerListenerBuilder,
-  status,
-} from '@grpc/grpc-js';
-
-const alwaysOpen = ['/grpc.health.v1.Health/', '/grpc.reflection.'];
+import { type ServerInterceptor, status } from '@grpc/grpc-js';
+import { isOpenMethod, refusingInterceptor } from './interceptors.js';
 
 export class StartGate {
   #open = false;
@@ -27,29 +20,14 @@ export class StartGate {
     this.#open = true;
   }
 
-  readonly interceptor: ServerInterceptor = (method, call) => {
-    if (this.#open || alwaysOpen.some((prefix) => method.path.startsWith(prefix)))
-      return new ServerInterceptingCall(call);
-    return new ServerInterceptingCall(
-      call,
-      new ResponderBuilder()
-        .withStart((next) => {
-          next(
-            new ServerListenerBuilder()
-              .withOnReceiveMetadata((metadata, nextMetadata) => {
-                if (this.#open) {
-                  nextMetadata(metadata);
-                  return;
-                }
-                call.sendStatus({
-                  code: status.UNAVAILABLE,
-                  details: `${this.serverName} is starting and not serving yet; try again shortly`,
-                });
-              })
-              .build(),
-          );
-        })
-        .build(),
-    );
-  };
+  readonly interceptor: ServerInterceptor = refusingInterceptor(
+    () =>
+      this.#open
+        ? undefined
+        : {
+            code: status.UNAVAILABLE,
+            details: `${this.serverName} is starting and not serving yet; try again shortly`,
+          },
+    (path) => this.#open || isOpenMethod(path),
+  );
 }
