@@ -62,6 +62,7 @@ export async function startVssAdminPart(
     app = await buildAdminApi({
       store,
       lifecycle: engine.lifecycle,
+      servedIndex: engine.servedIndex,
       sql,
       logger,
       metrics,

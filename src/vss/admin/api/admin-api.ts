@@ -55,6 +55,11 @@ export interface AdminApiOptions {
   idempotencyLeaseMs?: number;
   /** Operations listed by GET /models/{entity}/{model} (default 20). */
   recentOperations?: number;
+  /**
+   * The index of the collection a READY variant serves (AdminEngine.servedIndex): listings show it as
+   * `served_index`, so a degraded variant says so in its state. Absent: not shown.
+   */
+  servedIndex?: RouteContext['servedIndex'];
   /** Serve HTTPS with this; `false` forces plaintext; absent: the process's default, as every server. */
   tls?: ServerTls | false;
 }
@@ -200,6 +205,7 @@ export async function buildAdminApi(options: AdminApiOptions): Promise<FastifyIn
     idempotent,
     clientKeyOf: (request) => reserved.get(request),
     recentOperations: options.recentOperations ?? 20,
+    ...(options.servedIndex === undefined ? {} : { servedIndex: options.servedIndex }),
   };
   registrationRoutes(app, context);
   operationRoutes(app, context);

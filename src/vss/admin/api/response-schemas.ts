@@ -155,6 +155,18 @@ const variant = {
       description: "The write version's counts (listings only); null before the first reset.",
       anyOf: [{ $ref: 'VersionCounts#' }, { type: 'null' }],
     },
+    served_index: {
+      description:
+        'READY variants in listings: the collection it serves, its points and indexed points; degraded when fewer than 95 % are indexed (searches are slower or miss the unindexed points until the index is rebuilt).',
+      type: 'object',
+      additionalProperties: false,
+      required: ['points', 'indexed_points', 'degraded'],
+      properties: {
+        points: { type: 'integer' },
+        indexed_points: { type: 'integer' },
+        degraded: { type: 'boolean' },
+      },
+    },
     fill_operation_id: {
       type: 'string',
       description:

@@ -4,7 +4,7 @@
  * handler) and the error statuses they document.
  */
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { VssStore } from '../../store/index.js';
+import type { Variant, VssStore } from '../../store/index.js';
 import type { ModelLifecycle } from '../model-lifecycle.js';
 import { checkBodyValues, parseJsonFields } from './json-fields.js';
 import { errorResponses } from './response-schemas.js';
@@ -18,6 +18,10 @@ export interface RouteContext {
   clientKeyOf(request: FastifyRequest): string | undefined;
   /** How many recent operations GET /models/{entity}/{model} lists. */
   recentOperations: number;
+  /** A READY variant's served index (AdminEngine.servedIndex); undefined when not known. */
+  servedIndex?: (
+    variant: Variant,
+  ) => Promise<{ points: number; indexedPoints: number; degraded: boolean } | undefined>;
 }
 
 /** Errors every POST route may answer (auth, validation, body size, conflicts, server faults). */

@@ -11,8 +11,30 @@ import { modelParams, operationParams } from './request-schemas.js';
 import { ref } from './response-schemas.js';
 import { GET_ERRORS, type RouteContext } from './route-context.js';
 
-function modelWithVariants(model: Model, variants: readonly Variant[], versions: readonly ModelVersion[]) {
-  return { ...modelJson(model), variants: variants.map((v) => listedVariantJson(v, versions)) };
+async function modelWithVariants(
+  context: RouteContext,
+  model: Model,
+  variants: readonly Variant[],
+  versions: readonly ModelVersion[],
+) {
+  const listed = await Promise.all(
+    variants.map(async (v) => {
+      const served = await context.servedIndex?.(v);
+      return {
+        ...listedVariantJson(v, versions),
+        ...(served === undefined
+          ? {}
+          : {
+              served_index: {
+                points: served.points,
+                indexed_points: served.indexedPoints,
+                degraded: served.degraded,
+              },
+            }),
+      };
+    }),
+  );
+  return { ...modelJson(model), variants: listed };
 }
 
 export function statusRoutes(app: FastifyInstance, context: RouteContext): void {
@@ -32,7 +54,7 @@ export function statusRoutes(app: FastifyInstance, context: RouteContext): void 
       const listed = [];
       for (const model of models) {
         const own = variants.filter((v) => v.entity === model.entity && v.modelName === model.modelName);
-        listed.push(modelWithVariants(model, own, await store.versions.list(model)));
+        listed.push(await modelWithVariants(context, model, own, await store.versions.list(model)));
       }
       return { models: listed };
     },
@@ -61,7 +83,7 @@ export function statusRoutes(app: FastifyInstance, context: RouteContext): void 
         store.operations.list({ ...key, limit: context.recentOperations }),
       ]);
       return {
-        ...modelWithVariants(model, variants, versions),
+        ...(await modelWithVariants(context, model, variants, versions)),
         versions: versions.map(versionJson),
         operations: operations.map(operationJson),
       };

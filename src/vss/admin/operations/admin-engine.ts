@@ -10,12 +10,14 @@
  * Promotion needs `productionVectorDb` (the production cluster's vector DB); without it a promotion
  * is refused with FAILED_PRECONDITION naming the setting.
  */
+import { isLatticeError } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logging/index.js';
 import type { Metrics } from '../../../platform/metrics/index.js';
 import type { Queue } from '../../../platform/queue/index.js';
 import type { SqlClient } from '../../../platform/sql/index.js';
 import type { VectorDb } from '../../../platform/vectordb/index.js';
-import { openVssStore, type VectorDbType, type VssStore } from '../../store/index.js';
+import { collectionName } from '../../model/index.js';
+import { openVssStore, type Variant, type VectorDbType, type VssStore } from '../../store/index.js';
 import type { JobRunner } from '../jobs/index.js';
 import { AdminMetrics } from './admin-metrics.js';
 import { OperationWorker, type StepEvent } from './operation-worker.js';
@@ -84,8 +86,20 @@ export interface AdminEngine {
   scheduleNow(): Promise<string[]>;
   /** One waiter round now: nudges every unfinished operation. */
   pollNow(): Promise<void>;
+  /**
+   * The index of the collection a READY variant serves: its points, how many are indexed, and whether
+   * that is below the indexed threshold (the variant is degraded). Undefined for a variant that is not
+   * READY, or whose collection or vector DB this admin cannot see.
+   */
+  servedIndex(variant: Variant): Promise<ServedIndex | undefined>;
   /** Stops the scheduler, the relay and the admin consumers (running steps settle). */
   stop(): Promise<void>;
+}
+
+export interface ServedIndex {
+  points: number;
+  indexedPoints: number;
+  degraded: boolean;
 }
 
 /** The default plans: every operation kind. */
@@ -127,6 +141,7 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
     operationsTopic: options.operationsTopic,
     onQueued,
   });
+  const indexedThreshold = options.indexedThreshold ?? 0.95;
   const worker = new OperationWorker({
     services: {
       store,
@@ -136,7 +151,7 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
       partitions: options.partitions,
       metrics,
       logger,
-      indexedThreshold: options.indexedThreshold ?? 0.95,
+      indexedThreshold,
       startedJobs: new Set(),
       promoteSettleMs: options.promoteSettleMs ?? 10_000,
     },
@@ -157,6 +172,19 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
     now: options.now ?? Date.now,
     onQueued,
   });
+  const servedIndex = async (variant: Variant): Promise<ServedIndex | undefined> => {
+    if (variant.state !== 'READY' || variant.readVersion === null) return undefined;
+    try {
+      const info = await vectorDbs
+        .forVariant(variant)
+        .collectionInfo(collectionName(variant.entity, variant.modelName, variant.readVersion));
+      const { points, indexedPoints } = info;
+      return { points, indexedPoints, degraded: points > 0 && indexedPoints / points < indexedThreshold };
+    } catch (err) {
+      if (isLatticeError(err, 'NOT_FOUND') || isLatticeError(err, 'FAILED_PRECONDITION')) return undefined;
+      throw err;
+    }
+  };
   await worker.start();
   relay.start();
   scheduler.start();
@@ -166,6 +194,7 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
     registry,
     scheduleNow: () => scheduler.tick(),
     pollNow: () => worker.poll(),
+    servedIndex,
     stop: () => {
       stopping ??= (async () => {
         await scheduler.stop();

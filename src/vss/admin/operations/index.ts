@@ -9,6 +9,7 @@ export {
   type AdminEngine,
   type AdminEngineOptions,
   defaultPlans,
+  type ServedIndex,
   startAdminEngine,
 } from './admin-engine.js';
 export { ADMIN_METRIC_NAMES } from './admin-metrics.js';
