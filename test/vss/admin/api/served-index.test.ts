@@ -16,26 +16,21 @@ import { FileJobRunner } from '../../../../src/vss/admin/jobs/index.js';
 import { startAdminEngine } from '../../../../src/vss/admin/operations/index.js';
 import { collectionName } from '../../../../src/vss/model/index.js';
 import { openVssStore } from '../../../../src/vss/store/index.js';
-import {
-  ENTITY,
-  MODEL,
-  payloadOf,
-  readyVariant,
-  registerCatalog,
-  writeVersion,
-} from '../../serving/harness.js';
+import * as world from '../../serving/harness.js';
+
+const { ENTITY, MODEL } = world;
 
 test('GET /models shows a READY variant degraded while its served collection is indexed below 95 %', async (t) => {
   const logger = createLogger('served-index-test', { level: 'silent' });
   const sql = await createSqlClient({ kind: 'pglite' });
   t.after(() => sql.close());
   const store = await openVssStore(sql);
-  await registerCatalog(store, 'COSINE', 8);
+  await world.registerCatalog(store, 'COSINE', 8);
   const fixture = clusteredFixture({ count: 200, dimension: 8, clusters: 4, seed: 3 });
   const db = await EmbeddedVectorDb.open();
   t.after(() => db.close());
-  await writeVersion(store, db, fixture, 1, 'COSINE');
-  await readyVariant(store, 'organic', 1);
+  await world.writeVersion(store, db, fixture, 1, 'COSINE');
+  await world.readyVariant(store, 'organic', 1);
   const queue = await createQueue({ kind: 'memory' });
   t.after(() => queue.close());
   const jobRunner = new FileJobRunner({ queue, batchRows: 100, checkpointEveryMs: 100 });
@@ -86,7 +81,7 @@ test('GET /models shows a READY variant degraded while its served collection is 
     Array.from({ length: 50 }, (_, i) => ({
       id: `late-${i}`,
       vector: fixture.vector(i),
-      payload: payloadOf(i),
+      payload: world.payloadOf(i),
     })),
   );
   listed = await variants();
