@@ -258,12 +258,13 @@ export class OperationsRepository {
     return this.#cas(operationId, { status: 'RUNNING', step }, { progress: progressValue(progress) });
   }
 
-  /** RUNNING at `step` → SUCCEEDED with its result. */
+  /** RUNNING at `step` → SUCCEEDED with its result; an error of an earlier attempt no longer applies. */
   async succeed(operationId: string, step: string | null, result?: JsonObject): Promise<boolean> {
     const set: Record<string, SqlValue | SqlExpression> = {
       status: 'SUCCEEDED',
       progress: 1,
       finished_at: NOW,
+      last_error: null,
     };
     if (result !== undefined) set.result = json(result);
     return this.#cas(operationId, { status: 'RUNNING', step }, set);

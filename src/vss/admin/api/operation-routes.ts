@@ -133,7 +133,8 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
     {
       schema: {
         summary: 'Resume a FAILED operation at the step it failed in',
-        description: 'Send no body. 409 when the operation has not failed.',
+        description:
+          'Send no body. 409 when the operation has not failed, or when a later operation made a newer version of its variants serve (superseded: submit a new reset or delta instead).',
         tags: ['operations'],
         params: operationParams,
         response: accepted,

@@ -23,6 +23,7 @@ import { operationEvent } from './operation-worker.js';
 import type { StepRegistry } from './step-registry.js';
 import { variantVersionMap } from './steps/operation-targets.js';
 import { promotableVersion } from './steps/promote-steps.js';
+import { refuseSuperseded } from './superseded.js';
 import type { VectorDbs } from './vector-dbs.js';
 
 /** The engine's lifecycle: the API's requests, plus the delta load the scheduler and CLI may start. */
@@ -158,6 +159,7 @@ export class OperationsLifecycle implements AdminLifecycle {
           { field: 'operation_id' },
         );
       }
+      await refuseSuperseded(r, operation);
       if (!(await r.operations.retry(operationId))) {
         throw new LatticeError('ABORTED', `operation ${operationId} changed meanwhile: try again`);
       }

@@ -1,0 +1,141 @@
+/**
+ * What failed, retried and superseded operations leave behind, seen through the admin HTTP API on
+ * the real engine (PGlite, the memory queue, the embedded vector DB, the consumers and the file job
+ * runner): a retry of a reset that a later reset superseded is refused with 409 and changes nothing;
+ * a retry that succeeds clears the operation's `last_error`.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createQueue, type Queue } from '../../../../src/platform/queue/index.js';
+import { createSqlClient, type SqlClient } from '../../../../src/platform/sql/index.js';
+import { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
+import {
+  type AdminWorld,
+  type Catalog,
+  openAdminWorld,
+  registerCatalog,
+  waitForOperation,
+  writeTrainingData,
+} from '../../../support/admin-engine-world.js';
+import { uniqueName } from '../../../support/servers.js';
+import { assertError, type Harness, openHarness } from '../api/api-harness.js';
+
+describe('vss admin: failed, retried and superseded operations (HTTP API, PGlite)', () => {
+  let dir: string;
+  let sql: SqlClient;
+  let queue: Queue;
+  let vectorDb: EmbeddedVectorDb;
+  let world: AdminWorld;
+  let api: Harness;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'lattice-op-outcomes-'));
+    sql = await createSqlClient({ kind: 'pglite' });
+    queue = await createQueue({ kind: 'memory' });
+    vectorDb = await EmbeddedVectorDb.open();
+    world = await openAdminWorld({
+      sql,
+      queue,
+      vectorDb,
+      name: uniqueName('outc').replace(/[^A-Za-z0-9_-]/g, '_'),
+    });
+    api = await openHarness(sql, { lifecycle: world.engine.lifecycle }, world.store);
+  });
+  after(async () => {
+    await api?.close();
+    await world?.close();
+    await queue?.close();
+    await vectorDb?.close();
+    await sql?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const reset = async (catalog: Catalog) => {
+    const answer = await api.call({
+      url: '/reset-model',
+      body: { entity: catalog.entity, model_name: catalog.modelName },
+    });
+    assert.equal(answer.status, 202, answer.body);
+    return answer.json as { operation_id: string; version: number };
+  };
+  const operation = async (id: string) => {
+    const answer = await api.call({ url: `/operations/${id}` });
+    assert.equal(answer.status, 200, answer.body);
+    return answer.json;
+  };
+  const detail = async (catalog: Catalog) => {
+    const answer = await api.call({ url: `/models/${catalog.entity}/${catalog.modelName}` });
+    assert.equal(answer.status, 200, answer.body);
+    return answer.json as {
+      state: string;
+      variants: {
+        variant: string;
+        state: string;
+        read_version: number | null;
+        write_version: number | null;
+      }[];
+      versions: { version: number; status: string; failure_reason: string | null }[];
+    };
+  };
+  /** A reset whose training data is missing: its job fails, and so does the reset (at start_job). */
+  const failedReset = async (catalog: Catalog, data: string) => {
+    rmSync(data, { recursive: true, force: true });
+    const accepted = await reset(catalog);
+    await waitForOperation(world.store, accepted.operation_id, ['FAILED']);
+    return accepted;
+  };
+
+  it('a retry of a reset superseded by a later reset is refused with 409 naming both versions, and changes nothing', async () => {
+    const data = join(dir, 'superseded');
+    writeTrainingData(data, 200);
+    const catalog = await registerCatalog(world.store, data);
+    await waitForOperation(world.store, (await reset(catalog)).operation_id);
+    const failed = await failedReset(catalog, data);
+    assert.equal(failed.version, 2);
+    writeTrainingData(data, 300, { seed: 3 });
+    const later = await reset(catalog);
+    assert.equal(later.version, 3);
+    await waitForOperation(world.store, later.operation_id);
+
+    const before = await operation(failed.operation_id);
+    const refused = await api.call({ method: 'POST', url: `/operations/${failed.operation_id}/retry` });
+    assertError(refused, 409, 'FAILED_PRECONDITION', 'operation_id');
+    assert.match(refused.error.message, /would write version 2 of model/);
+    assert.match(refused.error.message, /now serves version 3/);
+    assert.match(refused.error.message, new RegExp(`made READY by operation ${later.operation_id}`));
+    assert.match(refused.error.message, /submit a new reset \(POST \/reset-model/);
+
+    // Nothing moved: the operation is as it was, the variants serve version 3.
+    const after = await operation(failed.operation_id);
+    assert.equal(after.status, 'FAILED');
+    assert.equal(after.attempts, before.attempts);
+    assert.equal(after.last_error, before.last_error);
+    for (const variant of (await detail(catalog)).variants) {
+      assert.deepEqual(
+        [variant.state, variant.read_version, variant.write_version],
+        ['READY', 3, 3],
+        variant.variant,
+      );
+    }
+  });
+
+  it('a reset that succeeds on retry clears its last_error', async () => {
+    const data = join(dir, 'retried');
+    writeTrainingData(data, 200);
+    const catalog = await registerCatalog(world.store, data);
+    const failed = await failedReset(catalog, data);
+    assert.match(String((await operation(failed.operation_id)).last_error), /ingestion job/);
+
+    writeTrainingData(data, 200);
+    const retried = await api.call({ method: 'POST', url: `/operations/${failed.operation_id}/retry` });
+    assert.equal(retried.status, 202, retried.body);
+    await waitForOperation(world.store, failed.operation_id);
+    const done = await operation(failed.operation_id);
+    assert.equal(done.status, 'SUCCEEDED');
+    assert.equal(done.attempts, 2);
+    assert.equal(done.last_error, null);
+  });
+});
