@@ -392,6 +392,26 @@ INSERT INTO vss_ingestion_batches (entity, model_name, version, job_id, event_ke
 DROP TABLE vss_ingestion_events;
 `;
 
+/**
+ * A model's state is its variants' as a whole, so it takes their INDEXING and READY too (a model
+ * stayed INGESTED while every variant was READY). Models whose variants are all READY become READY.
+ */
+const modelStatesOfVariants = `
+ALTER TABLE vss_models DROP CONSTRAINT state, DROP CONSTRAINT failed_state;
+ALTER TABLE vss_models ADD CONSTRAINT state
+  CHECK (state IN ('REGISTERED', 'INGESTING', 'INGESTED', 'INDEXING', 'READY', 'FAILED'));
+ALTER TABLE vss_models ADD CONSTRAINT failed_state CHECK (
+  (state = 'FAILED') = (failed_state IS NOT NULL)
+  AND coalesce(failed_state IN ('REGISTERED', 'INGESTING', 'INGESTED', 'INDEXING', 'READY'), true)
+);
+UPDATE vss_models m SET state = 'READY', updated_at = now()
+ WHERE m.state = 'INGESTED'
+   AND EXISTS (SELECT 1 FROM vss_variants v WHERE v.entity = m.entity AND v.model_name = m.model_name)
+   AND NOT EXISTS (
+     SELECT 1 FROM vss_variants v
+      WHERE v.entity = m.entity AND v.model_name = m.model_name AND v.state <> 'READY');
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
@@ -402,4 +422,5 @@ export const vssMigrations: readonly Migration[] = [
   { version: 7, name: 'ingestion ledger keyed by a uuid first', up: compactLedgerKey },
   { version: 8, name: 'admin outbox, idempotent requests, delta and fill operations', up: adminOutbox },
   { version: 9, name: 'ingestion ledger of batches', up: ledgerByBatch },
+  { version: 10, name: 'model states follow their variants', up: modelStatesOfVariants },
 ];

@@ -182,6 +182,36 @@ export class ModelsRepository {
     return applied ? resumed : undefined;
   }
 
+  /**
+   * Sets the state its variants give the model (FAILED with the state it failed in and why), in the
+   * caller's transaction; the row is locked first, so concurrent operations on sibling variants
+   * settle on their combined result. Unchanged rows are not rewritten.
+   */
+  async settle(
+    key: ModelKey,
+    derive: () => Promise<{ state: ModelState; failedState?: ModelState; reason?: string }>,
+  ): Promise<void> {
+    const locked = await this.db.query(
+      'SELECT 1 FROM vss_models WHERE entity = $1 AND model_name = $2 FOR UPDATE',
+      [key.entity, key.modelName],
+    );
+    if (locked.rowCount === 0) throw notFound(`${modelLabel(key)} does not exist`, 'model_name');
+    const { state, failedState, reason } = await derive();
+    const failed = state === 'FAILED';
+    await this.db.query(
+      `UPDATE vss_models SET state = $3, failed_state = $4, failure_reason = $5, updated_at = now()
+        WHERE entity = $1 AND model_name = $2
+          AND (state, failed_state, failure_reason) IS DISTINCT FROM ($3, $4, $5)`,
+      [
+        key.entity,
+        key.modelName,
+        state,
+        failed ? (failedState ?? 'REGISTERED') : null,
+        failed ? (reason ?? 'a variant failed') : null,
+      ],
+    );
+  }
+
   /** Moves the model from `experiment` to `production`; false when it is already there. */
   async promote(key: ModelKey): Promise<boolean> {
     return this.cas(key, { cluster: 'experiment' }, { cluster: 'production' });

@@ -16,8 +16,11 @@ export type DistanceFunction = (typeof DISTANCE_FUNCTIONS)[number];
 export const CLUSTERS = ['experiment', 'production'] as const;
 export type Cluster = (typeof CLUSTERS)[number];
 
-/** A model's ingestion into the embedding store (indexing is per variant). */
-export const MODEL_STATES = ['REGISTERED', 'INGESTING', 'INGESTED', 'FAILED'] as const;
+/**
+ * The state of the model's variants as a whole (derived from theirs whenever an operation changes
+ * them: admin/operations/model-state.ts): the least advanced of them, FAILED when one failed.
+ */
+export const MODEL_STATES = ['REGISTERED', 'INGESTING', 'INGESTED', 'INDEXING', 'READY', 'FAILED'] as const;
 export type ModelState = (typeof MODEL_STATES)[number];
 
 /** REGISTERED → INGESTING → INGESTED → INDEXING → READY; FAILED from any step (with its reason). */

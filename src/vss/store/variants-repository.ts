@@ -197,6 +197,21 @@ export class VariantsRepository {
     return applied ? resumed : undefined;
   }
 
+  /**
+   * The variant in `from` goes back to serving its read version: READY, writing that version again
+   * (an operation that wrote a newer one failed; the failure is the operation's and its version's).
+   * False when it is not in `from` or reads no version.
+   */
+  async serveReadVersion(key: VariantKey, from: VariantState): Promise<boolean> {
+    const variant = await this.get(key);
+    if (variant.state !== from || variant.readVersion === null) return false;
+    return this.cas(
+      key,
+      { state: from, read_version: variant.readVersion },
+      { state: 'READY', write_version: variant.readVersion, failed_state: null, failure_reason: null },
+    );
+  }
+
   /** Moves the variant from `experiment` to `production`; false when it is already there. */
   async promote(key: VariantKey): Promise<boolean> {
     return this.cas(key, { cluster: 'experiment' }, { cluster: 'production' });

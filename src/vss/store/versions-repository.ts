@@ -144,6 +144,18 @@ export class VersionsRepository {
     return this.cas(key, { status: from }, { status: 'FAILED', failure_reason: reason });
   }
 
+  /** Puts a FAILED version back: INGESTED when its ingestion had completed, else INGESTING. */
+  async retry(key: VersionKey): Promise<boolean> {
+    return this.cas(
+      key,
+      { status: 'FAILED' },
+      {
+        status: { sql: "CASE WHEN ingested_at IS NULL THEN 'INGESTING' ELSE 'INGESTED' END" },
+        failure_reason: null,
+      },
+    );
+  }
+
   /** Adds to the ingestion counters (consumers report in batches). */
   async addCounts(key: VersionKey, counts: { ingested?: number; failed?: number }): Promise<void> {
     const ingested = integerField(counts.ingested ?? 0, 'ingested', 0, Number.MAX_SAFE_INTEGER);

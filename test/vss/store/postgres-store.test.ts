@@ -33,7 +33,7 @@ describe('PostgreSQL schemas for the vss store', { skip }, () => {
     try {
       const reports = await Promise.all(clients.map((client) => migrateVssStore(client)));
       assert.deepEqual(
-        reports.flatMap((r) => r.applied).sort(),
+        reports.flatMap((r) => r.applied).sort((a, b) => a - b),
         vssMigrations.map((m) => m.version),
       );
       for (const report of reports) assert.equal(report.current, vssMigrations.length);

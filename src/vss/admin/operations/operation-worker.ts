@@ -16,7 +16,7 @@
  *
  * Failures: a StepFailure (or a LatticeError no retry can fix: INVALID_ARGUMENT, NOT_FOUND,
  * FAILED_PRECONDITION, ALREADY_EXISTS) fails the operation with its reason, together with the
- * plan's onFail (variants FAILED). Anything else is transient (a database or vector DB briefly
+ * plan's onFail (operation-targets.ts: variants that serve stay READY, others FAILED). Anything else is transient (a database or vector DB briefly
  * unavailable): logged, and the step runs again at the next nudge; after `maxTransientFailures`
  * in a row it fails the operation too.
  */
@@ -25,6 +25,7 @@ import type { Logger } from '../../../platform/logging/index.js';
 import type { Consumer, Queue, QueueMessage } from '../../../platform/queue/index.js';
 import { collectionName } from '../../model/index.js';
 import type { JsonObject, Operation } from '../../store/index.js';
+import { settleModelState } from './model-state.js';
 import type {
   OperationPlan,
   StepContext,
@@ -289,6 +290,7 @@ export class OperationWorker {
           throw new Lost();
         }
         await plan.onFail?.(repositories, op, reason);
+        await settleModelState(repositories, op);
       });
     } catch (e) {
       if (e instanceof Lost) return 'lost';
@@ -315,6 +317,7 @@ export class OperationWorker {
         await services.store.transaction(async (repositories) => {
           if (!(await move(repositories))) throw new Lost();
           await effect?.(repositories, op);
+          await settleModelState(repositories, op);
         });
       } catch (err) {
         if (err instanceof Lost) return 'lost';

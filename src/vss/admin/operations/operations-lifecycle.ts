@@ -19,6 +19,7 @@ import type {
   VssStore,
 } from '../../store/index.js';
 import type { ModelLifecycle, OperationAccepted, ResetAccepted, SubmitOptions } from '../model-lifecycle.js';
+import { settleModelState } from './model-state.js';
 import { operationEvent } from './operation-worker.js';
 import type { StepRegistry } from './step-registry.js';
 import { variantVersionMap } from './steps/operation-targets.js';
@@ -164,6 +165,7 @@ export class OperationsLifecycle implements AdminLifecycle {
         throw new LatticeError('ABORTED', `operation ${operationId} changed meanwhile: try again`);
       }
       await this.#o.registry.plan(operation.kind)?.onRetry?.(r, operation);
+      await settleModelState(r, operation);
       await this.#enqueue(r, operationId);
       return { operation: await r.operations.get(operationId), created: false };
     });

@@ -101,7 +101,7 @@ export function engineSuite(o: EngineSuiteOptions): void {
       assert.equal(v1.ingestedCount, rows);
       assert.equal(await points(catalog, 1), rows);
       assert.equal(await store.embeddings.count(catalog.embeddingsTable, 'm', 1), rows);
-      assert.equal((await store.models.get(catalog)).state, 'INGESTED');
+      assert.equal((await store.models.get(catalog)).state, 'READY');
       const job = done.result?.job as Record<string, unknown>;
       assert.equal(job.rows_published, rows);
       assert.deepEqual(done.result?.ingestion, {

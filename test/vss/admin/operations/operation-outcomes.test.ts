@@ -2,7 +2,9 @@
  * What failed, retried and superseded operations leave behind, seen through the admin HTTP API on
  * the real engine (PGlite, the memory queue, the embedded vector DB, the consumers and the file job
  * runner): a retry of a reset that a later reset superseded is refused with 409 and changes nothing;
- * a retry that succeeds clears the operation's `last_error`.
+ * a failed reset leaves the variants that serve a version READY on it (the failure is the
+ * operation's and its version's); a model's state agrees with its variants'; a retry that succeeds
+ * clears the operation's `last_error`.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -76,6 +78,7 @@ describe('vss admin: failed, retried and superseded operations (HTTP API, PGlite
         state: string;
         read_version: number | null;
         write_version: number | null;
+        failure_reason: string | null;
       }[];
       versions: { version: number; status: string; failure_reason: string | null }[];
     };
@@ -110,6 +113,7 @@ describe('vss admin: failed, retried and superseded operations (HTTP API, PGlite
 
     // Nothing moved: the operation is as it was, the variants serve version 3.
     const after = await operation(failed.operation_id);
+    assert.equal((await detail(catalog)).state, 'READY');
     assert.equal(after.status, 'FAILED');
     assert.equal(after.attempts, before.attempts);
     assert.equal(after.last_error, before.last_error);
@@ -122,12 +126,49 @@ describe('vss admin: failed, retried and superseded operations (HTTP API, PGlite
     }
   });
 
-  it('a reset that succeeds on retry clears its last_error', async () => {
+  it('a failed reset leaves serving variants READY on the version they serve; its version is FAILED; a retry resumes and flips', async () => {
+    const data = join(dir, 'serving');
+    writeTrainingData(data, 200);
+    const catalog = await registerCatalog(world.store, data);
+    await waitForOperation(world.store, (await reset(catalog)).operation_id);
+    assert.equal((await detail(catalog)).state, 'READY');
+
+    const failed = await failedReset(catalog, data);
+    const seen = await detail(catalog);
+    for (const variant of seen.variants) {
+      assert.deepEqual(
+        [variant.state, variant.read_version, variant.write_version, variant.failure_reason],
+        ['READY', 1, 1, null],
+        variant.variant,
+      );
+    }
+    assert.equal(seen.state, 'READY');
+    const v2 = seen.versions.find((v) => v.version === 2);
+    assert.equal(v2?.status, 'FAILED');
+    assert.match(String(v2?.failure_reason), /ingestion job/);
+    assert.equal((await operation(failed.operation_id)).status, 'FAILED');
+
+    writeTrainingData(data, 300, { seed: 4 });
+    const retried = await api.call({ method: 'POST', url: `/operations/${failed.operation_id}/retry` });
+    assert.equal(retried.status, 202, retried.body);
+    await waitForOperation(world.store, failed.operation_id);
+    const done = await detail(catalog);
+    for (const variant of done.variants) {
+      assert.deepEqual([variant.state, variant.read_version, variant.write_version], ['READY', 2, 2]);
+    }
+    assert.equal(done.state, 'READY');
+    assert.equal(done.versions.find((v) => v.version === 2)?.status, 'SERVING');
+  });
+
+  it('a first reset that fails leaves its variants and model FAILED; one that succeeds on retry clears its last_error', async () => {
     const data = join(dir, 'retried');
     writeTrainingData(data, 200);
     const catalog = await registerCatalog(world.store, data);
     const failed = await failedReset(catalog, data);
     assert.match(String((await operation(failed.operation_id)).last_error), /ingestion job/);
+    const seen = await detail(catalog);
+    assert.equal(seen.state, 'FAILED');
+    for (const variant of seen.variants) assert.equal(variant.state, 'FAILED', variant.variant);
 
     writeTrainingData(data, 200);
     const retried = await api.call({ method: 'POST', url: `/operations/${failed.operation_id}/retry` });
@@ -137,5 +178,8 @@ describe('vss admin: failed, retried and superseded operations (HTTP API, PGlite
     assert.equal(done.status, 'SUCCEEDED');
     assert.equal(done.attempts, 2);
     assert.equal(done.last_error, null);
+    const model = await detail(catalog);
+    assert.equal(model.state, 'READY');
+    for (const variant of model.variants) assert.equal(variant.state, 'READY', variant.variant);
   });
 });

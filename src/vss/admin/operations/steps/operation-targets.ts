@@ -1,16 +1,16 @@
 /**
  * What an operation acts on, as recorded in its row: the model, the variants (a reset's or delta's
  * `variant_version_map`, or the one variant of a variant operation) and the version. Also the
- * failure and retry bookkeeping every kind shares: variants (and the model) an operation drove are
- * marked FAILED with the state they failed in, and put back there on retry.
+ * failure and retry bookkeeping every kind shares (failTargets, retryTargets).
  */
-import { isLatticeError, LatticeError } from '../../../../platform/errors.js';
+import { LatticeError } from '../../../../platform/errors.js';
 import type {
   JsonObject,
   Model,
   Operation,
   Variant,
   VariantKey,
+  VariantState,
   VssRepositories,
 } from '../../../store/index.js';
 
@@ -68,32 +68,66 @@ export async function loadTargets(
   return { model, variants };
 }
 
-/** Marks the operation's unfinished variants FAILED (remembering their state) and an ingesting model. */
+/**
+ * After the operation failed: a variant that serves a version goes back to serving it (READY,
+ * writing it again), since the failure is the operation's and its version's, not the served
+ * version's; a variant that serves nothing is marked FAILED with the state it failed in. With
+ * `ownsVersion` (a reset), the version it was writing is marked FAILED too unless a variant reads it.
+ */
 export async function failTargets(
   repositories: VssRepositories,
   operation: Operation,
   reason: string,
-  options: { keepReady?: boolean } = {},
+  options: { ownsVersion?: boolean } = {},
 ): Promise<void> {
   for (const name of operationVariants(operation)) {
     const variant = await repositories.variants.find(variantKey(operation, name));
     if (variant === undefined || variant.state === 'FAILED') continue;
-    if (options.keepReady === true && variant.state === 'READY') continue;
+    if (variant.readVersion !== null) {
+      if (variant.state !== 'READY') await repositories.variants.serveReadVersion(variant, variant.state);
+      continue;
+    }
     await repositories.variants.fail(variant, variant.state, reason);
   }
-  const model = await repositories.models.find(operation);
-  if (model?.state === 'INGESTING') await repositories.models.fail(model, 'INGESTING', reason);
+  const version = operation.result?.version;
+  if (options.ownsVersion === true && typeof version === 'number') {
+    const key = { entity: operation.entity, modelName: operation.modelName, version };
+    const status = (await repositories.versions.find(key))?.status;
+    if (status === 'INGESTING' || status === 'INGESTED')
+      await repositories.versions.fail(key, status, reason);
+  }
 }
 
-/** Puts what failTargets marked back in the states they failed in. */
-export async function retryTargets(repositories: VssRepositories, operation: Operation): Promise<void> {
+/**
+ * Puts back what failTargets changed: FAILED variants in the states they failed in, the version
+ * where its ingestion had got to, and variants sent back to serving their read version in the state
+ * the step the retry resumes at needs (`resumeStates`: step → state), writing the operation's version.
+ */
+export async function retryTargets(
+  repositories: VssRepositories,
+  operation: Operation,
+  resumeStates: Readonly<Record<string, VariantState>> = {},
+): Promise<void> {
+  const version = operation.result?.version;
+  if (typeof version === 'number') {
+    const key = { entity: operation.entity, modelName: operation.modelName, version };
+    if ((await repositories.versions.find(key))?.status === 'FAILED') await repositories.versions.retry(key);
+  }
+  const resume = operation.step === null ? undefined : resumeStates[operation.step];
   for (const name of operationVariants(operation)) {
-    try {
-      await repositories.variants.retry(variantKey(operation, name));
-    } catch (err) {
-      if (!isLatticeError(err, 'NOT_FOUND')) throw err;
+    const key = variantKey(operation, name);
+    const variant = await repositories.variants.find(key);
+    if (variant === undefined) continue;
+    if (variant.state === 'FAILED') await repositories.variants.retry(key);
+    else if (
+      resume !== undefined &&
+      typeof version === 'number' &&
+      variant.state === 'READY' &&
+      variant.writeVersion !== version
+    ) {
+      await repositories.variants.transition(key, 'READY', resume as Exclude<VariantState, 'FAILED'>, {
+        writeVersion: version,
+      });
     }
   }
-  const model = await repositories.models.find(operation);
-  if (model?.state === 'FAILED') await repositories.models.retry(model);
 }

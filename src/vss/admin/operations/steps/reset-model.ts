@@ -6,15 +6,18 @@
  *
  * - create_collections: the version's collection on each vector DB the variants use (one per DB,
  *   shared by the variants on it; HNSW from their `vectordb_config`). "Create if absent".
- * - set_write_versions: every variant writes the new version and is INGESTING; the model INGESTING.
+ * - set_write_versions: every variant writes the new version and is INGESTING.
  * - start_job: the JobRunner starts the job (id derived from the operation: idempotent).
  * - ingesting: the job's progress is recorded until the consumers' ingestion record is COMPLETE;
- *   then, in one transaction, the counts go into the version, the version and model become
- *   INGESTED, and the variants INGESTED then INDEXING. A failed job fails the operation at
+ *   then, in one transaction, the counts go into the version, the version becomes INGESTED, and
+ *   the variants INGESTED then INDEXING. (The model's state follows its variants': model-state.ts.) A failed job fails the operation at
  *   start_job, so a retry starts (resumes) the job again.
  * - indexing: until every collection reports indexed ≥ 95 % of its points.
  * - flip: every variant READY on the new read version, in one transaction.
  * - drop_previous: versions no variant reads or writes any more are dropped (collections, rows).
+ *
+ * A failed reset leaves variants that serve a version READY on it (failTargets); a retry puts them
+ * back in the state of the step it resumes at.
  *
  * A variant on another vector DB kind than the consumers' gets its collection only when this admin
  * reaches that DB (else the reset fails, naming it). The consumers write points only to their own
@@ -67,13 +70,6 @@ export const resetModelPlan: OperationPlan = {
               writeVersion: version,
             });
           }
-          let model = await repositories.models.get(operation);
-          if (model.state === 'FAILED') {
-            await repositories.models.retry(model);
-            model = await repositories.models.get(operation);
-          }
-          if (model.state !== 'INGESTING')
-            await repositories.models.transition(model, model.state, 'INGESTING');
         }),
     },
     startJobStep('start_job', 'ingesting', 'RESET', 0.06),
@@ -87,7 +83,6 @@ export const resetModelPlan: OperationPlan = {
         const version = operationVersion(operation);
         const key = { entity: operation.entity, modelName: operation.modelName, version };
         await repositories.versions.transition(key, 'INGESTING', 'INGESTED');
-        await repositories.models.transition(operation, 'INGESTING', 'INGESTED');
         for (const name of Object.keys(operation.result?.variant_version_map ?? {})) {
           const variant = variantKey(operation, name);
           await repositories.variants.transition(variant, 'INGESTING', 'INGESTED');
@@ -99,6 +94,13 @@ export const resetModelPlan: OperationPlan = {
     flipStep('flip', 'drop_previous', 0.97),
     dropRetiredStep('drop_previous'),
   ],
-  onFail: (repositories, operation, reason) => failTargets(repositories, operation, reason),
-  onRetry: (repositories, operation) => retryTargets(repositories, operation),
+  onFail: (repositories, operation, reason) =>
+    failTargets(repositories, operation, reason, { ownsVersion: true }),
+  onRetry: (repositories, operation) =>
+    retryTargets(repositories, operation, {
+      start_job: 'INGESTING',
+      ingesting: 'INGESTING',
+      indexing: 'INDEXING',
+      flip: 'INDEXING',
+    }),
 };

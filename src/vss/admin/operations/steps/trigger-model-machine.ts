@@ -29,5 +29,10 @@ export const triggerModelMachinePlan: OperationPlan = {
     dropRetiredStep('drop_previous'),
   ],
   onFail: (repositories, operation, reason) => failTargets(repositories, operation, reason),
-  onRetry: (repositories, operation) => retryTargets(repositories, operation),
+  onRetry: (repositories, operation) =>
+    retryTargets(repositories, operation, {
+      start_indexing: 'INGESTED',
+      indexing: 'INDEXING',
+      flip: 'INDEXING',
+    }),
 };
