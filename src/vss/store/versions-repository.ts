@@ -171,6 +171,16 @@ export class VersionsRepository {
     if (updated.rowCount === 0) throw notFound(`${versionLabel(key)} does not exist`, 'version');
   }
 
+  /**
+   * Records what the version's collection holds, measured in one look: its candidates (the ingested
+   * count, which events that replaced a candidate or deleted one have changed) and those indexed.
+   */
+  async setHeldCounts(key: VersionKey, counts: { points: number; indexed: number }): Promise<void> {
+    integerField(counts.points, 'ingested_count', 0, Number.MAX_SAFE_INTEGER);
+    integerField(counts.indexed, 'indexed_count', 0, Number.MAX_SAFE_INTEGER);
+    await this.cas(key, {}, { ingested_count: counts.points, indexed_count: counts.indexed });
+  }
+
   /** Records the vector count the index reports for this version. */
   async setIndexedCount(key: VersionKey, indexed: number): Promise<void> {
     integerField(indexed, 'indexed_count', 0, Number.MAX_SAFE_INTEGER);

@@ -4,7 +4,8 @@
  * runner): a retry of a reset that a later reset superseded is refused with 409 and changes nothing;
  * a failed reset leaves the variants that serve a version READY on it (the failure is the
  * operation's and its version's); a model's state agrees with its variants'; a retry that succeeds
- * clears the operation's `last_error`.
+ * clears the operation's `last_error`; after a DELTA the version's ingested and indexed counts
+ * describe what it holds.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -181,5 +182,31 @@ describe('vss admin: failed, retried and superseded operations (HTTP API, PGlite
     const model = await detail(catalog);
     assert.equal(model.state, 'READY');
     for (const variant of model.variants) assert.equal(variant.state, 'READY', variant.variant);
+  });
+
+  it('after a DELTA that replaces some candidates and adds others, the version counts what it holds, ingested and indexed alike', async () => {
+    const data = join(dir, 'delta');
+    writeTrainingData(data, 400);
+    const catalog = await registerCatalog(world.store, data);
+    await waitForOperation(world.store, (await reset(catalog)).operation_id);
+    // c0..c399 again with other vectors, and c400..c499 new: the version then holds 500 candidates.
+    writeTrainingData(data, 500, { seed: 5 });
+    const delta = await api.call({
+      url: '/reset-model',
+      body: { entity: catalog.entity, model_name: catalog.modelName, model_type: 'DELTA' },
+    });
+    assert.equal(delta.status, 202, delta.body);
+    await waitForOperation(world.store, String(delta.json.operation_id));
+    const version = (await detail(catalog)).versions.find((v) => v.version === 1) as unknown as {
+      ingested_count: number;
+      indexed_count: number;
+    };
+    assert.equal(version.ingested_count, 500);
+    // Measured with the ingested count, once indexing reached the threshold (95 %) of it.
+    assert.ok(
+      version.indexed_count >= 0.95 * version.ingested_count &&
+        version.indexed_count <= version.ingested_count,
+      JSON.stringify(version),
+    );
   });
 });

@@ -12,15 +12,20 @@ import type { Variant } from '../../../store/index.js';
 import { type StepContext, type StepDefinition, type StepEffect, StepFailure } from '../step-registry.js';
 import { loadTargets, operationVersion, variantKey } from './operation-targets.js';
 
-/** Indexed share of each vector DB's collection of the version, and the lowest. */
+/**
+ * Indexed share of each vector DB's collection of the version, and the lowest (`ratio`, `indexed`,
+ * `points`); `held` is the collection holding the most points (where the consumers write: another
+ * DB's collection may still be empty), measured in the same look.
+ */
 export async function measureIndexing(
   ctx: StepContext,
   variants: readonly Variant[],
   version: number,
-): Promise<{ ratio: number; indexed: number; points: number }> {
+): Promise<{ ratio: number; indexed: number; points: number; held: { points: number; indexed: number } }> {
   const { operation, services } = ctx;
   const name = collectionName(operation.entity, operation.modelName, version);
   let lowest = { ratio: 1, indexed: 0, points: 0 };
+  let held = { points: 0, indexed: 0 };
   for (const [type, group] of services.vectorDbs.byType(variants)) {
     let info: { points: number; indexedPoints: number };
     try {
@@ -33,12 +38,23 @@ export async function measureIndexing(
     const ratio = info.points === 0 ? 1 : info.indexedPoints / info.points;
     for (const variant of group) services.metrics.indexingRatio(variant, ratio);
     if (ratio <= lowest.ratio) lowest = { ratio, indexed: info.indexedPoints, points: info.points };
+    if (info.points >= held.points) held = { points: info.points, indexed: info.indexedPoints };
   }
-  return lowest;
+  return { ...lowest, held };
 }
 
-/** Waits for indexing of the version on every vector DB the operation's variants use. */
-export function waitIndexedStep(name: string, next: string, from: number, to: number): StepDefinition {
+/**
+ * Waits for indexing of the version on every vector DB the operation's variants use, then records
+ * the version's counts from one look at its collection: the candidates it holds (`ingested_count`:
+ * a delta that replaces candidates adds none) and those indexed. `next` undefined: the operation
+ * succeeds then.
+ */
+export function waitIndexedStep(
+  name: string,
+  next: string | undefined,
+  from: number,
+  to: number,
+): StepDefinition {
   return {
     name,
     async run(ctx) {
@@ -51,12 +67,13 @@ export function waitIndexedStep(name: string, next: string, from: number, to: nu
           indexing: { indexed: measured.indexed, points: measured.points },
         });
       }
-      return ctx.advance(next, to, async (repositories, operation) => {
-        await repositories.versions.setIndexedCount(
+      const effect: StepEffect = async (repositories, operation) => {
+        await repositories.versions.setHeldCounts(
           { entity: operation.entity, modelName: operation.modelName, version },
-          measured.indexed,
+          measured.held,
         );
-      });
+      };
+      return next === undefined ? ctx.succeed(undefined, effect) : ctx.advance(next, to, effect);
     },
   };
 }
