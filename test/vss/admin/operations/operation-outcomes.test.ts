@@ -114,7 +114,21 @@ describe('vss admin: failed, retried and superseded operations (HTTP API, PGlite
 
     // Nothing moved: the operation is as it was, the variants serve version 3.
     const after = await operation(failed.operation_id);
-    assert.equal((await detail(catalog)).state, 'READY');
+    const model = await detail(catalog);
+    assert.equal(model.state, 'READY');
+    // The later reset dropped the version it retired and the failed one it superseded.
+    assert.deepEqual(
+      model.versions.map((v) => [v.version, v.status]),
+      [
+        [3, 'SERVING'],
+        [2, 'DROPPED'],
+        [1, 'DROPPED'],
+      ],
+    );
+    assert.deepEqual(
+      ((await operation(later.operation_id)).result as { dropped_versions?: number[] }).dropped_versions,
+      [1, 2],
+    );
     assert.equal(after.status, 'FAILED');
     assert.equal(after.attempts, before.attempts);
     assert.equal(after.last_error, before.last_error);

@@ -8,7 +8,7 @@
  */
 import { isLatticeError, LatticeError } from '../../../../platform/errors.js';
 import { collectionName } from '../../../model/index.js';
-import type { Variant } from '../../../store/index.js';
+import type { ModelVersion, Variant } from '../../../store/index.js';
 import { type StepContext, type StepDefinition, type StepEffect, StepFailure } from '../step-registry.js';
 import { loadTargets, operationVersion, variantKey } from './operation-targets.js';
 
@@ -111,10 +111,21 @@ export function flipStep(name: string, next: string | undefined, progress: numbe
 }
 
 /**
- * Drops every RETIRED version of the model (no variant reads or writes it): its collections on each
- * reachable vector DB first (idempotent), then in one transaction with the operation's success the
- * version becomes DROPPED and its embedding rows and ingestion ledger are deleted.
+ * Drops every RETIRED version of the model (no variant reads or writes it), and every FAILED one a
+ * newer served version superseded (its operation can no longer be retried: superseded.ts): their
+ * collections on each reachable vector DB first (idempotent), then in one transaction with the
+ * operation's success the version becomes DROPPED and its embedding rows and ingestion ledger are
+ * deleted.
  */
+/** FAILED versions older than every version the model's variants serve, that none of them writes. */
+function supersededFailures(versions: readonly ModelVersion[], variants: readonly Variant[]): ModelVersion[] {
+  const served = variants.map((v) => v.readVersion);
+  if (served.length === 0 || served.some((v) => v === null)) return [];
+  const oldest = Math.min(...(served as number[]));
+  const written = new Set(variants.map((v) => v.writeVersion));
+  return versions.filter((v) => v.status === 'FAILED' && v.version < oldest && !written.has(v.version));
+}
+
 /** How long a version no variant reads any more is kept before it is dropped, ms. */
 export const RETIRED_GRACE_MS = 5_000;
 
@@ -123,25 +134,29 @@ export function dropRetiredStep(name: string): StepDefinition {
     name,
     async run(ctx) {
       const { services, operation } = ctx;
-      const retired = (await services.store.versions.list(operation)).filter((v) => v.status === 'RETIRED');
+      const versions = await services.store.versions.list(operation);
+      const retired = versions.filter((v) => v.status === 'RETIRED');
       // Page walks started on a version just before its flip still read it: keep it a little longer.
       const now = Date.now();
       if (retired.some((v) => v.retiredAt !== null && now - v.retiredAt.getTime() < RETIRED_GRACE_MS)) {
         return ctx.wait();
       }
-      for (const version of retired) {
+      const superseded = supersededFailures(versions, await services.store.variants.list(operation));
+      for (const version of [...retired, ...superseded]) {
         for (const type of services.vectorDbs.types()) {
           await ctx.heartbeat();
           await services.vectorDbs.dropCollection(operation, version.version, type);
         }
       }
       const dropped = retired.map((v) => v.version);
-      return ctx.succeed({ dropped_versions: dropped }, async (repositories, op) => {
+      const failed = superseded.map((v) => v.version);
+      return ctx.succeed({ dropped_versions: [...dropped, ...failed] }, async (repositories, op) => {
         const model = await repositories.models.get(op);
         const store = await repositories.stores.get(model.storeId);
-        for (const version of dropped) {
+        for (const version of [...dropped, ...failed]) {
           const key = { entity: op.entity, modelName: op.modelName, version };
-          if (!(await repositories.versions.transition(key, 'RETIRED', 'DROPPED'))) continue;
+          const from = dropped.includes(version) ? 'RETIRED' : 'FAILED';
+          if (!(await repositories.versions.transition(key, from, 'DROPPED'))) continue;
           await repositories.embeddings.dropVersion(store.embeddingsTable, op.modelName, version);
           await repositories.ingestion.forgetVersion(key);
         }
