@@ -39,8 +39,8 @@ export interface EntityTargets {
   readonly collections: readonly CollectionTarget[];
 }
 
-/** Versions whose collection may still be read or flipped to. */
-const LIVE_VERSIONS: ReadonlySet<VersionStatus> = new Set(['INGESTING', 'INGESTED', 'SERVING']);
+/** Versions whose collection may still be read or flipped to (a FAILED one, once its operation is retried). */
+const LIVE_VERSIONS: ReadonlySet<VersionStatus> = new Set(['INGESTING', 'INGESTED', 'SERVING', 'FAILED']);
 
 /** The versions a variant's updates go to: its read version, and its write version while newer. */
 export function versionsOf(variant: Pick<Variant, 'readVersion' | 'writeVersion'>): number[] {

@@ -395,6 +395,7 @@ DROP TABLE vss_ingestion_events;
 /**
  * A model's state is its variants' as a whole, so it takes their INDEXING and READY too (a model
  * stayed INGESTED while every variant was READY). Models whose variants are all READY become READY.
+ * A READY variant may write a newer version than it serves (that of a failed operation).
  */
 const modelStatesOfVariants = `
 ALTER TABLE vss_models DROP CONSTRAINT state, DROP CONSTRAINT failed_state;
@@ -403,6 +404,13 @@ ALTER TABLE vss_models ADD CONSTRAINT state
 ALTER TABLE vss_models ADD CONSTRAINT failed_state CHECK (
   (state = 'FAILED') = (failed_state IS NOT NULL)
   AND coalesce(failed_state IN ('REGISTERED', 'INGESTING', 'INGESTED', 'INDEXING', 'READY'), true)
+);
+-- A variant that serves a version stays READY when an operation writing a newer one fails: it keeps
+-- that write version (the consumers accept its events until the operation is retried or superseded).
+ALTER TABLE vss_variants DROP CONSTRAINT read_version;
+ALTER TABLE vss_variants ADD CONSTRAINT read_version CHECK (
+  (read_version IS NULL OR (write_version IS NOT NULL AND read_version <= write_version))
+  AND (state <> 'READY' OR read_version IS NOT NULL)
 );
 UPDATE vss_models m SET state = 'READY', updated_at = now()
  WHERE m.state = 'INGESTED'
@@ -422,5 +430,9 @@ export const vssMigrations: readonly Migration[] = [
   { version: 7, name: 'ingestion ledger keyed by a uuid first', up: compactLedgerKey },
   { version: 8, name: 'admin outbox, idempotent requests, delta and fill operations', up: adminOutbox },
   { version: 9, name: 'ingestion ledger of batches', up: ledgerByBatch },
-  { version: 10, name: 'model states follow their variants', up: modelStatesOfVariants },
+  {
+    version: 10,
+    name: 'model states follow their variants; READY variants keep a failed write version',
+    up: modelStatesOfVariants,
+  },
 ];

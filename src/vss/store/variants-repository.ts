@@ -198,9 +198,10 @@ export class VariantsRepository {
   }
 
   /**
-   * The variant in `from` goes back to serving its read version: READY, writing that version again
-   * (an operation that wrote a newer one failed; the failure is the operation's and its version's).
-   * False when it is not in `from` or reads no version.
+   * The variant in `from` goes back to READY on the version it serves (an operation writing a newer
+   * one failed: the failure is the operation's and that version's). It keeps the write version, so
+   * events of that version are still accepted for a retry to complete. False when it is not in
+   * `from` or serves no version.
    */
   async serveReadVersion(key: VariantKey, from: VariantState): Promise<boolean> {
     const variant = await this.get(key);
@@ -208,7 +209,7 @@ export class VariantsRepository {
     return this.cas(
       key,
       { state: from, read_version: variant.readVersion },
-      { state: 'READY', write_version: variant.readVersion, failed_state: null, failure_reason: null },
+      { state: 'READY', failed_state: null, failure_reason: null },
     );
   }
 

@@ -148,7 +148,7 @@ export function variantAndVersionTests(context: Context): void {
         true,
       );
       assert.equal((await store.variants.get(key)).writeVersion, 1);
-      // READY needs a read version equal to the write version: only the flip gives one
+      // READY needs a read version: only the flip gives one
       await rejectsWith(
         store.variants.transition(key, 'INGESTING', 'READY'),
         'INVALID_ARGUMENT',

@@ -69,7 +69,11 @@ export class OperationsLifecycle implements AdminLifecycle {
             `variant ${variant.variant} of model ${model.entity}/${model.modelName} has no version yet: reset the model before a delta`,
           );
         }
-        map[variant.variant] = variant.writeVersion;
+        // A reset that failed leaves its version as the write version: the delta goes to the one served.
+        const failed =
+          variant.readVersion !== null &&
+          (await r.versions.get({ ...model, version: variant.writeVersion })).status === 'FAILED';
+        map[variant.variant] = failed ? variant.readVersion! : variant.writeVersion;
       }
       const version = Math.max(...Object.values(map));
       return this.#record(r, accepted, { version, variant_version_map: map });

@@ -153,7 +153,7 @@ describe('vss admin: failed, retried and superseded operations (HTTP API, PGlite
     for (const variant of seen.variants) {
       assert.deepEqual(
         [variant.state, variant.read_version, variant.write_version, variant.failure_reason],
-        ['READY', 1, 1, null],
+        ['READY', 1, 2, null],
         variant.variant,
       );
     }

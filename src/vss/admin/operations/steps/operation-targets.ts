@@ -69,9 +69,9 @@ export async function loadTargets(
 }
 
 /**
- * After the operation failed: a variant that serves a version goes back to serving it (READY,
- * writing it again), since the failure is the operation's and its version's, not the served
- * version's; a variant that serves nothing is marked FAILED with the state it failed in. With
+ * After the operation failed: a variant that serves a version goes back to READY on it (keeping
+ * its write version for a retry), since the failure is the operation's and its version's, not the
+ * served version's; a variant that serves nothing is marked FAILED with the state it failed in. With
  * `ownsVersion` (a reset), the version it was writing is marked FAILED too unless a variant reads it.
  */
 export async function failTargets(
@@ -123,7 +123,7 @@ export async function retryTargets(
       resume !== undefined &&
       typeof version === 'number' &&
       variant.state === 'READY' &&
-      variant.writeVersion !== version
+      variant.readVersion !== version
     ) {
       await repositories.variants.transition(key, 'READY', resume as Exclude<VariantState, 'FAILED'>, {
         writeVersion: version,

@@ -96,7 +96,7 @@ export function promotableVersion(model: Model, variants: readonly Variant[]): n
     if (variant.writeVersion !== variant.readVersion) {
       throw new LatticeError(
         'FAILED_PRECONDITION',
-        `${label} writes version ${variant.writeVersion} while it serves ${variant.readVersion}: a reset is under way; promote once it has flipped`,
+        `${label} writes version ${variant.writeVersion} while it serves ${variant.readVersion}: a reset of version ${variant.writeVersion} is under way or failed; promote once a reset has flipped`,
         { field: 'variant' },
       );
     }
