@@ -248,7 +248,7 @@ export class AdminApiStandIn {
 const MODEL = {
   entity: 'catalog',
   model_name: 'products',
-  state: 'INGESTED',
+  state: 'READY',
   cluster: 'experiment',
   failure_reason: null,
   variants: [
