@@ -10,25 +10,37 @@ export interface DirLock {
 /** Lock files this process holds: a lock naming our pid that is not among them was left by a predecessor. */
 const held = new Set<string>();
 
+/**
+ * Whether `pid` is a running process. A process killed a moment ago stays a zombie until its parent
+ * reaps it, and signal 0 still reaches a zombie: on Linux its state in /proc (Z, or X while being
+ * reaped) says it is dead, so a restart right after a SIGKILL takes the lock over.
+ */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  const state = procStat(pid)?.[0];
+  return state !== 'Z' && state !== 'X';
+}
+
+/** The fields of /proc/PID/stat after the command name (state first), or undefined off Linux or once gone. */
+function procStat(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: the fields follow its last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
   }
 }
 
 /** When process `pid` started (clock ticks since boot, Linux), to tell it from a later process given the same pid. */
 function startTime(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces and parentheses); starttime is field 22.
-    const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    return Number.isFinite(start) ? start : undefined;
-  } catch {
-    return undefined;
-  }
+  // starttime is field 22 of the line, the 20th after the command name.
+  const start = Number(procStat(pid)?.[19]);
+  return Number.isFinite(start) ? start : undefined;
 }
 
 function readOwner(path: string): { pid?: unknown; host?: unknown; start?: unknown } {
@@ -42,7 +54,8 @@ function readOwner(path: string): { pid?: unknown; host?: unknown; start?: unkno
 /**
  * Takes an exclusive lock on a directory that one process must own (an embedded database, a queue
  * journal), as a sibling file `<dir>.lock` created with O_EXCL, holding the owner's pid, host and
- * start time. A lock left by a process that died is taken over, including one whose pid now belongs
+ * start time. A lock left by a process that died is taken over (also while it is a zombie not yet reaped
+ * by its parent), including one whose pid now belongs
  * to another process (a different start time) or to this one (a restarted container's pid 1); one
  * held by a live process, or already by this one, is FAILED_PRECONDITION naming that pid, followed by
  * `hint` when given. Synchronous, so both synchronous and asynchronous openers can use it.

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { lockDirectory } from '../../src/platform/dir-lock.js';
 import { isLatticeError } from '../../src/platform/errors.js';
 import { createSqlClient } from '../../src/platform/sql/index.js';
+import { eventually } from '../support/servers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'lattice-lock-'));
 
@@ -59,6 +61,37 @@ describe('lockDirectory', () => {
       lockDirectory(dir, 'test dir').release();
     } finally {
       other.kill();
+    }
+  });
+
+  test('a lock held by a process killed a moment ago, still a zombie, is taken over at once', {
+    skip: process.platform !== 'linux' && 'process states are read from /proc',
+  }, async () => {
+    const dir = join(root, 'zombie');
+    const holder = fileURLToPath(new URL('./fixtures/hold-dir-lock.ts', import.meta.url));
+    // The holder runs in the background of a shell that then becomes `sleep`, which never reaps it:
+    // once killed, the holder stays a zombie (as a killed `lattice` does until its parent waits).
+    const parent = spawn(
+      'sh',
+      ['-c', `"${process.execPath}" --import tsx "${holder}" "${dir}" & exec sleep 120`],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    try {
+      let output = '';
+      parent.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        output += chunk;
+      });
+      await eventually(() => /ready \d+/.test(output), 60_000, 'the holder to lock the directory');
+      const pid = Number(/ready (\d+)/.exec(output)![1]);
+      assert.throws(() => lockDirectory(dir, 'test dir'), new RegExp(`in use by process ${pid}`));
+      process.kill(pid, 'SIGKILL');
+      const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+      await eventually(() => state() === 'Z', 30_000, `process ${pid} to be a zombie`);
+      lockDirectory(dir, 'test dir').release();
+    } finally {
+      parent.kill('SIGKILL');
     }
   });
 
