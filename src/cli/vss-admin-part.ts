@@ -20,7 +20,12 @@ function jobRunnerOf(platform: Platform, queue: Awaited<ReturnType<Platform['que
   if (runner.kind === 'http') return new HttpJobRunner({ baseUrl: runner.url!, tls: tlsOf(settings).client });
   return new FileJobRunner({
     queue,
-    stateStore: new FileJobStateStore(join(settings.dataDir, 'jobs')),
+    // On PGlite this process alone runs admin on the data directory: locking the job records too
+    // lets a restart after a crash take its predecessor's jobs over at once (no lease to wait for).
+    stateStore: new FileJobStateStore(join(settings.dataDir, 'jobs'), {
+      exclusive: settings.sql.kind === 'pglite',
+    }),
+    leaseMs: runner.leaseMs,
     logger,
   });
 }
@@ -52,6 +57,9 @@ export async function startVssAdminPart(
     scheduleIntervalMs: admin.scheduleIntervalMs,
     metrics,
     logger,
+  }).catch(async (err: unknown) => {
+    await jobRunner.close();
+    throw err;
   });
   const stopEngine = async () => {
     await engine.stop();

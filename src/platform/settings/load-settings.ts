@@ -81,6 +81,7 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_VSS_ADMIN_API_KEYS', path: 'vss.admin.apiKeys', kind: 'list' },
   { env: 'LATTICE_VSS_JOB_RUNNER', path: 'vss.admin.jobRunner.kind', kind: 'string' },
   { env: 'LATTICE_VSS_JOB_RUNNER_URL', path: 'vss.admin.jobRunner.url', kind: 'string' },
+  { env: 'LATTICE_VSS_JOB_LEASE_MS', path: 'vss.admin.jobRunner.leaseMs', kind: 'number' },
   { env: 'LATTICE_VSS_VECTOR_DB_DIR', path: 'vss.vectorDb.dir', kind: 'string' },
   { env: 'LATTICE_VSS_VECTOR_DB_BUILD_THREADS', path: 'vss.vectorDb.buildThreads', kind: 'number' },
   { env: 'LATTICE_QDRANT_URL', path: 'vss.vectorDb.url', kind: 'string' },

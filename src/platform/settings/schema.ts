@@ -299,6 +299,12 @@ export const settingsSchema = z
                 kind: z.enum(['file', 'http']).default('file'),
                 /** http: base URL of the batch platform (POST <url>/jobs, GET <url>/jobs/<id>). */
                 url: url.optional(),
+                /**
+                 * file, with PostgreSQL: a RUNNING job whose process stopped renewing its record for
+                 * this long is taken over and resumed, ms. On PGlite the data directory's lock proves
+                 * a predecessor dead, so its jobs are taken over at once.
+                 */
+                leaseMs: z.number().int().min(300).max(600_000).default(30_000),
               })
               .strict()
               .superRefine((runner, ctx) => {

@@ -11,9 +11,12 @@
  *   queue's de-duplication window they are not stored again) unless a training file changed since,
  *   in which case it starts over. A SUCCEEDED job is never run again under its id.
  * - **One run per job id** in a runner, and across runners sharing a state store: a RUNNING record
- *   that another runner wrote within `leaseMs` is that runner's (start returns its status); one
- *   older than that was interrupted and is resumed. Each runner rewrites its RUNNING records at
- *   least every `leaseMs / 3`.
+ *   that another runner wrote within `leaseMs` is that runner's (start and status return its
+ *   status); one older than that was interrupted, and the next start or status takes it over and
+ *   resumes it (the record holds the job). Each runner rewrites its RUNNING records at least every
+ *   `leaseMs / 3`. With an exclusive store (a locked directory: no other live process writes it)
+ *   another runner's RUNNING record is a dead predecessor's, taken over at once: a process killed
+ *   and restarted resumes its jobs without waiting for a lease.
  * - With the in-memory state store (the default) the records live as long as the process: after a
  *   crash the job is unknown (NOT_FOUND) and a start runs it from the beginning.
  */
@@ -114,7 +117,11 @@ export class FileJobRunner implements JobRunner {
     const record = await this.#store.load(jobId);
     if (record === undefined)
       throw notFound(`ingestion job ${quote(jobId)} is not known to this job runner`, 'job_id');
-    return this.#runningElsewhere(record) ? record.status : interrupted(record);
+    if (this.#runningElsewhere(record)) return elsewhere(record, this.#leaseMs);
+    // Interrupted (its runner died): taken over here, so whoever waits on it sees it finish.
+    if (record.status.state === 'RUNNING' && record.job !== undefined && !this.#closed)
+      return this.start(record.job);
+    return interrupted(record);
   }
 
   async cancel(jobId: string): Promise<JobStatus> {
@@ -150,6 +157,7 @@ export class FileJobRunner implements JobRunner {
       if (run.tracker.state === 'RUNNING') run.controller.abort('stopped: the job runner closed');
     }
     await Promise.all(runs.map((run) => run.done));
+    this.#store.close?.();
   }
 
   async #start(job: IngestionJob): Promise<JobStatus> {
@@ -167,7 +175,15 @@ export class FileJobRunner implements JobRunner {
       if (record.fingerprint !== fingerprint)
         throw new LatticeError('ALREADY_EXISTS', conflictMessage(job.jobId));
       if (record.status.state === 'SUCCEEDED') return record.status;
-      if (this.#runningElsewhere(record)) return record.status;
+      if (this.#runningElsewhere(record)) return elsewhere(record, this.#leaseMs);
+      if (record.status.state === 'RUNNING' && record.owner !== this.#owner) {
+        this.#logger.info(
+          { jobId: job.jobId, previousOwner: record.owner, heartbeatAt: new Date(record.heartbeatAt) },
+          this.#store.exclusive
+            ? 'ingestion job taken over from the process that ran it before this one (it died)'
+            : 'ingestion job taken over: its runner stopped renewing its lease',
+        );
+      }
     }
     return this.#launch(job, fingerprint, record?.checkpoint ?? null);
   }
@@ -257,16 +273,28 @@ export class FileJobRunner implements JobRunner {
       checkpoint: run.checkpoint,
       owner: this.#owner,
       heartbeatAt: Date.now(),
+      job: run.job,
     };
   }
 
+  /** Whether a live runner other than this one holds the job (an exclusive store has none). */
   #runningElsewhere(record: JobRecord): boolean {
     return (
       record.status.state === 'RUNNING' &&
       record.owner !== this.#owner &&
+      this.#store.exclusive !== true &&
       Date.now() - record.heartbeatAt < this.#leaseMs
     );
   }
+}
+
+/** The status of a job another runner holds: its last one, saying so. */
+function elsewhere(record: JobRecord, leaseMs: number): JobStatus {
+  const lapses = Math.max(0, Math.ceil((record.heartbeatAt + leaseMs - Date.now()) / 1000));
+  return {
+    ...record.status,
+    message: `${record.status.message} (in job runner ${record.owner}; taken over if it does not renew its lease within ${lapses} s)`,
+  };
 }
 
 function describeCheckpoint(checkpoint: JobCheckpoint): string {

@@ -4,12 +4,17 @@
  * admin can ask for the job's status and start it again without republishing what was already on
  * the queue. Two stores here: in memory (a single process's lifetime) and a directory of JSON
  * files; admin may keep records in SQL by implementing the same two methods.
+ *
+ * A store is `exclusive` when no other live process can write it (the file store locks its directory,
+ * like the embedded databases): then a RUNNING record another runner wrote is proven to be a dead
+ * predecessor's, and its job is taken over at once rather than after its lease.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type DirLock, lockDirectory } from '../../../platform/dir-lock.js';
 import { describeError, LatticeError } from '../../../platform/errors.js';
-import type { BadRow, JobStatus } from './job-runner.js';
+import type { BadRow, IngestionJob, JobStatus } from './job-runner.js';
 
 /** A file as it was when the run read it; a resumed run starts over if any differs. */
 export interface FileStamp {
@@ -51,6 +56,8 @@ export interface JobRecord {
   owner: string;
   /** When the owner last wrote the record: a RUNNING record not written for a lease is interrupted. */
   heartbeatAt: number;
+  /** The job itself, so a runner that finds it interrupted can resume it (absent in older records). */
+  job?: IngestionJob;
 }
 
 export interface JobStateStore {
@@ -58,6 +65,10 @@ export interface JobStateStore {
   load(jobId: string): Promise<JobRecord | undefined>;
   /** Replaces the job's record durably. */
   save(record: JobRecord): Promise<void>;
+  /** True when this process alone writes the store while it is open (see the top of this file). */
+  readonly exclusive?: boolean;
+  /** Releases what the store holds (its directory lock). */
+  close?(): void;
 }
 
 /** Records in process memory: status survives in-process restarts of a job, not a crash. */
@@ -74,16 +85,35 @@ export class MemoryJobStateStore implements JobStateStore {
   }
 }
 
+export interface FileJobStateStoreOptions {
+  /**
+   * Lock the directory (dir-lock.ts) so that no other process opens it while this store is open:
+   * FAILED_PRECONDITION naming the holder when a live one has it. For a single-process deployment
+   * (embedded defaults), where this makes a predecessor's RUNNING record safe to take over at once.
+   */
+  exclusive?: boolean;
+}
+
 /**
  * One JSON file per job in `dir` (named by a digest of the job id), replaced atomically (written
  * beside it, flushed to disk, renamed over it), so a crash leaves the old record or the new one.
  */
 export class FileJobStateStore implements JobStateStore {
   readonly #dir: string;
+  readonly #lock: DirLock | undefined;
   #ready: Promise<unknown> | undefined;
 
-  constructor(dir: string) {
+  constructor(dir: string, options: FileJobStateStoreOptions = {}) {
     this.#dir = dir;
+    this.#lock = options.exclusive ? lockDirectory(dir, 'job state directory') : undefined;
+  }
+
+  get exclusive(): boolean {
+    return this.#lock !== undefined;
+  }
+
+  close(): void {
+    this.#lock?.release();
   }
 
   async load(jobId: string): Promise<JobRecord | undefined> {

@@ -122,7 +122,7 @@ describe('built-in job runner: one run per job, progress, resume', () => {
     assert.equal(new Set(events(messages).map((m) => m.body.candidate_id)).size, 160);
   });
 
-  test('after a crash: the job shows as interrupted, and a start resumes it; a job another runner holds is left alone', async () => {
+  test('after a crash: once its lease lapsed the job is taken over by the next status or start and resumes from its checkpoint; a job another runner holds is left alone', async () => {
     const root = dir();
     writeParquetFile(join(root, 'a.parquet'), trainingRows(90), { rowGroupSize: 30 });
     const name = await topic();
@@ -143,17 +143,36 @@ describe('built-in job runner: one run per job, progress, resume', () => {
       heartbeatAt: 0,
     });
 
+    // A record written before records held their job: shown as interrupted, resumed by a start.
+    const { job: _job, ...older } = record;
+    await store.save({
+      ...older,
+      status: { ...record.status, state: 'RUNNING' },
+      owner: 'crashed',
+      heartbeatAt: 0,
+    });
     const counting = new RecordingQueue(bed.queue);
     const runner = runnerOn(counting, { ...options, stateStore: new FileJobStateStore(stateDir) });
     const shown = await runner.status('crashing');
     assert.equal(shown.state, 'FAILED');
     assert.match(shown.message, /^interrupted after a\.parquet row 45 .*start the job again to resume/);
     assert.equal(shown.rowsPublished, 45);
-    await runner.start(job);
+
+    // Whoever polls the status of an interrupted job sees it taken over and finished, not failed.
+    await store.save({
+      ...record,
+      status: { ...record.status, state: 'RUNNING' },
+      owner: 'crashed',
+      heartbeatAt: 0,
+    });
+    const resumed = await runner.status('crashing');
+    assert.equal(resumed.state, 'RUNNING');
+    assert.match(resumed.message, /resuming after a\.parquet row 45/);
     const done = await runner.finished('crashing');
     assert.equal(done.state, 'SUCCEEDED');
     assert.equal(done.rowsPublished, 90);
     assert.equal(counting.publishes, 45 + PARTITIONS);
+    assert.deepEqual(await runner.status('crashing'), done);
 
     // A RUNNING record another live runner keeps fresh: neither run here nor cancelled from here.
     const heldJob = { ...job, jobId: 'held' };
@@ -169,9 +188,104 @@ describe('built-in job runner: one run per job, progress, resume', () => {
     const before = counting.publishes;
     const status = await other.start(heldJob);
     assert.equal(status.state, 'RUNNING');
+    assert.match(
+      status.message,
+      /in job runner alive; taken over if it does not renew its lease within \d+ s/,
+    );
+    assert.equal((await other.status('held')).state, 'RUNNING');
     assert.equal(counting.publishes, before);
     await assert.rejects(other.cancel('held'), (err) => isLatticeError(err, 'FAILED_PRECONDITION'));
     await assert.rejects(other.finished('held'), (err) => isLatticeError(err, 'NOT_FOUND'));
+  });
+
+  test('a lease that lapses while a runner waits on the job: the waiting runner takes the job over and finishes it', async () => {
+    const root = dir();
+    writeParquetFile(join(root, 'a.parquet'), trainingRows(60), { rowGroupSize: 30 });
+    const name = await topic();
+    const stateDir = dir();
+    const store = new FileJobStateStore(stateDir);
+    const job = jobFor(root, { topic: name, jobId: 'lapsing' });
+    // The record a runner in a process that just died left: RUNNING, its lease fresh.
+    await store.save({
+      jobId: 'lapsing',
+      fingerprint: jobFingerprint(job),
+      status: {
+        jobId: 'lapsing',
+        state: 'RUNNING',
+        progress: 0,
+        rowsRead: 0,
+        rowsPublished: 0,
+        badRowCount: 0,
+        badRows: [],
+        message: 'starting',
+      },
+      checkpoint: null,
+      owner: 'killed',
+      heartbeatAt: Date.now(),
+      job,
+    });
+    const runner = runnerOn(bed.queue, { batchRows: 15, stateStore: store, leaseMs: 1500 });
+    assert.equal((await runner.start(job)).state, 'RUNNING');
+    await assert.rejects(
+      runner.finished('lapsing'),
+      (err) => isLatticeError(err, 'NOT_FOUND'),
+      'not run here yet',
+    );
+    // Polled as the ingesting step polls it: RUNNING while the lease holds, then taken over here.
+    let status = await runner.status('lapsing');
+    await eventually(
+      async () => {
+        status = await runner.status('lapsing');
+        assert.notEqual(status.state, 'FAILED', status.message);
+        return status.state === 'SUCCEEDED';
+      },
+      60_000,
+      'the job taken over and finished',
+    );
+    assert.equal(status.rowsPublished, 60);
+    assert.equal((await bed.queue.topicStats(name)).messages, 60 + PARTITIONS);
+  });
+
+  test('an exclusive store (a locked directory): a predecessor’s RUNNING record is taken over at once, however fresh its lease', async () => {
+    const root = dir();
+    writeParquetFile(join(root, 'a.parquet'), trainingRows(90), { rowGroupSize: 30 });
+    const name = await topic();
+    const stateDir = dir();
+    const breaking = new RecordingQueue(bed.queue);
+    breaking.failAfter = 45;
+    const job = jobFor(root, { topic: name, jobId: 'killed' });
+    const options = { batchRows: 15, concurrency: 1, checkpointEveryMs: 0 };
+    const first = new FileJobStateStore(stateDir, { exclusive: true });
+    await run(runnerOn(breaking, { ...options, stateStore: first }), job);
+    const record = (await first.load('killed'))!;
+    // A killed process wrote its record a moment ago; its lock died with it.
+    await first.save({
+      ...record,
+      status: { ...record.status, state: 'RUNNING' },
+      owner: 'killed',
+      heartbeatAt: Date.now(),
+    });
+    first.close();
+
+    const store = new FileJobStateStore(stateDir, { exclusive: true });
+    assert.throws(
+      () => new FileJobStateStore(stateDir, { exclusive: true }),
+      /job state directory .* is in use by process/,
+    );
+    const counting = new RecordingQueue(bed.queue);
+    const runner = runnerOn(counting, { ...options, stateStore: store, leaseMs: 3_600_000 });
+    const resumed = await runner.start(job);
+    assert.match(resumed.message, /resuming after a\.parquet row 45/);
+    const done = await runner.finished('killed');
+    assert.equal(done.state, 'SUCCEEDED', done.message);
+    assert.equal(done.rowsPublished, 90);
+    assert.equal(
+      counting.publishes,
+      45 + PARTITIONS,
+      'rows 46-90 and the markers, nothing before the checkpoint',
+    );
+    await runner.close();
+    new FileJobStateStore(stateDir, { exclusive: true }).close();
   });
 
   test('cancel stops a job without EOF markers; starting it again finishes it', async () => {
