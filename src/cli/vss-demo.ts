@@ -3,10 +3,10 @@
  * user would follow (register → reset → ingest → index → READY, over the admin HTTP API of this
  * process): 20,000 generated product embeddings (32-d, COSINE) with attributes `category`, `brand`
  * and `price`, as JSON Lines under `<dataDir>/demo/products/`, and two variants: `all` and `shoes`
- * (category = shoes). A data directory that already has the model is left as it is, so a second
- * start is up at once.
+ * (category = shoes). A data directory where the demo was onboarded is left as it is, so a second
+ * start is up at once; one where a killed first start left it unfinished is finished.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLatticeError } from '../platform/errors.js';
 import { seededRandom } from '../platform/random.js';
@@ -42,14 +42,35 @@ export function writeVssDemoData(dir: string): string {
     );
   }
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'part-0.jsonl'), `${lines.join('\n')}\n`);
+  // Written beside and renamed, so a crash never leaves a short file the model is registered with.
+  const path = join(dir, 'part-0.jsonl');
+  writeFileSync(`${path}.tmp`, `${lines.join('\n')}\n`);
+  renameSync(`${path}.tmp`, path);
   return dir;
 }
 
+/** The Idempotency-Key of the demo's reset: a start after a crash gets the operation the first one submitted. */
+const DEMO_RESET_KEY = 'lattice-up-vss-demo-reset';
+
+const DEMO_VARIANTS = [
+  ['all', []],
+  ['shoes', [{ column_name: 'category', filter_value: 'shoes', default_value: '' }]],
+] as const;
+
+interface DemoModelState {
+  variants: { variant: string; read_version: number | null }[];
+}
+
 /**
- * Onboards the demo model through the admin API unless it is registered already; reports
- * progress through `say` and resolves once both variants are READY (or throws with the operation's
- * error). Returns false when there was nothing to do.
+ * Onboards the demo model through the admin API unless it was onboarded already (a variant of it
+ * serves a version); reports progress through `say` and resolves once both variants are READY (or
+ * throws with the operation's error). Returns false when there was nothing to do.
+ *
+ * Every step can be repeated, so a start after a crash at any point of a first start's onboarding
+ * finishes it: registrations with the same body answer the same resource, the reset is submitted
+ * with an Idempotency-Key (the repeat answers the operation the killed process submitted, which the
+ * admin engine resumes by itself), and the training data is written only before the model exists
+ * (rewriting it would change the files the reset's job is reading).
  */
 export async function onboardVssDemo(
   admin: AdminClient,
@@ -58,13 +79,16 @@ export async function onboardVssDemo(
   pollMs = 250,
 ): Promise<boolean> {
   const { entity, model, dimension } = VSS_DEMO;
+  let existing: DemoModelState | undefined;
   try {
-    await admin.get(`/models/${entity}/${model}`);
-    return false;
+    existing = (await admin.get(`/models/${entity}/${model}`)) as DemoModelState;
   } catch (err) {
     if (!isLatticeError(err, 'NOT_FOUND')) throw err;
   }
-  const training = writeVssDemoData(join(dataDir, 'demo', model));
+  if (existing?.variants.some((v) => v.read_version !== null)) return false;
+  const training = join(dataDir, 'demo', model);
+  if (existing === undefined) writeVssDemoData(training);
+  else say('Resuming the vss demo onboarding that a previous start left unfinished');
   await admin.post('/register-store', {
     store_id: 1,
     entity,
@@ -87,10 +111,7 @@ export async function onboardVssDemo(
     store_id: 1,
     training_data_path: training,
   });
-  for (const [variant, criteria] of [
-    ['all', []],
-    ['shoes', [{ column_name: 'category', filter_value: 'shoes', default_value: '' }]],
-  ] as const) {
+  for (const [variant, criteria] of DEMO_VARIANTS) {
     await admin.post('/register-variant', {
       entity,
       model_name: model,
@@ -101,7 +122,7 @@ export async function onboardVssDemo(
       job_frequency: 'FREQ_1W',
     });
   }
-  const reset = (await admin.post('/reset-model', { entity, model_name: model })) as { operation_id: string };
+  const reset = (await submitReset(admin, pollMs)) as { operation_id: string };
   const id = reset.operation_id;
   say(
     `Onboarding the vss demo (${VSS_DEMO.rows} products, ${dimension}-d) through the admin API: operation ${id}`,
@@ -116,6 +137,26 @@ export async function onboardVssDemo(
     }
     if (op.status === 'SUCCEEDED') return true;
     if (op.status === 'FAILED') throw new Error(`demo onboarding failed: ${String(op.last_error)}`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
+/**
+ * POST /reset-model under the demo's Idempotency-Key. ABORTED means the process that submitted it
+ * first died before answering: the admin API takes that reservation over after its lease.
+ */
+async function submitReset(admin: AdminClient, pollMs: number): Promise<unknown> {
+  const { entity, model } = VSS_DEMO;
+  for (;;) {
+    try {
+      return await admin.post(
+        '/reset-model',
+        { entity, model_name: model },
+        { idempotencyKey: DEMO_RESET_KEY },
+      );
+    } catch (err) {
+      if (!isLatticeError(err, 'ABORTED')) throw err;
+    }
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
