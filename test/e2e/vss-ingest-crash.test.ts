@@ -33,6 +33,7 @@ import {
   type IngestModel,
   registerIngestModel,
   seededVector,
+  storedRows,
 } from '../support/vss-ingest-catalog.js';
 
 const EVENTS = Number(process.env.VSS_CRASH_EVENTS ?? 20_000);
@@ -274,23 +275,12 @@ async function verifyStore(sql: SqlClient, model: IngestModel): Promise<void> {
   const store = await openVssStore(sql);
   assert.equal(await store.embeddings.count(model.embeddingsTable, model.modelName, 1), EVENTS, 'store rows');
   const seen = new Set<string>();
-  let afterId: string | undefined;
-  for (;;) {
-    const rows = await store.embeddings.scan(model.embeddingsTable, {
-      modelName: model.modelName,
-      version: 1,
-      limit: 5000,
-      ...(afterId === undefined ? {} : { afterId }),
-    });
-    if (rows.length === 0) break;
-    for (const row of rows) {
-      assert.ok(!seen.has(row.id), `row ${row.id} twice`);
-      seen.add(row.id);
-      const expected = seededVector(Number(row.id.slice(1)), DIMENSION);
-      assert.deepEqual([...row.embedding], expected, `the stored embedding of ${row.id}`);
-      assert.equal(row.toBeIndexed.organic, true);
-    }
-    afterId = rows.at(-1)!.id;
+  for await (const row of storedRows(store, model.embeddingsTable, model.modelName, 1)) {
+    assert.ok(!seen.has(row.id), `row ${row.id} twice`);
+    seen.add(row.id);
+    const expected = seededVector(Number(row.id.slice(1)), DIMENSION);
+    assert.deepEqual([...row.embedding], expected, `the stored embedding of ${row.id}`);
+    assert.equal(row.toBeIndexed.organic, true);
   }
   assert.equal(seen.size, EVENTS);
   for (let i = 0; i < EVENTS; i++) assert.ok(seen.has(idOf(i)), `row ${idOf(i)} lost`);

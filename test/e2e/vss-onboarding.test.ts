@@ -11,16 +11,16 @@
  * VSS_ONBOARD_ROWS changes the row count.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { SearchResponse } from '../../src/gen/vss/v1/vss.js';
 import { seededRandom } from '../../src/platform/random.js';
-import { createSqlClient } from '../../src/platform/sql/index.js';
 import { adminCall } from '../support/admin-http.js';
 import { type LatticeVssProcess, startLatticeVss } from '../support/lattice-vss-process.js';
-import { eventually, realServer, uniqueName } from '../support/servers.js';
+import { eventually, realServer } from '../support/servers.js';
+import { isolatedDistributedSettings } from '../support/vss-stack.js';
 import { writeParquetFile } from '../vss/admin/jobs/training-data.js';
 import { Client } from '../vss/serving/harness.js';
 
@@ -127,31 +127,8 @@ const embedded: Mode = {
 function distributed(nats: string, postgres: string): Mode {
   return {
     name: 'PostgreSQL + JetStream',
-    prepare: async (dir) => {
-      const name = uniqueName('onboard').toLowerCase();
-      const admin = await createSqlClient({ kind: 'postgres', url: postgres });
-      await admin.query(`CREATE SCHEMA ${name}`);
-      const settingsFile = join(dir, 'settings.json');
-      writeFileSync(
-        settingsFile,
-        JSON.stringify({
-          queue: { kind: 'jetstream', servers: [nats] },
-          sql: { kind: 'postgres', url: postgres, schema: name },
-          vss: {
-            consumers: { embeddingsTopic: `${name}-emb`, realtimeTopic: `${name}-rt`, group: name },
-            admin: { operationsTopic: `${name}-ops`, group: `${name}-admin`, pollIntervalMs: 200 },
-          },
-        }),
-      );
-      return {
-        env: { LATTICE_DATA_DIR: join(dir, 'data') },
-        settingsFile,
-        cleanup: async () => {
-          await admin.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
-          await admin.close();
-        },
-      };
-    },
+    prepare: (dir) =>
+      isolatedDistributedSettings(dir, { nats, postgres }, 'onboard', { admin: { pollIntervalMs: 200 } }),
   };
 }
 

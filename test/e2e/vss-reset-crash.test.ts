@@ -13,11 +13,11 @@
  * VSS_RESET_CRASH_SEED replays a run's kill points (each run prints its seed).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { createQueue } from '../../src/platform/queue/index.js';
+import { seededRandom } from '../../src/platform/random.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
 import { createSqlClient, type SqlClient } from '../../src/platform/sql/index.js';
 import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
@@ -25,8 +25,9 @@ import { collectionName } from '../../src/vss/model/index.js';
 import { openVssStore } from '../../src/vss/store/index.js';
 import { adminCall } from '../support/admin-http.js';
 import { type LatticeVssProcess, startLatticeVss } from '../support/lattice-vss-process.js';
-import { eventually, realServer, uniqueName } from '../support/servers.js';
-import { seededVector } from '../support/vss-ingest-catalog.js';
+import { eventually, realServer } from '../support/servers.js';
+import { seededVector, storedRows } from '../support/vss-ingest-catalog.js';
+import { isolatedDistributedSettings } from '../support/vss-stack.js';
 import { writeJsonLinesFile } from '../vss/admin/jobs/training-data.js';
 
 const ROWS = 30_000;
@@ -39,18 +40,6 @@ const TABLE = 'crash_embeddings';
 const SEED = Number(process.env.VSS_RESET_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 const [natsUrl, postgresUrl] = [await realServer('nats'), await realServer('postgres')];
-
-/** mulberry32: the kill points of a run, from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const idOf = (i: number) => `r${i}`;
 
@@ -75,46 +64,14 @@ function embedded(dir: string): Mode {
 }
 
 async function distributed(dir: string, nats: string, postgres: string): Promise<Mode> {
-  const name = uniqueName('rcrash').toLowerCase();
-  const admin = await createSqlClient({ kind: 'postgres', url: postgres });
-  await admin.query(`CREATE SCHEMA ${name}`);
-  const settingsFile = join(dir, 'settings.json');
-  writeFileSync(
-    settingsFile,
-    JSON.stringify({
-      queue: { kind: 'jetstream', servers: [nats] },
-      sql: { kind: 'postgres', url: postgres, schema: name },
-      vss: {
-        // A short ack wait and job lease, so what the killed process held comes back in seconds.
-        consumers: {
-          embeddingsTopic: `${name}-emb`,
-          realtimeTopic: `${name}-rt`,
-          group: name,
-          ackWaitMs: 2000,
-        },
-        admin: {
-          operationsTopic: `${name}-ops`,
-          group: `${name}-admin`,
-          pollIntervalMs: 200,
-          jobRunner: { leaseMs: 2000 },
-        },
-      },
-    }),
-  );
+  const isolated = await isolatedDistributedSettings(dir, { nats, postgres }, 'rcrash', {
+    // A short ack wait and job lease, so what the killed process held comes back in seconds.
+    consumers: { ackWaitMs: 2000 },
+    admin: { pollIntervalMs: 200, jobRunner: { leaseMs: 2000 } },
+  });
   return {
-    env: { LATTICE_DATA_DIR: join(dir, 'data') },
-    settingsFile,
-    openSql: () => createSqlClient({ kind: 'postgres', url: postgres, searchPath: name }),
-    cleanup: async () => {
-      await admin.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
-      await admin.close();
-      const queue = await createQueue({ kind: 'jetstream', servers: [nats] });
-      for (const topic of [`${name}-emb`, `${name}-rt`, `${name}-ops`]) {
-        await queue.deleteTopic(topic).catch(() => false);
-        await queue.deleteTopic(`${topic}-dlq`).catch(() => false);
-      }
-      await queue.close();
-    },
+    ...isolated,
+    openSql: () => createSqlClient({ kind: 'postgres', url: postgres, searchPath: isolated.schema }),
   };
 }
 
@@ -176,7 +133,7 @@ async function register(base: string, training: string): Promise<void> {
 async function crashScenario(mode: Mode, dir: string, diagnostic: (line: string) => void): Promise<void> {
   const began = performance.now();
   const log = (line: string) => diagnostic(`${((performance.now() - began) / 1000).toFixed(1)}s ${line}`);
-  const next = random(SEED);
+  const next = seededRandom(SEED);
   log(`seed ${SEED} (VSS_RESET_CRASH_SEED replays the kill points)`);
   const training = join(dir, 'training');
   writeTraining(training);
@@ -277,21 +234,10 @@ async function verifyStore(mode: Mode): Promise<void> {
     const store = await openVssStore(sql);
     assert.equal(await store.embeddings.count(TABLE, MODEL, 1), ROWS, 'store rows');
     const seen = new Set<string>();
-    let afterId: string | undefined;
-    for (;;) {
-      const rows = await store.embeddings.scan(TABLE, {
-        modelName: MODEL,
-        version: 1,
-        limit: 5000,
-        ...(afterId === undefined ? {} : { afterId }),
-      });
-      if (rows.length === 0) break;
-      for (const row of rows) {
-        assert.ok(!seen.has(row.id), `row ${row.id} twice`);
-        seen.add(row.id);
-        assert.deepEqual([...row.embedding], seededVector(Number(row.id.slice(1)), DIMENSION), row.id);
-      }
-      afterId = rows.at(-1)!.id;
+    for await (const row of storedRows(store, TABLE, MODEL, 1)) {
+      assert.ok(!seen.has(row.id), `row ${row.id} twice`);
+      seen.add(row.id);
+      assert.deepEqual([...row.embedding], seededVector(Number(row.id.slice(1)), DIMENSION), row.id);
     }
     for (let i = 0; i < ROWS; i++) assert.ok(seen.has(idOf(i)), `row ${idOf(i)} lost`);
   } finally {

@@ -185,3 +185,24 @@ export function realtimeEventJson(
     data: updates.map(([id, label, value]) => ({ id, label, value })),
   });
 }
+
+/** Every stored embedding row of a model version, in id order, a page at a time. */
+export async function* storedRows(
+  store: VssStore,
+  table: string,
+  modelName: string,
+  version: number,
+): AsyncGenerator<Awaited<ReturnType<VssStore['embeddings']['scan']>>[number]> {
+  let afterId: string | undefined;
+  for (;;) {
+    const rows = await store.embeddings.scan(table, {
+      modelName,
+      version,
+      limit: 5000,
+      ...(afterId === undefined ? {} : { afterId }),
+    });
+    if (rows.length === 0) return;
+    yield* rows;
+    afterId = rows.at(-1)!.id;
+  }
+}

@@ -143,3 +143,66 @@ export async function deleteTopics(queue: Queue, consumers: ConsumerSettings): P
     await queue.deleteTopic(`${topic}-dlq`).catch(() => false);
   }
 }
+
+/** A child's settings on JetStream + PostgreSQL, all its own, and how to remove what it made. */
+export interface IsolatedSettings {
+  env: Record<string, string>;
+  settingsFile: string;
+  /** The PostgreSQL schema its tables live in. */
+  schema: string;
+  /** Drops the schema and deletes the topics (and their dead-letter topics). */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * A settings file for `lattice vss` on JetStream + PostgreSQL where nothing is shared with other
+ * tests: a schema, topics and groups of its own (named from `prefix`); `vss` merges more into the
+ * consumers and admin settings. The data directory is `<dir>/data`.
+ */
+export async function isolatedDistributedSettings(
+  dir: string,
+  servers: { nats: string; postgres: string },
+  prefix: string,
+  vss: { consumers?: Record<string, unknown>; admin?: Record<string, unknown> } = {},
+): Promise<IsolatedSettings> {
+  const name = uniqueName(prefix).toLowerCase();
+  const sql = await createSqlClient({ kind: 'postgres', url: servers.postgres });
+  await sql.query(`CREATE SCHEMA ${name}`);
+  const topics = {
+    embeddingsTopic: `${name}-emb`,
+    realtimeTopic: `${name}-rt`,
+    operationsTopic: `${name}-ops`,
+  };
+  const settingsFile = join(dir, 'settings.json');
+  writeFileSync(
+    settingsFile,
+    JSON.stringify({
+      queue: { kind: 'jetstream', servers: [servers.nats] },
+      sql: { kind: 'postgres', url: servers.postgres, schema: name },
+      vss: {
+        consumers: {
+          embeddingsTopic: topics.embeddingsTopic,
+          realtimeTopic: topics.realtimeTopic,
+          group: name,
+          ...vss.consumers,
+        },
+        admin: { operationsTopic: topics.operationsTopic, group: `${name}-admin`, ...vss.admin },
+      },
+    }),
+  );
+  return {
+    env: { LATTICE_DATA_DIR: join(dir, 'data') },
+    settingsFile,
+    schema: name,
+    cleanup: async () => {
+      await sql.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+      await sql.close();
+      const queue = await createQueue({ kind: 'jetstream', servers: [servers.nats] });
+      for (const topic of Object.values(topics)) {
+        await queue.deleteTopic(topic).catch(() => false);
+        await queue.deleteTopic(`${topic}-dlq`).catch(() => false);
+      }
+      await queue.close();
+    },
+  };
+}

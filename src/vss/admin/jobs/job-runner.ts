@@ -13,7 +13,8 @@
  *   ran it) is started again, resuming where the adapter can (the built-in runner: from its last
  *   checkpoint). The same id with other parameters is ALREADY_EXISTS.
  * - **After a crash.** Admin's recovery is to call `start(job)` again for each job an operation is
- *   waiting on, then poll `status`. Republishing is harmless (every event is an idempotent upsert,
+ *   waiting on, then poll `status`; a job whose dead runner still holds it reports RUNNING until it
+ *   is taken over (the built-in runner takes it over in the `status` that finds its lease lapsed). Republishing is harmless (every event is an idempotent upsert,
  *   carries the job id, and is byte-identical on a re-run, so the consumers count it once) but
  *   wasteful, so adapters avoid it where they can (see each adapter).
  * - **Bad rows do not stop a job**: each is skipped and reported (file, row, reason) in a capped
