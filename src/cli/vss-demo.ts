@@ -42,10 +42,12 @@ export function writeVssDemoData(dir: string): string {
     );
   }
   mkdirSync(dir, { recursive: true });
-  // Written beside and renamed, so a crash never leaves a short file the model is registered with.
+  // Written beside and renamed, so a crash never leaves a short file the model is registered with
+  // (the dot keeps a left-over out of the job, which skips such names).
   const path = join(dir, 'part-0.jsonl');
-  writeFileSync(`${path}.tmp`, `${lines.join('\n')}\n`);
-  renameSync(`${path}.tmp`, path);
+  const temporary = join(dir, '.part-0.jsonl.tmp');
+  writeFileSync(temporary, `${lines.join('\n')}\n`);
+  renameSync(temporary, path);
   return dir;
 }
 
