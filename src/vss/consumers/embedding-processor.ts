@@ -24,7 +24,13 @@
 import { describeError, isLatticeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { Payload, PointInput, StoredPoint, VectorDb } from '../../platform/vectordb/index.js';
-import { ClusterVectorDbs, collectionName, mergeAttributes, variantCollections } from '../model/index.js';
+import {
+  ClusterVectorDbs,
+  collectionName,
+  mergeAttributes,
+  typedAttributes,
+  variantCollections,
+} from '../model/index.js';
 import type {
   Attributes,
   Cluster,
@@ -450,7 +456,10 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       if (previous === undefined) continue; // no point to update (setPayload would ignore it too)
       const earlier = withoutFlags(previous);
       const attributes = mergeAttributes({ ...earlier, ...update.payload }, rows.get(id));
-      const payload = { ...update.payload, ...withFlags(id, attributes, update.indexFlags, previous) };
+      const payload = {
+        ...typedAttributes(update.payload),
+        ...withFlags(id, attributes, update.indexFlags, previous),
+      };
       const key = JSON.stringify(payload);
       const group = updates.get(key);
       if (group === undefined) updates.set(key, { payload, ids: [id] });

@@ -1,16 +1,19 @@
 /**
- * How a real-time attribute (text, as the aggregator keeps it) is written into a point's payload.
- * Ingestion may have given the field a number or a boolean (from the embedding event's payload),
- * and range filters only match numbers: an update keeps the type the point already has when the
- * text is a value of that type, so `price: 12` updated to "9" stays a number and `price LT 10`
- * still finds it. Otherwise the text is written as it is.
+ * How a real-time attribute (text, as the aggregator keeps it) is written into a point's payload:
+ * by the one typing rule of every attribute (model/attribute-value.ts), so `price` sent as "9" is
+ * the number 9 and `price LT 10` finds it whatever the point held before. Two cases keep the type
+ * the point already has: a number stays a number for any finite numeric text ("9.0", which the rule
+ * leaves as text), and a boolean stays a boolean for "true" / "false".
  */
 import type { PayloadValue } from '../../platform/vectordb/index.js';
+import { numberFromText } from '../model/index.js';
 
 export function payloadValueFor(text: string, current: PayloadValue | undefined): PayloadValue {
+  const number = numberFromText(text);
+  if (number !== undefined) return number;
   if (typeof current === 'number') {
-    const number = text.trim() === '' ? Number.NaN : Number(text);
-    if (Number.isFinite(number)) return number;
+    const loose = text.trim() === '' ? Number.NaN : Number(text);
+    if (Number.isFinite(loose)) return loose;
   } else if (typeof current === 'boolean') {
     if (text === 'true' || text === 'false') return text === 'true';
   }

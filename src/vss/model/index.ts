@@ -3,6 +3,8 @@
  * collection is named, how a variant's `vss_filter` decides membership, and which cluster's vector
  * DB holds a variant's points.
  */
+
+export { attributeValue, numberFromText, typedAttributes } from './attribute-value.js';
 export {
   ClusterVectorDbs,
   type ClusterVectorDbsOptions,

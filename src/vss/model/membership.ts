@@ -24,6 +24,7 @@ import {
   type Payload,
   type PayloadValue,
 } from '../../platform/vectordb/index.js';
+import { attributeValue } from './attribute-value.js';
 
 /** The payload flag holding a variant's membership on each point (and the embeddings-table column). */
 export const membershipFlag = (variant: string): string => `to_be_indexed_${variant}`;
@@ -121,7 +122,8 @@ export function isMember(rule: MembershipRule, indexFlag: boolean, attributes: A
 
 /**
  * A point's attributes: the event payload first, then the aggregator row's attributes for what the
- * payload lacks (vss.md). Null aggregator values (cleared attributes) are left out.
+ * payload lacks (vss.md), each value typed by the one rule (attribute-value.ts: numeric text is a
+ * number). Null aggregator values (cleared attributes) are left out.
  */
 export function mergeAttributes(
   eventPayload: Readonly<Payload> | undefined,
@@ -129,8 +131,14 @@ export function mergeAttributes(
 ): Payload {
   const merged: Payload = {};
   if (aggregatorRow !== undefined) {
-    for (const [label, value] of Object.entries(aggregatorRow)) if (value !== null) merged[label] = value;
+    for (const [label, value] of Object.entries(aggregatorRow)) {
+      if (value !== null) merged[label] = attributeValue(value);
+    }
   }
-  if (eventPayload !== undefined) Object.assign(merged, eventPayload);
+  if (eventPayload !== undefined) {
+    for (const field in eventPayload) {
+      if (Object.hasOwn(eventPayload, field)) merged[field] = attributeValue(eventPayload[field]!);
+    }
+  }
   return merged;
 }

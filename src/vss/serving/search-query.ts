@@ -6,10 +6,11 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { Query } from '../../gen/vss/v1/vss.js';
 import { invalidArgument } from '../../platform/errors.js';
+import type { CallContext } from '../../platform/grpc/index.js';
 import type { Filter } from '../../platform/vectordb/index.js';
-import type { ServedVariant, ServingConfigRepository, ServingModel } from './config-repository.js';
+import type { ServedVariant } from './config-repository.js';
+import type { FilterFields } from './filter-fields.js';
 import { digest, type PageCursor, type PageTokens } from './page-token.js';
-import { quote } from './request-limits.js';
 import { candidateIdOf, filtersOf, storableId, vectorOf } from './request-validation.js';
 
 export interface PreparedQuery {
@@ -23,23 +24,6 @@ export interface PreparedQuery {
   filtersHash: string;
   pageToken: string;
   cursor: PageCursor | undefined;
-}
-
-/** INVALID_ARGUMENT naming `${path}[i].field` for a filter on a field the model does not know. */
-export async function checkFilterFields(
-  config: ServingConfigRepository,
-  model: ServingModel,
-  filters: readonly Filter[],
-  path: string,
-): Promise<void> {
-  for (const [i, filter] of filters.entries()) {
-    if (!(await config.isFilterField(model, filter.field))) {
-      throw invalidArgument(
-        `${path}[${i}].field: unknown filter field ${quote(filter.field)} (known: the entity's aggregator attributes and to_be_indexed_<variant>)`,
-        `${path}[${i}].field`,
-      );
-    }
-  }
 }
 
 /**
@@ -71,11 +55,12 @@ function filtersHashOf(shared: SharedFilters, own: readonly Filter[]): string {
 }
 
 export async function prepareQuery(
-  deps: { config: ServingConfigRepository; tokens: PageTokens },
+  deps: { fields: FilterFields; tokens: PageTokens },
   served: ServedVariant,
   query: Query,
   i: number,
   shared: SharedFilters,
+  context: CallContext,
 ): Promise<PreparedQuery> {
   const at = `queries[${i}]`;
   let vector: Float32Array | undefined;
@@ -91,7 +76,7 @@ export async function prepareQuery(
     throw invalidArgument(`${at} must set candidate_id or embedding`, at);
   }
   const own = filtersOf(query.filters, `${at}.filters`);
-  if (own.length > 0) await checkFilterFields(deps.config, served.model, own, `${at}.filters`);
+  if (own.length > 0) await deps.fields.check(served, own, `${at}.filters`, context);
   const filters = own.length > 0 ? [...shared.filters, ...own] : shared.filters;
   const filtersHash = filtersHashOf(shared, own);
   let cursor: PageCursor | undefined;

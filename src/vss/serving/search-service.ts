@@ -18,6 +18,7 @@ import type { ClusterVectorDbs } from '../model/index.js';
 import { candidatesOf } from './candidate-attributes.js';
 import type { CandidateLookup } from './candidate-lookup.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
+import type { FilterFields } from './filter-fields.js';
 import { measuredCall } from './measured-call.js';
 import type { PageTokens } from './page-token.js';
 import type { RecallSampler } from './recall-sampler.js';
@@ -26,7 +27,7 @@ import { pacedMap } from './request-pacing.js';
 import { attributesOf, filtersOf, MAX_QUERIES, pageSizeOf, requireName } from './request-validation.js';
 import { type CachedPage, type ResultCache, resultKey } from './result-cache.js';
 import type { ResultPages } from './result-pages.js';
-import { checkFilterFields, type PreparedQuery, prepareQuery, sharedFilters } from './search-query.js';
+import { type PreparedQuery, prepareQuery, sharedFilters } from './search-query.js';
 import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 
 export interface SearchServiceDeps {
@@ -38,6 +39,7 @@ export interface SearchServiceDeps {
   recall: RecallSampler;
   lookup: CandidateLookup;
   pages: ResultPages;
+  fields: FilterFields;
 }
 
 export class SearchService {
@@ -77,9 +79,9 @@ export class SearchService {
     });
     Object.assign(labels, { entity: request.entity, model: request.modelName, variant: request.variant });
     const shared = sharedFilters(filtersOf(request.filters, 'filters'));
-    await checkFilterFields(this.deps.config, served.model, shared.filters, 'filters');
+    await this.deps.fields.check(served, shared.filters, 'filters', context);
     const prepared = await pacedMap(request.queries.length, 1, context, (i) =>
-      prepareQuery(this.deps, served, request.queries[i]!, i, shared),
+      prepareQuery(this.deps, served, request.queries[i]!, i, shared, context),
     );
     let depth = 0;
     for (const query of prepared) depth += (query.cursor?.offset ?? 0) + pageSize;

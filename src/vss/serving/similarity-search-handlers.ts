@@ -8,6 +8,7 @@ import type { VssStore } from '../store/index.js';
 import { CandidateLookup } from './candidate-lookup.js';
 import type { ServingConfigRepository } from './config-repository.js';
 import { EmbeddingService } from './embedding-service.js';
+import { FilterFields } from './filter-fields.js';
 import type { PageTokens } from './page-token.js';
 import type { RecallSampler } from './recall-sampler.js';
 import type { ResultCache } from './result-cache.js';
@@ -35,7 +36,12 @@ export function similaritySearchHandlers(
   deps: SimilaritySearchDeps,
 ): UnaryHandlers<typeof SimilaritySearchAnswers> {
   const lookup = new CandidateLookup(deps);
-  const search = new SearchService({ ...deps, lookup, pages: new ResultPages(deps) });
+  const search = new SearchService({
+    ...deps,
+    lookup,
+    pages: new ResultPages(deps),
+    fields: new FilterFields(deps),
+  });
   const embeddings = new EmbeddingService({
     ...deps,
     lookup,

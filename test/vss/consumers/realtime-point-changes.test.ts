@@ -101,12 +101,18 @@ describe('vss real-time point changes', () => {
     );
   });
 
-  test('a value keeps the number or boolean type the payload has', () => {
+  test('numeric text is a number whatever the point held; a number or boolean keeps its type', () => {
     assert.equal(payloadValueFor('9', 12), 9);
+    assert.equal(payloadValueFor('9', '12'), 9);
+    assert.equal(payloadValueFor('9', undefined), 9);
+    assert.equal(payloadValueFor('-2.5e1', undefined), -25);
+    assert.equal(payloadValueFor('9.0', 12), 9, 'a number stays one for any numeric text');
+    assert.equal(payloadValueFor('9.0', undefined), 9);
+    assert.equal(payloadValueFor('007', undefined), '007', 'a leading zero keeps the text');
+    assert.equal(payloadValueFor(' 7', 'x'), ' 7');
     assert.equal(payloadValueFor('nine', 12), 'nine');
     assert.equal(payloadValueFor('false', true), false);
-    assert.equal(payloadValueFor('9', '12'), '9');
-    assert.equal(payloadValueFor('9', undefined), '9');
+    assert.equal(payloadValueFor('false', 'x'), 'false');
     assert.equal(payloadValueFor(' ', 3), ' ');
   });
 });

@@ -217,16 +217,19 @@ export function realtimeSuite(target: RealtimeSuiteTarget): void {
         await world.deliver(realtimeEvent(world.entity, 12, [['p8', 'is_live', 'true']]));
         assert.equal((await world.payloads(1, ['p8'])).get('p8')?.to_be_indexed_live, false);
 
-        // A number in the payload stays a number (range filters match numbers only).
+        // Numeric text is written as a number whatever the point held (range filters match numbers
+        // only); other text stays text.
         await world.deliver(
           realtimeEvent(world.entity, 13, [
             ['p6', 'price', '9'],
             ['p7', 'price', '9'],
+            ['p5', 'price', '009'],
           ]),
         );
-        const prices = await world.payloads(1, ['p6', 'p7']);
+        const prices = await world.payloads(1, ['p5', 'p6', 'p7']);
         assert.equal(prices.get('p6')?.price, 9);
-        assert.equal(prices.get('p7')?.price, '9');
+        assert.equal(prices.get('p7')?.price, 9);
+        assert.equal(prices.get('p5')?.price, '009');
       } finally {
         await world.close();
       }

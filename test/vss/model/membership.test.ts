@@ -58,10 +58,11 @@ describe('variant membership (vss_filter)', () => {
   });
 
   test('attributes: the event payload first, then the aggregator row', () => {
-    assert.deepEqual(mergeAttributes({ a: '1', b: 2 }, { a: 'x', c: 'y', d: null }), {
-      a: '1',
+    assert.deepEqual(mergeAttributes({ a: '1', b: 2 }, { a: 'x', c: 'y', d: null, e: '12.50' }), {
+      a: 1,
       b: 2,
       c: 'y',
+      e: 12.5,
     });
   });
 });
