@@ -26,6 +26,8 @@ export interface IngestModelSpec {
   cachesOff?: boolean;
   /** The variants' vector database; default EMBEDDED. */
   vectorDbType?: 'EMBEDDED' | 'QDRANT';
+  /** The model's embedding_store_ttl, seconds; default 0 (no expiry). */
+  ttlSeconds?: number;
 }
 
 /** Registers the store, model and variants, and points every variant's write version at version 1. */
@@ -52,7 +54,7 @@ export async function registerIngestModel(store: VssStore, spec: IngestModelSpec
     modelName: model.modelName,
     ingestionColumnMapping: { idColumn: 'id', embeddingColumn: 'emb', toBeIndexedColumn: 'flag' },
     embeddingStoreEnabled: true,
-    embeddingStoreTtlSeconds: 0,
+    embeddingStoreTtlSeconds: spec.ttlSeconds ?? 0,
     mqId: 1,
     modelConfig: { distanceFunction: spec.distance ?? 'COSINE', vectorDimension: spec.dimension },
     storeId: storeId + 1,

@@ -18,6 +18,7 @@ import { Platform } from '../../src/platform/platform.js';
 import { createQueue, type Queue } from '../../src/platform/queue/index.js';
 import { type LoadedSettings, loadSettings } from '../../src/platform/settings/index.js';
 import { createSqlClient } from '../../src/platform/sql/index.js';
+import type { VectorDb } from '../../src/platform/vectordb/index.js';
 import { type ConsumerSettings, ensureVssTopics } from '../../src/vss/consumers/index.js';
 import { openVssStore, type VssStore } from '../../src/vss/store/index.js';
 import { Client } from '../vss/serving/harness.js';
@@ -29,6 +30,8 @@ export interface VssStack {
   queue: Queue;
   consumers: ConsumerSettings;
   client: Client;
+  /** The vector DB the stack's consumers and serving share (in-process stacks only). */
+  vectorDb?: VectorDb;
   /** The sum of a metric's samples whose labels include `labels`, from the stack's /metrics. */
   metric(name: string, labels?: Record<string, string>): Promise<number>;
   close(): Promise<void>;
@@ -54,6 +57,7 @@ export async function inProcessVssStack(): Promise<VssStack> {
       queue: await platform.queue(),
       consumers: settings.vss.consumers,
       client,
+      vectorDb: await platform.vectorDb(),
       metric: async (name, labels = {}) => {
         const { body } = await platform.metrics.scrape();
         return metricSum(body, name, labels);

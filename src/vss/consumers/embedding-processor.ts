@@ -27,6 +27,8 @@ import type { Payload, PointInput, StoredPoint, VectorDb } from '../../platform/
 import {
   ClusterVectorDbs,
   collectionName,
+  EXPIRES_AT_FIELD,
+  embeddingTtlSeconds,
   mergeAttributes,
   typedAttributes,
   variantCollections,
@@ -138,6 +140,9 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     const plan = planBatch(planned);
     const flagsNeeded = this.#rowFlagsNeeded(plan.collections);
     const written = new Map<string, IndexFlags>();
+    // Taken before the rows are written (their expires_at is the store's now() + TTL then): a point
+    // never outlives its row.
+    const writtenAt = Date.now();
     const writeStores = async () => {
       for (const writes of plan.stores) {
         const key = storeKey(writes.model, writes.version);
@@ -152,7 +157,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     if (stores.status === 'rejected') throw stores.reason;
     if (read.status === 'rejected') throw read.reason;
     let attributes = read.value;
-    for (const writes of plan.collections) await this.#writePoints(writes, attributes, written);
+    for (const writes of plan.collections) await this.#writePoints(writes, attributes, written, writtenAt);
     // Rows and points are written: the ledger can say so. It goes out with the first re-read of the
     // aggregator rows (below), so both reach the database in one hop of the batch's path. Rewrites the
     // re-read may call for change payloads only, never what the ledger records; should they fail, the
@@ -172,7 +177,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
         throw new Error('aggregator rows keep changing under this batch; retrying it');
       for (const writes of plan.collections) {
         const rewrites = rewritesOf(writes, changed);
-        if (rewrites !== undefined) await this.#writePoints(rewrites, now, written);
+        if (rewrites !== undefined) await this.#writePoints(rewrites, now, written, writtenAt);
       }
       attributes = now;
       now = await this.#readAggregator(plan.collections);
@@ -353,7 +358,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     const { model, version } = writes;
     const table = model.embeddingsTable;
     const modelName = model.model.modelName;
-    const ttl = model.model.embeddingStoreEnabled ? model.model.embeddingStoreTtlSeconds : 0;
+    const ttl = embeddingTtlSeconds(model.model);
     // Three idempotent steps rather than one transaction: a crash between them leaves what a
     // redelivery of the batch completes, and the store's column cache (shared outside transactions)
     // saves a catalog read per batch.
@@ -419,8 +424,10 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
     writes: PointWrites,
     aggregator: Map<string, Map<string, Attributes>>,
     written: ReadonlyMap<string, IndexFlags>,
+    writtenAt: number,
   ): Promise<void> {
     const { collection, model } = writes;
+    const ttlSeconds = embeddingTtlSeconds(model.model);
     const vectorDb = this.#vectorDbs.of(writes.cluster);
     // The variants searching or filling this version here: the ones an event may name, plus those
     // it leaves out, whose membership is kept (recomputed from their stored flags).
@@ -445,6 +452,7 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
         // The attributes (a fresh object), then the flags computed from them.
         const payload = mergeAttributes(put.payload, rows.get(id));
         Object.assign(payload, withFlags(id, payload, put.indexFlags, undefined));
+        if (ttlSeconds > 0) payload[EXPIRES_AT_FIELD] = writtenAt + ttlSeconds * 1000;
         points.push({ id, vector: put.vector, payload });
       }
       await this.#write(writes, () => vectorDb.upsert(collection, points));

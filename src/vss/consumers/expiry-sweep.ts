@@ -1,11 +1,16 @@
 /**
- * The periodic sweep of expired embedding-store rows. Reads never return an expired row (the store
- * filters them), so the sweep is only about space: every `intervalMs` it deletes the expired rows of
- * every store's embeddings table, in bounded chunks so no statement holds locks for long.
+ * The periodic sweep of expired embeddings. Reads never return an expired row (the store filters
+ * them) and Search never returns an expired point (serving filters on `embedding_expires_at`), so
+ * the sweep is about space and the index: every `intervalMs` it takes the expired rows of every
+ * store's embeddings table in bounded chunks, deletes their points from the model version's
+ * collection on every cluster this process reaches (a point re-written with a later expiry since is
+ * kept), then the rows. Points first: a crash between the two leaves rows the next sweep finds again.
  */
-import { describeError } from '../../platform/errors.js';
+import { describeError, isLatticeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
-import type { VssStore } from '../store/index.js';
+import type { VectorDb } from '../../platform/vectordb/index.js';
+import { type ClusterVectorDbs, collectionName, EXPIRES_AT_FIELD, expiryOf } from '../model/index.js';
+import type { ExpiredKey, VssStore } from '../store/index.js';
 
 export interface ExpirySweepOptions {
   /** Time between the end of one sweep and the start of the next, ms. Default 60,000. */
@@ -15,6 +20,8 @@ export interface ExpirySweepOptions {
   logger?: Logger;
   /** Called after each sweep with the rows it deleted (metrics). */
   onSwept?: (deleted: number) => void;
+  /** Where the expired rows' points are deleted; absent: rows only. */
+  vectorDbs?: ClusterVectorDbs;
 }
 
 export class ExpirySweep {
@@ -22,6 +29,7 @@ export class ExpirySweep {
   readonly #chunkSize: number;
   readonly #logger: Logger | undefined;
   readonly #onSwept: ((deleted: number) => void) | undefined;
+  readonly #vectorDbs: ClusterVectorDbs | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<unknown> | undefined;
   #started = false;
@@ -38,6 +46,7 @@ export class ExpirySweep {
     }
     this.#logger = options.logger;
     this.#onSwept = options.onSwept;
+    this.#vectorDbs = options.vectorDbs;
   }
 
   /** Starts sweeping every `intervalMs` (the first sweep after one interval). Idempotent. */
@@ -55,17 +64,36 @@ export class ExpirySweep {
     await this.#running;
   }
 
-  /** Deletes every expired row now; resolves to how many. */
+  /** Deletes every expired row, and its points, now; resolves to how many rows. */
   async sweepOnce(): Promise<number> {
     let deleted = 0;
-    for (const { embeddingsTable } of await this.store.stores.list()) {
+    for (const { entity, embeddingsTable } of await this.store.stores.list()) {
       for (;;) {
-        const chunk = await this.store.embeddings.purgeExpired(embeddingsTable, this.#chunkSize);
-        deleted += chunk;
-        if (chunk < this.#chunkSize) break;
+        const keys = await this.store.embeddings.expiredKeys(embeddingsTable, this.#chunkSize);
+        await this.#deletePoints(entity, keys);
+        deleted += await this.store.embeddings.deleteExpired(embeddingsTable, keys);
+        if (keys.length < this.#chunkSize) break;
       }
     }
     return deleted;
+  }
+
+  /** The expired points of `keys`, from each version's collection on each cluster reached. */
+  async #deletePoints(entity: string, keys: readonly ExpiredKey[]): Promise<void> {
+    if (this.#vectorDbs === undefined || keys.length === 0) return;
+    const byCollection = new Map<string, string[]>();
+    for (const key of keys) {
+      const collection = collectionName(entity, key.modelName, key.version);
+      const ids = byCollection.get(collection);
+      if (ids === undefined) byCollection.set(collection, [key.id]);
+      else ids.push(key.id);
+    }
+    const vectorDbs = (['experiment', 'production'] as const)
+      .filter((cluster) => this.#vectorDbs!.has(cluster))
+      .map((cluster) => this.#vectorDbs!.of(cluster));
+    for (const vectorDb of vectorDbs) {
+      for (const [collection, ids] of byCollection) await deleteExpiredPoints(vectorDb, collection, ids);
+    }
   }
 
   #schedule(): void {
@@ -87,4 +115,28 @@ export class ExpirySweep {
     }, this.#intervalMs);
     this.#timer.unref();
   }
+}
+
+/**
+ * Deletes those of `ids` whose point has expired now: a point re-written with a later expiry since
+ * the rows were read stays; one with no expiry (written before points carried it) goes with its row.
+ */
+async function deleteExpiredPoints(vectorDb: VectorDb, collection: string, ids: readonly string[]) {
+  let points: Awaited<ReturnType<VectorDb['getPoints']>>;
+  try {
+    points = await vectorDb.getPoints(collection, ids, {
+      withVector: false,
+      withPayload: [EXPIRES_AT_FIELD],
+    });
+  } catch (err) {
+    if (isLatticeError(err, 'NOT_FOUND')) return; // the version was dropped, or lives elsewhere
+    throw err;
+  }
+  const now = Date.now();
+  const expired = points.flatMap((point) => {
+    if (point === undefined) return [];
+    const expiry = expiryOf(point.payload);
+    return expiry === undefined || expiry <= now ? [point.id] : [];
+  });
+  if (expired.length > 0) await vectorDb.delete(collection, expired);
 }

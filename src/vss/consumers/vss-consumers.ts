@@ -14,7 +14,7 @@ import type { Metrics } from '../../platform/metrics/index.js';
 import type { Queue } from '../../platform/queue/index.js';
 import type { SqlClient } from '../../platform/sql/index.js';
 import type { VectorDb } from '../../platform/vectordb/index.js';
-import type { ClusterVectorDbs } from '../model/index.js';
+import { ClusterVectorDbs } from '../model/index.js';
 import { type IngestionRecord, openVssStore, type VectorDbType } from '../store/index.js';
 import { ConsumerRunner } from './consumer-runner.js';
 import { EmbeddingProcessor } from './embedding-processor.js';
@@ -110,6 +110,7 @@ export async function startVssConsumers(options: VssConsumersOptions): Promise<V
   };
   const runners: { close(): Promise<void>; readonly partitions: number[] }[] = [];
   const sweep = new ExpirySweep(store, {
+    vectorDbs: options.vectorDbs ?? ClusterVectorDbs.single(vectorDb),
     intervalMs: options.sweepIntervalMs,
     logger,
     onSwept: sweptCounter(metrics),

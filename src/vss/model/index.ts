@@ -14,6 +14,13 @@ export {
 } from './cluster-vector-dbs.js';
 export { collectionName } from './collection-name.js';
 export {
+  EXPIRES_AT_FIELD,
+  embeddingTtlSeconds,
+  expiryOf,
+  isExpired,
+  unexpiredFilter,
+} from './embedding-expiry.js';
+export {
   type Attributes,
   compileMembership,
   isMember,

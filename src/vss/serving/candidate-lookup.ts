@@ -8,7 +8,7 @@ import type { CallContext } from '../../platform/grpc/index.js';
 import { nextTurn, sliceOver, stopIfOver } from '../../platform/scheduling/index.js';
 import type { VectorDb } from '../../platform/vectordb/index.js';
 import { collectionName } from '../model/collection-name.js';
-import type { ClusterVectorDbs } from '../model/index.js';
+import { type ClusterVectorDbs, EXPIRES_AT_FIELD, isExpired } from '../model/index.js';
 import type { Cluster, StoredEmbedding, VssStore } from '../store/index.js';
 import type { ServingConfigRepository, ServingModel } from './config-repository.js';
 import { storableId } from './request-validation.js';
@@ -43,10 +43,17 @@ export class CandidateLookup {
     });
     const embedding = stored.get(id);
     if (embedding) return embedding.searchEmbedding;
+    const expiring = model.embeddingTtlSeconds > 0;
     const [point] = await this.deps.guard.run(
-      () => vectorDb.getPoints(collection, [id], { withVector: true, withPayload: false }),
+      () =>
+        vectorDb.getPoints(collection, [id], {
+          withVector: true,
+          withPayload: expiring ? [EXPIRES_AT_FIELD] : false,
+        }),
       context.signal,
     );
+    // An expired embedding is not served, not even as a query's starting point.
+    if (expiring && isExpired(point?.payload, Date.now())) return undefined;
     return point?.vector;
   }
 

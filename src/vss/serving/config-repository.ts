@@ -14,6 +14,7 @@
  * entity, model, variant or filter field reaches SQL once, not once per call.
  */
 import { LatticeError, notFound } from '../../platform/errors.js';
+import { embeddingTtlSeconds } from '../model/index.js';
 import {
   type ModelConfig,
   type ModelKey,
@@ -34,6 +35,8 @@ export interface ServingModel {
    * there); when it is off, embeddings are looked up in the vector DB.
    */
   embeddingStoreEnabled: boolean;
+  /** Seconds an embedding lives (model/embedding-expiry.ts); 0: no expiry. Search skips expired points. */
+  embeddingTtlSeconds: number;
   embeddingsTable: string;
   aggregatorTable: string;
   /** By variant name. */
@@ -347,6 +350,7 @@ export class ServingConfigRepository {
         modelName: model.modelName,
         config: model.modelConfig,
         embeddingStoreEnabled: model.embeddingStoreEnabled,
+        embeddingTtlSeconds: embeddingTtlSeconds(model),
         embeddingsTable: store.embeddingsTable,
         aggregatorTable: store.aggregatorTable,
         variants: new Map((byModel.get(key) ?? []).map((v) => [v.variant, v])),
@@ -384,6 +388,7 @@ export class ServingConfigRepository {
       modelName: model.modelName,
       config: model.modelConfig,
       embeddingStoreEnabled: model.embeddingStoreEnabled,
+      embeddingTtlSeconds: embeddingTtlSeconds(model),
       embeddingsTable: store.embeddingsTable,
       aggregatorTable: store.aggregatorTable,
       variants: new Map(variants.map((v) => [v.variant, v])),

@@ -16,6 +16,8 @@ import { digest } from './page-token.js';
 export interface CachedPage {
   candidates: { id: string; score: number; attributes: Record<string, string> }[];
   nextPageToken: string;
+  /** When its first candidate's embedding expires (epoch ms): past it the page is not served. */
+  expiresAt?: number;
 }
 
 export interface ResultKeyParts {
@@ -93,7 +95,7 @@ export class ResultCache {
     if (settings.memoryTtlSeconds > 0) {
       const value = await this.memory.get(key);
       const page = value && decode(value);
-      if (page) return { page, level: 'memory' };
+      if (page && !expired(page)) return { page, level: 'memory' };
     }
     if (this.distributed && settings.distributedTtlSeconds > 0) {
       let value: Uint8Array | undefined;
@@ -109,6 +111,7 @@ export class ResultCache {
           this.onError('invalid', new Error(`cached entry ${key} is not a result page`));
           return undefined;
         }
+        if (expired(page)) return undefined;
         if (settings.memoryTtlSeconds > 0) {
           await this.memory.set(key, value, this.ttlMs(settings.memoryTtlSeconds, settings.ttlJitter));
         }
@@ -148,6 +151,11 @@ export class ResultCache {
   }
 }
 
+/** A page holding a candidate whose embedding has expired since is a miss: Search never serves one. */
+function expired(page: CachedPage): boolean {
+  return page.expiresAt !== undefined && page.expiresAt <= Date.now();
+}
+
 /** The page in `value`, or undefined when it is not one (see the module comment). */
 function decode(value: Uint8Array): CachedPage | undefined {
   let parsed: unknown;
@@ -161,8 +169,9 @@ function decode(value: Uint8Array): CachedPage | undefined {
 
 function isPage(value: unknown): value is CachedPage {
   if (typeof value !== 'object' || value === null) return false;
-  const { candidates, nextPageToken } = value as Record<string, unknown>;
+  const { candidates, nextPageToken, expiresAt } = value as Record<string, unknown>;
   if (typeof nextPageToken !== 'string' || !Array.isArray(candidates)) return false;
+  if (expiresAt !== undefined && typeof expiresAt !== 'number') return false;
   for (const candidate of candidates as unknown[]) {
     if (typeof candidate !== 'object' || candidate === null) return false;
     const { id, score, attributes } = candidate as Record<string, unknown>;

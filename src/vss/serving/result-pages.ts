@@ -7,7 +7,7 @@
 import { isLatticeError, LatticeError } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
 import type { Filter, SearchHit, VectorDb } from '../../platform/vectordb/index.js';
-import type { ClusterVectorDbs } from '../model/index.js';
+import { type ClusterVectorDbs, EXPIRES_AT_FIELD, expiryOf, unexpiredFilter } from '../model/index.js';
 import { variantColumn } from '../store/index.js';
 import { candidateWindow, checkWalkDepth } from './candidate-window.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
@@ -43,8 +43,10 @@ export interface ResultPage {
   /** Best first. */
   hits: SearchHit[];
   nextPageToken: string;
-  /** The filters the vector DB applied: the variant's membership and the query's. */
+  /** The filters the vector DB applied: the variant's membership, unexpired embeddings, the query's. */
   filters: Filter[];
+  /** When the page's first candidate expires (epoch ms); undefined when none does. */
+  expiresAt: number | undefined;
 }
 
 export class ResultPages {
@@ -63,10 +65,15 @@ export class ResultPages {
 
   async page(request: PageRequest): Promise<ResultPage> {
     const { served, query, version, collection, vector, pageSize, attributes } = request;
+    // An expired embedding never matches (vss.md), whatever the sweep has removed yet.
+    const expiring = served.model.embeddingTtlSeconds > 0;
     const filters: Filter[] = [
       { field: variantColumn(served.variant.variant), op: 'IN', values: ['true'] },
+      ...(expiring ? [unexpiredFilter(Date.now())] : []),
       ...query.filters,
     ];
+    // The expiry comes back with the page, so a cached copy is not served past it.
+    const payload = expiring ? [...attributes, EXPIRES_AT_FIELD] : attributes;
     const cursor = query.cursor;
     const offset = cursor?.offset ?? 0;
     checkWalkDepth(query.index, offset, pageSize);
@@ -81,7 +88,7 @@ export class ResultPages {
           limit: width,
           indexedOnly: true,
           // Attributes come from the answer that applied the filters: one snapshot, one source.
-          withPayload: attributes.length > 0 ? attributes : false,
+          withPayload: payload.length > 0 ? payload : false,
         },
         query,
         request.context,
@@ -103,7 +110,12 @@ export class ResultPages {
             lastId: last.id,
           })
         : '';
-    return { hits: page, nextPageToken, filters };
+    let expiresAt: number | undefined;
+    for (const hit of page) {
+      const expiry = expiryOf(hit.payload);
+      if (expiry !== undefined && (expiresAt === undefined || expiry < expiresAt)) expiresAt = expiry;
+    }
+    return { hits: page, nextPageToken, filters, expiresAt };
   }
 
   private async vectorSearch(

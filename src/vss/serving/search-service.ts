@@ -164,7 +164,10 @@ export class SearchService {
     });
     const candidates = candidatesOf(page.hits, attributes);
     const result: CachedPage = { candidates, nextPageToken: page.nextPageToken };
-    if (key !== undefined) await this.deps.cache.set(key, result, variant.cache);
+    if (key !== undefined) {
+      const entry = page.expiresAt === undefined ? result : { ...result, expiresAt: page.expiresAt };
+      await this.deps.cache.set(key, entry, variant.cache);
+    }
     this.deps.metrics.similarCandidates(labels, candidates.length);
     if (!query.cursor) {
       this.deps.recall.offer({

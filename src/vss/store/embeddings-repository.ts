@@ -2,7 +2,7 @@
  * The embedding store: one table per entity (named by its store), rows keyed by (model_name,
  * version, id), vectors `Float32Array` in and out, stored as float32 `bytea` (vector-bytes.ts), one
  * `to_be_indexed_<variant>` flag per variant. Rows written with a TTL carry `expires_at`: reads
- * never return them once it has passed, and `purgeExpired` deletes them. Times are the database's
+ * never return them once it has passed, and the sweep deletes them (`expiredKeys`, then `deleteExpired`). Times are the database's
  * clock, for writers and readers alike.
  */
 import { LatticeError } from '../../platform/errors.js';
@@ -477,15 +477,38 @@ export class EmbeddingsRepository {
     return Number(rows[0]?.count ?? 0);
   }
 
-  /** Deletes up to `limit` expired rows; how many. Call until it returns less than `limit`. */
-  async purgeExpired(table: string, limit = 10_000): Promise<number> {
+  /**
+   * Up to `limit` expired rows' keys, for the sweep to remove their points from the index before it
+   * deletes the rows ({@link deleteExpired}): a crash in between leaves rows the next sweep finds again.
+   */
+  async expiredKeys(table: string, limit = 10_000): Promise<ExpiredKey[]> {
     const name = quoteIdentifier(tableName(table, 'embeddings_table'));
     integerField(limit, 'limit', 1, 1_000_000);
-    const { rowCount } = await this.db.query(
-      `DELETE FROM ${name} WHERE (model_name, version, id) IN (
-         SELECT model_name, version, id FROM ${name} WHERE expires_at <= now() LIMIT $1)`,
+    const { rows } = await this.db.query<{ model_name: string; version: number; id: string }>(
+      `SELECT model_name, version, id FROM ${name} WHERE expires_at <= now() LIMIT $1`,
       [limit],
+    );
+    return rows.map((row) => ({ modelName: row.model_name, version: Number(row.version), id: row.id }));
+  }
+
+  /** Deletes the rows of `keys` that are still expired (one re-written meanwhile stays); how many. */
+  async deleteExpired(table: string, keys: readonly ExpiredKey[]): Promise<number> {
+    if (keys.length === 0) return 0;
+    const name = quoteIdentifier(tableName(table, 'embeddings_table'));
+    const { rowCount } = await this.db.query(
+      `DELETE FROM ${name}
+        WHERE (model_name, version, id) IN (
+                SELECT * FROM unnest($1::text[], $2::integer[], $3::text[]))
+          AND expires_at <= now()`,
+      [keys.map((k) => k.modelName), keys.map((k) => k.version), keys.map((k) => k.id)],
     );
     return rowCount;
   }
+}
+
+/** An embedding-store row by its key. */
+export interface ExpiredKey {
+  modelName: string;
+  version: number;
+  id: string;
 }

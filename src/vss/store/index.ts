@@ -16,6 +16,7 @@ export type {
   EmbeddingRow,
   EmbeddingScan,
   EmbeddingsRepository,
+  ExpiredKey,
   IndexFlags,
   StoredEmbedding,
 } from './embeddings-repository.js';

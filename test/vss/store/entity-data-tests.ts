@@ -262,7 +262,7 @@ export function entityDataTests(context: Context): void {
       assert.equal(await store.embeddings.count(table, 'm1', 2), 10);
     });
 
-    test('rows past their TTL are never returned, and purge deletes them', async () => {
+    test('rows past their TTL are never returned, and the sweep deletes those still expired', async () => {
       const { sql, store } = context();
       const { n } = await registerModel(store);
       const table = `emb_${n}`;
@@ -290,10 +290,22 @@ export function entityDataTests(context: Context): void {
         ['forever', 't2', 't3', 't4'],
       );
       assert.equal(await countRows(sql, table), 6, 'hidden, not yet deleted');
-      assert.equal(await store.embeddings.purgeExpired(table, 1), 1);
-      assert.equal(await store.embeddings.purgeExpired(table), 1);
-      assert.equal(await store.embeddings.purgeExpired(table), 0);
-      assert.equal(await countRows(sql, table), 4);
+      assert.equal((await store.embeddings.expiredKeys(table, 1)).length, 1);
+      const expired = await store.embeddings.expiredKeys(table);
+      assert.deepEqual(expired.map((k) => [k.modelName, k.version, k.id]).sort(), [
+        ['m1', 1, 't0'],
+        ['m1', 1, 't1'],
+      ]);
+      // A row written again between the sweep's read and its delete lives on.
+      await store.embeddings.upsert(table, {
+        modelName: 'm1',
+        version: 1,
+        rows: [rows[1]!],
+        ttlSeconds: 3600,
+      });
+      assert.equal(await store.embeddings.deleteExpired(table, expired), 1);
+      assert.deepEqual(await store.embeddings.expiredKeys(table), []);
+      assert.equal(await countRows(sql, table), 5);
       // rewriting an expired row without a TTL makes it permanent again
       await store.embeddings.upsert(table, {
         modelName: 'm1',
