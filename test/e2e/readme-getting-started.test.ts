@@ -94,7 +94,11 @@ test('the README "Getting started" runs as written', { timeout: 400_000, skip },
     assert.match(outputs[0]!, /^ROW\s+.*FINAL_SCORE[\s\S]*\nc1\s+[\d.]+\s[\s\S]*\nc2\s+[\d.]+\s/);
     const found = outputs[0]!.split('\n').filter((line) => /^\d+\s/.test(line));
     assert.equal(found.length, 10, outputs[0]);
-    for (const line of found) assert.match(line, /\sshoes\s/);
+    for (const line of found) {
+      // The README's filters: a training-data column and a range on a number.
+      assert.match(line, /\sshoes\s+acme\s+(\d+(\.\d+)?)\s*$/);
+      assert.ok(Number(/(\S+)\s*$/.exec(line)![1]) < 20, line);
+    }
     // PairWise and SlateWise on the demo model: one scored row per pair and per slate.
     assert.match(outputs[0]!, /^pair 0\s+0\.\d+\s+0\.\d+\s+-\npair 1\s+0\.\d+\s+0\.\d+\s+-$/m);
     assert.match(outputs[0]!, /^slate 0\s+0\.\d+\s+0\.\d+\s+-\nslate 1\s+0\.\d+\s+0\.5\s+-$/m);

@@ -518,6 +518,48 @@ export function vectorDbContract(target: VectorDbContractTarget): void {
       assert.deepEqual(Object.keys(bare![0]!).sort(), ['id', 'score'], 'no payload or vector unless asked');
     });
 
+    test('what vss serving relies on: an EXISTS search of limit 1 tells whether any point carries a field; epoch-ms ranges', async () => {
+      // serving/filter-fields.ts asks this to accept a filter field; expiry filters compare epoch ms.
+      const [name] = names('field_probe');
+      await create({ name: name!, dimension: 2, distance: 'COSINE' });
+      const now = 1_765_000_000_000;
+      await db.upsert(
+        name!,
+        Array.from({ length: 300 }, (_, i) => ({
+          id: `p${i}`,
+          vector: [Math.cos(i), Math.sin(i)],
+          payload: {
+            embedding_expires_at: now + (i - 150) * 1000,
+            ...(i === 299 ? { rare: 'x' } : {}),
+          },
+        })),
+      );
+      const probe = async (field: string) =>
+        (
+          await db.search({
+            collection: name!,
+            queries: [{ vector: [1, 0] }],
+            filters: [{ field, op: 'EXISTS', values: [] }],
+            limit: 1,
+          })
+        )[0]!.length;
+      assert.equal(await probe('rare'), 1, 'carried by one point of 300, far from the query');
+      assert.equal(await probe('embedding_expires_at'), 1);
+      assert.equal(await probe('colour'), 0);
+      await waitIndexed(name!);
+      const unexpired = await db.search({
+        collection: name!,
+        queries: [{ vector: [1, 0] }],
+        filters: [{ field: 'embedding_expires_at', op: 'GT', values: [String(now)] }],
+        limit: 300,
+        indexedOnly: true,
+      });
+      assert.deepEqual(
+        sorted(ids(unexpired[0]!)),
+        sorted(Array.from({ length: 149 }, (_, i) => `p${i + 151}`)),
+      );
+    });
+
     test('a filtered search returns exactly limit hits whenever that many match', async () => {
       const [name] = names('exact_limit');
       await create({ name: name!, dimension: 4, distance: 'COSINE' });
