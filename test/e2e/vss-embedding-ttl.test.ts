@@ -11,17 +11,15 @@ import { ExpirySweep } from '../../src/vss/consumers/expiry-sweep.js';
 import { ClusterVectorDbs, collectionName } from '../../src/vss/model/index.js';
 import { eventually, uniqueName } from '../support/servers.js';
 import {
-  embeddingEventJson,
   type IngestModel,
   registerIngestModel,
   seededVector,
   serveVersion,
 } from '../support/vss-ingest-catalog.js';
-import { inProcessVssStack, type VssStack } from '../support/vss-stack.js';
+import { ingestEmbeddings, inProcessVssStack, type VssStack } from '../support/vss-stack.js';
 
 const DIMENSION = 8;
 const TTL_SECONDS = 5;
-const encoder = new TextEncoder();
 const OLD = Array.from({ length: 10 }, (_, i) => `old${i}`);
 const NEW = Array.from({ length: 10 }, (_, i) => `new${i}`);
 
@@ -42,24 +40,12 @@ describe('vss: an expired embedding is never served', () => {
     await stack?.close();
   });
 
-  async function ingest(ids: readonly string[], seed: number): Promise<void> {
-    const before = await stack.metric('vss_ingestion_events_total', { entity: model.entity });
-    await Promise.all(
-      ids.map((id, i) =>
-        stack.queue.publish(
-          stack.consumers.embeddingsTopic,
-          encoder.encode(embeddingEventJson(model, { id, vector: seededVector(seed + i, DIMENSION) })),
-          { key: id },
-        ),
-      ),
+  const ingest = (ids: readonly string[], seed: number) =>
+    ingestEmbeddings(
+      stack,
+      model,
+      ids.map((id, i) => ({ id, vector: seededVector(seed + i, DIMENSION) })),
     );
-    await eventually(
-      async () =>
-        (await stack.metric('vss_ingestion_events_total', { entity: model.entity })) >= before + ids.length,
-      30_000,
-      'the events to be ingested',
-    );
-  }
 
   async function served(query: { id?: string; seed?: number }): Promise<string[]> {
     const response = await stack.client.search({

@@ -13,14 +13,13 @@ import { status } from '@grpc/grpc-js';
 import { type Filter, FilterOp } from '../../src/gen/vss/v1/vss.js';
 import { eventually, uniqueName } from '../support/servers.js';
 import {
-  embeddingEventJson,
   type IngestModel,
   realtimeEventJson,
   registerIngestModel,
   seededVector,
   serveVersion,
 } from '../support/vss-ingest-catalog.js';
-import { inProcessVssStack, type VssStack } from '../support/vss-stack.js';
+import { ingestEmbeddings, inProcessVssStack, type VssStack } from '../support/vss-stack.js';
 import { expectStatus } from '../vss/serving/harness.js';
 
 const DIMENSION = 8;
@@ -43,30 +42,19 @@ describe('vss Search filters: every attribute, every operator, as its type', () 
       variants: { organic: {} },
       cachesOff: true,
     });
-    await Promise.all(
-      ids.map((i) =>
-        stack.queue.publish(
-          stack.consumers.embeddingsTopic,
-          encoder.encode(
-            embeddingEventJson(model, {
-              id: `c${i}`,
-              vector: seededVector(i, DIMENSION),
-              payload: {
-                brand: brand(i),
-                // Numeric text on odd ids: a number by the documented rule.
-                price: i % 2 === 0 ? price(i) : String(price(i)),
-                ...(i % 3 === 0 ? { tag: 'hot' } : {}),
-              },
-            }),
-          ),
-          { key: `c${i}` },
-        ),
-      ),
-    );
-    await eventually(
-      async () => (await stack.metric('vss_ingestion_events_total', { entity: model.entity })) >= COUNT,
-      60_000,
-      'the events to be ingested',
+    await ingestEmbeddings(
+      stack,
+      model,
+      ids.map((i) => ({
+        id: `c${i}`,
+        vector: seededVector(i, DIMENSION),
+        payload: {
+          brand: brand(i),
+          // Numeric text on odd ids: a number by the documented rule.
+          price: i % 2 === 0 ? price(i) : String(price(i)),
+          ...(i % 3 === 0 ? { tag: 'hot' } : {}),
+        },
+      })),
     );
     await serveVersion(stack.store, model, ['organic'], 1);
     await eventually(

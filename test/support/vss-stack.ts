@@ -23,7 +23,8 @@ import { type ConsumerSettings, ensureVssTopics } from '../../src/vss/consumers/
 import { openVssStore, type VssStore } from '../../src/vss/store/index.js';
 import { Client } from '../vss/serving/harness.js';
 import { type LatticeVssProcess, metricSum, startLatticeVss } from './lattice-vss-process.js';
-import { uniqueName } from './servers.js';
+import { eventually, uniqueName } from './servers.js';
+import { type EmbeddingEventSpec, embeddingEventJson, type IngestModel } from './vss-ingest-catalog.js';
 
 export interface VssStack {
   store: VssStore;
@@ -209,4 +210,30 @@ export async function isolatedDistributedSettings(
       await queue.close();
     },
   };
+}
+
+/**
+ * Publishes embedding events as a producer does (keyed by candidate id) and waits until the stack's
+ * consumers have ingested them (its `vss_ingestion_events_total` for the entity grew by as many).
+ */
+export async function ingestEmbeddings(
+  stack: VssStack,
+  model: IngestModel,
+  events: readonly EmbeddingEventSpec[],
+): Promise<void> {
+  const counted = () => stack.metric('vss_ingestion_events_total', { entity: model.entity });
+  const before = await counted();
+  const encoder = new TextEncoder();
+  await Promise.all(
+    events.map((event) =>
+      stack.queue.publish(stack.consumers.embeddingsTopic, encoder.encode(embeddingEventJson(model, event)), {
+        key: event.id,
+      }),
+    ),
+  );
+  await eventually(
+    async () => (await counted()) >= before + events.length,
+    60_000,
+    'the events to be ingested',
+  );
 }
