@@ -37,7 +37,7 @@
 import { isLatticeError, LatticeError } from '../../../../platform/errors.js';
 import type { Payload, PointInput, VectorDb } from '../../../../platform/vectordb/index.js';
 import { changedRows, type FlaggedVariant, membershipFlags, withoutFlags } from '../../../consumers/index.js';
-import { collectionName, compileMembership, mergeAttributes } from '../../../model/index.js';
+import { collectionName, compileMembership, EXPIRES_AT_FIELD, mergeAttributes } from '../../../model/index.js';
 import type {
   JsonObject,
   Model,
@@ -340,6 +340,8 @@ async function copyVersion(ctx: StepContext, scope: PromoteScope): Promise<StepO
           payload: {
             ...attributes,
             ...membershipFlags(flagged, attributes, row.toBeIndexed, undefined, previous),
+            // The row's own expiry, so the copy expires with it (serving skips expired points).
+            ...(row.expiresAt === null ? {} : { [EXPIRES_AT_FIELD]: row.expiresAt.getTime() }),
           },
         };
       });
