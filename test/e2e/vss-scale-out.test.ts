@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { FilterOp } from '../../src/gen/vss/v1/vss.js';
 import { createQueue, type Queue } from '../../src/platform/queue/index.js';
 import { createSqlClient, type SqlClient } from '../../src/platform/sql/index.js';
 import { createVectorDb } from '../../src/platform/vectordb/index.js';
@@ -91,6 +92,8 @@ test('vss consumers split the partitions between processes and serving answers f
             id: `s${i}`,
             vector: seededVector(i, DIMENSION),
             jobId: JOB,
+            // Numeric text, as a CSV-born payload sends it: a number in the point.
+            payload: { rank: String(i % 100) },
           });
           return queue!.publish(consumers.embeddingsTopic, encoder.encode(payload), { key: `s${i}` });
         }),
@@ -150,6 +153,29 @@ test('vss consumers split the partitions between processes and serving answers f
       },
       30_000,
       'serving to answer from the collection the consumers wrote',
+    );
+    // Filters on a payload field, through the Qdrant adapter: a range on numeric text, exact page size.
+    const filtered = await client.search({
+      entity: model.entity,
+      modelName: model.modelName,
+      variant: 'organic',
+      queries: [{ embedding: { values: seededVector(77, DIMENSION) }, filters: [], pageToken: '' }],
+      filters: [{ field: 'rank', op: FilterOp.FILTER_OP_LT, values: ['5'] }],
+      attributes: ['rank'],
+      pageSize: 10,
+    });
+    const candidates = filtered.results[0]!.candidates;
+    assert.equal(candidates.length, 10, filtered.results[0]!.error);
+    for (const c of candidates) assert.ok(Number(c.attributes.rank) < 5, JSON.stringify(c.attributes));
+    await assert.rejects(
+      client.search({
+        entity: model.entity,
+        modelName: model.modelName,
+        variant: 'organic',
+        queries: [{ embedding: { values: seededVector(77, DIMENSION) }, filters: [], pageToken: '' }],
+        filters: [{ field: 'rnak', op: FilterOp.FILTER_OP_EXISTS, values: [] }],
+      }),
+      /INVALID_ARGUMENT: filters\[0\]\.field: unknown filter field "rnak"/,
     );
     for (const child of children.splice(0)) assert.equal(await child.stop(), 0, child.output());
   } finally {
