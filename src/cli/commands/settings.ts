@@ -1,28 +1,17 @@
-import { type LoadedSettings, loadSettings, settingsEnv } from '../../platform/settings/index.js';
+import {
+  type LoadedSettings,
+  loadSettings,
+  maskSecrets,
+  settingsEnv,
+} from '../../platform/settings/index.js';
 import type { Invocation } from '../command-kit.js';
 
-const hidden = '***';
-
-/** The settings with every secret (caller tokens, the feature store token, keys) replaced by `***`. */
+/**
+ * The settings with every secret masked (secrets.ts: settings named like keys, tokens, passwords
+ * and secrets, and credentials inside URLs).
+ */
 export function redactSettings(settings: LoadedSettings): unknown {
-  const { vss, orchestrator, auth } = settings;
-  return {
-    ...settings,
-    auth: {
-      ...auth,
-      callerTokens: Object.fromEntries(Object.keys(auth.callerTokens).map((id) => [id, hidden])),
-      callerToken: auth.callerToken && hidden,
-    },
-    orchestrator: {
-      ...orchestrator,
-      featureStoreCallerToken: orchestrator.featureStoreCallerToken && hidden,
-    },
-    vss: {
-      ...vss,
-      pageTokenSecret: vss.pageTokenSecret && hidden,
-      vectorDb: { ...vss.vectorDb, apiKey: vss.vectorDb.apiKey && hidden },
-    },
-  };
+  return maskSecrets(settings);
 }
 
 /** Prints the effective settings as JSON, with secrets redacted, then the variables that set them. */

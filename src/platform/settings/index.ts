@@ -6,3 +6,4 @@ export {
   settingsEnv,
 } from './load-settings.js';
 export { type Settings, type SettingsInput, settingsSchema } from './schema.js';
+export { isSecretSettingName, maskSecrets, maskUrlCredentials, SECRET_MASK } from './secrets.js';
