@@ -27,6 +27,7 @@ function jobRunnerOf(platform: Platform, queue: Awaited<ReturnType<Platform['que
     }),
     leaseMs: runner.leaseMs,
     logger,
+    trainingDataRoots: settings.vss.admin.trainingDataRoots,
   });
 }
 
@@ -75,6 +76,7 @@ export async function startVssAdminPart(
       logger,
       metrics,
       apiKeys: admin.apiKeys,
+      ...(jobRunner.kind === 'file' ? { trainingDataRoots: admin.trainingDataRoots } : {}),
       readiness: platform.readiness(),
       readinessTimeoutMs: settings.metrics.readyTimeoutMs,
     });

@@ -143,7 +143,7 @@ async function onboard(mode: Mode): Promise<void> {
   try {
     child = await startLatticeVss({
       command: 'vss',
-      env: { LATTICE_VSS_ADMIN_PORT: '0', ...env },
+      env: { LATTICE_VSS_ADMIN_PORT: '0', LATTICE_VSS_TRAINING_DATA_ROOTS: dir, ...env },
       ...(settingsFile === undefined ? {} : { settingsFile }),
     });
     const base = child.adminUrl!;

@@ -79,6 +79,7 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_VSS_VECTOR_DB', path: 'vss.vectorDb.kind', kind: 'string' },
   { env: 'LATTICE_VSS_ADMIN_PORT', path: 'vss.admin.port', kind: 'number' },
   { env: 'LATTICE_VSS_ADMIN_API_KEYS', path: 'vss.admin.apiKeys', kind: 'list' },
+  { env: 'LATTICE_VSS_TRAINING_DATA_ROOTS', path: 'vss.admin.trainingDataRoots', kind: 'list' },
   { env: 'LATTICE_VSS_JOB_RUNNER', path: 'vss.admin.jobRunner.kind', kind: 'string' },
   { env: 'LATTICE_VSS_JOB_RUNNER_URL', path: 'vss.admin.jobRunner.url', kind: 'string' },
   { env: 'LATTICE_VSS_JOB_LEASE_MS', path: 'vss.admin.jobRunner.leaseMs', kind: 'number' },
@@ -117,7 +118,11 @@ export type LoadedSettings = Settings & {
   modelserver: { repository: string };
   sql: { dataDir: string };
   queue: { journalDir: string | undefined };
-  vss: { vectorDb: { dir: string }; clusters: { production: { vectorDb: { dir: string } } } };
+  vss: {
+    vectorDb: { dir: string };
+    clusters: { production: { vectorDb: { dir: string } } };
+    admin: { trainingDataRoots: string[] };
+  };
 };
 
 export interface LoadSettingsOptions {
@@ -260,6 +265,7 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
   }
   const settings = result.data;
   const dataDir = resolve(settings.dataDir);
+  const repository = resolve(settings.modelserver.repository ?? join(dataDir, 'models'));
   return deepFreeze({
     ...settings,
     dataDir,
@@ -270,10 +276,16 @@ export function loadSettings(options: LoadSettingsOptions = {}): LoadedSettings 
     sql: { ...settings.sql, dataDir: resolve(settings.sql.dataDir ?? join(dataDir, 'sql')) },
     modelserver: {
       ...settings.modelserver,
-      repository: resolve(settings.modelserver.repository ?? join(dataDir, 'models')),
+      repository,
     },
     vss: {
       ...settings.vss,
+      admin: {
+        ...settings.vss.admin,
+        trainingDataRoots: (settings.vss.admin.trainingDataRoots ?? [dataDir, repository]).map((root) =>
+          resolve(root),
+        ),
+      },
       vectorDb: {
         ...settings.vss.vectorDb,
         dir: resolve(settings.vss.vectorDb.dir ?? join(dataDir, 'vectordb')),

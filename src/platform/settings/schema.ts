@@ -285,6 +285,8 @@ export const settingsSchema = z
              * auth off. Several keys let one be rotated without downtime.
              */
             apiKeys: z.array(z.string().min(16, 'must be at least 16 characters')).default([]),
+            /** Directories `training_data_path` may name (symlinks and `..` resolved); default the data directory and the model repository. */
+            trainingDataRoots: z.array(z.string().min(1)).min(1).optional(),
             /** Topic the outbox relay publishes operation events to; the admin consumers read it. */
             operationsTopic: queueName.default('vss-admin-operations'),
             /** Durable consumer group of the admin consumers. */

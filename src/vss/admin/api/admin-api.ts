@@ -60,6 +60,11 @@ export interface AdminApiOptions {
    * `served_index`, so a degraded variant says so in its state. Absent: not shown.
    */
   servedIndex?: RouteContext['servedIndex'];
+  /**
+   * Directories `training_data_path` must lie under (the built-in job runner's roots): register-model
+   * and reset-model answer 400 otherwise. Absent: not checked (an external job runner reads the path).
+   */
+  trainingDataRoots?: readonly string[];
   /** Serve HTTPS with this; `false` forces plaintext; absent: the process's default, as every server. */
   tls?: ServerTls | false;
 }
@@ -206,6 +211,7 @@ export async function buildAdminApi(options: AdminApiOptions): Promise<FastifyIn
     clientKeyOf: (request) => reserved.get(request),
     recentOperations: options.recentOperations ?? 20,
     ...(options.servedIndex === undefined ? {} : { servedIndex: options.servedIndex }),
+    ...(options.trainingDataRoots === undefined ? {} : { trainingDataRoots: options.trainingDataRoots }),
   };
   registrationRoutes(app, context);
   operationRoutes(app, context);

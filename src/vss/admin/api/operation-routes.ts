@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resourceName, variantName } from '../../store/index.js';
+import { confineTrainingDataPath } from '../jobs/index.js';
 import type { OperationAccepted, SubmitOptions } from '../model-lifecycle.js';
 import { lifecycleKey } from './idempotency.js';
 import {
@@ -64,6 +65,12 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
     },
     async (request, reply) => {
       const options = submitOptions(request);
+      // A model registered before its path left the roots (or before roots existed) is refused here too.
+      const roots = context.trainingDataRoots;
+      if (roots !== undefined) {
+        const { trainingDataPath } = await context.store.models.get(modelKey(request.body));
+        await confineTrainingDataPath(trainingDataPath, roots);
+      }
       if (request.body.model_type === 'DELTA') {
         const delta = await lifecycle.deltaModel(modelKey(request.body), options);
         const model = await context.store.models.get(modelKey(request.body));

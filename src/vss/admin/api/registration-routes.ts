@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { VariantKey } from '../../store/index.js';
+import { confineTrainingDataPath } from '../jobs/index.js';
 import { registerModel, registerStore, registerVariant } from './registrations.js';
 import { modelJson, storeJson, variantJson } from './representations.js';
 import {
@@ -63,6 +64,8 @@ export function registrationRoutes(app: FastifyInstance, context: RouteContext):
       preHandler: idempotent,
     },
     async (request, reply) => {
+      const roots = context.trainingDataRoots;
+      if (roots !== undefined) await confineTrainingDataPath(request.body.training_data_path, roots);
       const { resource, created } = await registerModel(store, request.body);
       return reply.status(created ? 201 : 200).send(modelJson(resource));
     },

@@ -22,6 +22,8 @@ export interface RouteContext {
   servedIndex?: (
     variant: Variant,
   ) => Promise<{ points: number; indexedPoints: number; degraded: boolean } | undefined>;
+  /** Where `training_data_path` may point (admin-api.ts); absent: anywhere. */
+  trainingDataRoots?: readonly string[];
 }
 
 /** Errors every POST route may answer (auth, validation, body size, conflicts, server faults). */

@@ -19,6 +19,7 @@ import { openJsonLinesRows } from './json-lines-rows.js';
 import { openParquetRows } from './parquet-rows.js';
 import { type PublishRetry, PublishWindow } from './publish-window.js';
 import type { RowSource } from './row-source.js';
+import { confineTrainingDataPath, confineTrainingFiles } from './training-data-roots.js';
 import { listTrainingFiles, type TrainingFile } from './training-files.js';
 
 export interface IngestionRunSettings {
@@ -28,6 +29,8 @@ export interface IngestionRunSettings {
   batchRows: number;
   /** Least time between checkpoints, ms. */
   checkpointEveryMs: number;
+  /** Where training data may be read from (training-data-roots.ts); absent: anywhere. */
+  trainingDataRoots?: readonly string[];
   publishRetry: PublishRetry;
 }
 
@@ -54,7 +57,10 @@ export class JobCancelledError extends LatticeError {
 export async function runFileIngestion(run: IngestionRun): Promise<string> {
   const { queue, job, tracker, signal, settings } = run;
   await checkTopic(queue, job);
+  const roots = settings.trainingDataRoots;
+  if (roots !== undefined) await confineTrainingDataPath(job.trainingDataPath, roots);
   const files = await listTrainingFiles(job.trainingDataPath);
+  if (roots !== undefined) await confineTrainingFiles(job.trainingDataPath, files, roots);
   const stamps: FileStamp[] = files.map(({ name, size, mtimeMs }) => ({ name, size, mtimeMs }));
   tracker.setFiles(files.map((file) => file.size));
 

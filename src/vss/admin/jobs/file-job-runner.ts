@@ -55,6 +55,8 @@ export interface FileJobRunnerOptions {
   leaseMs?: number;
   /** Retries of a publish failing for a transient reason; default 8 attempts, 100 ms doubling to 5 s. */
   publishRetry?: PublishRetry;
+  /** Directories training data may be read from (symlinks resolved); absent: anywhere. */
+  trainingDataRoots?: readonly string[];
 }
 
 interface Run {
@@ -93,6 +95,7 @@ export class FileJobRunner implements JobRunner {
       batchRows: options.batchRows ?? 1000,
       checkpointEveryMs: options.checkpointEveryMs ?? 1000,
       publishRetry: options.publishRetry ?? { attempts: 8, baseMs: 100, maxMs: 5000 },
+      ...(options.trainingDataRoots === undefined ? {} : { trainingDataRoots: options.trainingDataRoots }),
     };
     this.#maxBadRows = options.maxBadRows ?? 100;
     this.#leaseMs = options.leaseMs ?? 30_000;

@@ -23,3 +23,4 @@ export {
   MemoryJobStateStore,
 } from './job-state-store.js';
 export type { PublishRetry } from './publish-window.js';
+export { confineTrainingDataPath } from './training-data-roots.js';
