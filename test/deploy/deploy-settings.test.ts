@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { checkExposure, type ServerAuth } from '../../src/cli/exposure.js';
 import { type LoadedSettings, loadSettings } from '../../src/platform/settings/index.js';
 import { cliAccepts } from './support/cli-check.js';
 import {
@@ -28,6 +29,7 @@ import {
   unknownLatticeVariables,
   WORKLOAD_KINDS,
 } from './support/lattice-processes.js';
+import { commandWords, listeningPorts } from './support/listening-ports.js';
 
 /** The servers a process's distributed adapters dial, as [setting, host, port]. */
 function dialledServers(settings: LoadedSettings): [string, string, number][] {
@@ -175,5 +177,29 @@ describe('deployment settings', () => {
       [false, false, false],
       verdicts.map((v) => v.output).join('\n'),
     );
+  });
+
+  test('a process binding every interface has auth on its servers or allows it explicitly; the bare image refuses', () => {
+    // The auth each server takes (src/cli/commands/): lattice up's feature store, model server and compute take none.
+    const authOf = (name: string, up: boolean): ServerAuth | undefined => {
+      if (name === 'ops' || name === 'platform') return undefined;
+      if (name === 'vss-admin') return 'apiKeys';
+      return up && ['featurestore', 'modelserver', 'compute'].includes(name) ? 'none' : 'callerTokens';
+    };
+    for (const process of allLatticeProcesses()) {
+      const settings = loadSettings({ env: process.env });
+      const up = commandWords(process.argv).join(' ') === 'up';
+      const servers = listeningPorts(process.argv, settings).flatMap(({ name }) => {
+        const auth = authOf(name, up);
+        return auth === undefined ? [] : [{ name, auth }];
+      });
+      const check = () => checkExposure(settings, servers);
+      if (process.source === 'dockerfile') {
+        // Secure by default: `docker run` alone binds 0.0.0.0 with no auth, so it must be told.
+        assert.throws(check, /LATTICE_ALLOW_UNAUTHENTICATED=true/, process.where);
+      } else {
+        assert.doesNotThrow(check, process.where);
+      }
+    }
   });
 });

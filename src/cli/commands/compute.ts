@@ -14,6 +14,7 @@ import { Platform } from '../../platform/platform.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { type Invocation, UsageError } from '../command-kit.js';
+import { checkExposure } from '../exposure.js';
 import { acceptsConnections } from '../port-check.js';
 import type { ComputePutOptions, ComputeServeOptions } from './compute.command.js';
 import { describePorts } from './ports.js';
@@ -22,6 +23,7 @@ import { describePorts } from './ports.js';
 export async function runComputeServe({ options, context }: Invocation<ComputeServeOptions>): Promise<void> {
   const { metricsPort } = options;
   const settings = loadSettings({ file: context.settingsFile });
+  checkExposure(settings, [{ name: 'compute gRPC', auth: 'callerTokens' }]);
   const port = options.port ?? settings.compute.port;
   serveTlsByDefault(tlsOf(settings).server);
   const platform = new Platform(settings);

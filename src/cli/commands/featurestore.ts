@@ -16,6 +16,7 @@ import { Metrics } from '../../platform/metrics/index.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { type Invocation, UsageError } from '../command-kit.js';
+import { checkExposure } from '../exposure.js';
 import type { FeatureStoreLoadOptions, FeatureStoreServeOptions } from './featurestore.command.js';
 
 type StoreKind = 'memory' | 'redis';
@@ -37,6 +38,7 @@ export async function runFeatureStoreServe({
   context,
 }: Invocation<FeatureStoreServeOptions>): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
+  checkExposure(settings, [{ name: 'feature store gRPC', auth: 'callerTokens' }]);
   serveTlsByDefault(tlsOf(settings).server);
   const logger = createLogger('featurestore', { level: settings.logLevel });
   const kind: StoreKind = values.store ?? settings.cache.kind;

@@ -9,6 +9,7 @@ import { Metrics } from '../../platform/metrics/index.js';
 import { callerAuth, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
+import { checkExposure } from '../exposure.js';
 import type { DemoModelsOptions, ModelServerOptions } from './modelserver.command.js';
 
 /** `lattice modelserver demo-models`: writes the tiny demo models into the repository. */
@@ -30,6 +31,11 @@ export async function runModelServer({
   context,
 }: Invocation<ModelServerOptions>): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
+  checkExposure(
+    settings,
+    [{ name: 'model server gRPC', auth: 'callerTokens' }],
+    values.host ?? settings.host,
+  );
   const repository = resolve(values.repository ?? settings.modelserver.repository);
   if (!existsSync(repository)) {
     throw new LatticeError(

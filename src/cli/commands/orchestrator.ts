@@ -4,6 +4,7 @@ import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
+import { checkExposure } from '../exposure.js';
 import { startOrchestratorPart } from '../parts.js';
 import { acceptsConnections } from '../port-check.js';
 import type { OrchestratorOptions } from './orchestrator.command.js';
@@ -11,6 +12,7 @@ import type { OrchestratorOptions } from './orchestrator.command.js';
 /** `lattice orchestrator`: the orchestrator service alone, with its ops HTTP server (/healthz, /readyz, /metrics, /models). */
 export async function runOrchestrator({ options, context }: Invocation<OrchestratorOptions>): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
+  checkExposure(settings, [{ name: 'orchestrator gRPC', auth: 'callerTokens' }]);
   serveTlsByDefault(tlsOf(settings).server);
   const platform = new Platform(settings);
   const part = await startOrchestratorPart(platform, options.port);

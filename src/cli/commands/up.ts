@@ -5,6 +5,7 @@ import { Platform } from '../../platform/platform.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
+import { checkExposure } from '../exposure.js';
 import {
   type RunningPart,
   seedExampleModel,
@@ -31,6 +32,17 @@ import type { UpOptions } from './up.command.js';
 export async function runUp({ options, context }: Invocation<UpOptions>): Promise<void> {
   const flags = { seedDemo: options.seedDemo === true };
   const settings = loadSettings({ file: context.settingsFile });
+  // The feature store, model server and compute of lattice up take no caller tokens (the orchestrator
+  // calls them without); the ops server's queue route reads the embedded queue's inference logs.
+  checkExposure(settings, [
+    { name: 'orchestrator gRPC', auth: 'callerTokens' },
+    { name: 'vss serving gRPC', auth: 'callerTokens' },
+    { name: 'vss admin HTTP', auth: 'apiKeys' },
+    { name: 'feature store gRPC', auth: 'none' },
+    { name: 'model server gRPC', auth: 'none' },
+    { name: 'compute gRPC', auth: 'none' },
+    ...(settings.queue.kind === 'memory' ? [{ name: 'ops HTTP queue reads', auth: 'none' } as const] : []),
+  ]);
   // TLS files are checked before anything binds; every server of the process then serves them.
   const tls = tlsOf(settings);
   serveTlsByDefault(tls.server);

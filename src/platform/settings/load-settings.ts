@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { describeError, invalidArgument, LatticeError } from '../errors.js';
 import { type Settings, settingsSchema } from './schema.js';
 
-type EnvKind = 'string' | 'number' | 'list' | 'tokens';
+type EnvKind = 'string' | 'number' | 'boolean' | 'list' | 'tokens';
 
 /** Every environment variable Lattice reads, and the setting it sets. */
 export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKind }> = [
@@ -37,6 +37,7 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_CALLER_TOKENS', path: 'auth.callerTokens', kind: 'tokens' },
   { env: 'LATTICE_CALLER_ID', path: 'auth.callerId', kind: 'string' },
   { env: 'LATTICE_CALLER_TOKEN', path: 'auth.callerToken', kind: 'string' },
+  { env: 'LATTICE_ALLOW_UNAUTHENTICATED', path: 'auth.allowUnauthenticated', kind: 'boolean' },
   { env: 'LATTICE_GRPC_PORT', path: 'grpc.port', kind: 'number' },
   { env: 'LATTICE_GRPC_DEFAULT_DEADLINE_MS', path: 'grpc.defaultDeadlineMs', kind: 'number' },
   { env: 'LATTICE_GRPC_MAX_INFLIGHT_CALLS', path: 'grpc.maxInFlightCalls', kind: 'number' },
@@ -176,6 +177,10 @@ function parseEnvValue(env: string, raw: string, kind: EnvKind): unknown {
       }
       return n;
     }
+    case 'boolean':
+      if (/^(true|1)$/i.test(raw.trim())) return true;
+      if (/^(false|0)$/i.test(raw.trim())) return false;
+      throw invalidArgument(`setting ${env}=${JSON.stringify(raw)} is not true or false`, env);
     case 'list':
       return raw
         .split(',')

@@ -154,6 +154,8 @@ export const settingsSchema = z
         /** The identity the CLI's gRPC clients (`lattice predict`, `lattice search`) send; their flags win. */
         callerId: z.string().min(1).optional(),
         callerToken: z.string().min(1).optional(),
+        /** Start servers bound to a non-loopback host even where they have no auth (src/cli/exposure.ts). */
+        allowUnauthenticated: z.boolean().default(false),
       })
       .strict()
       .prefault({}),
