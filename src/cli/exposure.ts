@@ -4,7 +4,8 @@
  * says so explicitly. Auth is caller tokens (gRPC servers), API keys (the vss admin API) or, for
  * every server, required client certificates. The ops ports (/healthz, /readyz, /metrics, /models)
  * and the platform health server serve reads of the process's own state only and are not counted;
- * `lattice up`'s ops route that reads the embedded queue serves data and is.
+ * the ops routes of the embedded queue (read, publish, dead letters: `lattice up` and `lattice vss`)
+ * serve data and are.
  */
 import { isIP } from 'node:net';
 import { LatticeError } from '../platform/errors.js';
@@ -56,4 +57,11 @@ export function checkExposure(
       'NetworkPolicy), set auth.allowUnauthenticated: true (LATTICE_ALLOW_UNAUTHENTICATED=true).',
     { field: 'host' },
   );
+}
+
+/** The ops server's embedded-queue routes, when this process has them: data, with no auth of their own. */
+export function embeddedQueueRoutes(settings: Settings): ExposedServer[] {
+  return settings.queue.kind === 'memory'
+    ? [{ name: 'ops HTTP embedded-queue routes (read, publish, dead letters)', auth: 'none' }]
+    : [];
 }

@@ -10,7 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { checkExposure, type ExposedServer, isLoopbackHost } from '../../src/cli/exposure.js';
+import {
+  checkExposure,
+  type ExposedServer,
+  embeddedQueueRoutes,
+  isLoopbackHost,
+} from '../../src/cli/exposure.js';
 import { isLatticeError } from '../../src/platform/errors.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
 import { eventually } from '../support/servers.js';
@@ -69,6 +74,21 @@ describe('exposure: no unauthenticated server on a non-loopback address', () => 
       overrides: { tls: { cert: 'c.pem', key: 'k.pem', clientCa: 'ca.pem' } },
     });
     assert.doesNotThrow(() => checkExposure(certs, [grpc, admin, bare]));
+  });
+
+  test('the embedded queue routes of the ops server count as a server with no auth of its own', () => {
+    const env = {
+      LATTICE_HOST: '0.0.0.0',
+      LATTICE_CALLER_TOKENS: 'ranker:t0ken',
+      LATTICE_VSS_ADMIN_API_KEYS: 'admin-key-0123456789',
+    };
+    const embedded = loadSettings({ env });
+    assert.throws(
+      () => checkExposure(embedded, [grpc, admin, ...embeddedQueueRoutes(embedded)]),
+      /embedded-queue/,
+    );
+    const jetstream = loadSettings({ env: { ...env, LATTICE_QUEUE: 'jetstream' } });
+    assert.doesNotThrow(() => checkExposure(jetstream, [grpc, admin, ...embeddedQueueRoutes(jetstream)]));
   });
 
   test('lattice vss on 0.0.0.0 with no auth exits 1 with the message; lattice compute starts with tokens', {

@@ -5,7 +5,7 @@ import { Platform } from '../../platform/platform.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
-import { checkExposure } from '../exposure.js';
+import { checkExposure, embeddedQueueRoutes } from '../exposure.js';
 import {
   type RunningPart,
   seedExampleModel,
@@ -33,7 +33,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
   const flags = { seedDemo: options.seedDemo === true };
   const settings = loadSettings({ file: context.settingsFile });
   // The feature store, model server and compute of lattice up take no caller tokens (the orchestrator
-  // calls them without); the ops server's queue route reads the embedded queue's inference logs.
+  // calls them without); the ops server's embedded-queue routes read and publish queue data.
   checkExposure(settings, [
     { name: 'orchestrator gRPC', auth: 'callerTokens' },
     { name: 'vss serving gRPC', auth: 'callerTokens' },
@@ -41,7 +41,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     { name: 'feature store gRPC', auth: 'none' },
     { name: 'model server gRPC', auth: 'none' },
     { name: 'compute gRPC', auth: 'none' },
-    ...(settings.queue.kind === 'memory' ? [{ name: 'ops HTTP queue reads', auth: 'none' } as const] : []),
+    ...embeddedQueueRoutes(settings),
   ]);
   // TLS files are checked before anything binds; every server of the process then serves them.
   const tls = tlsOf(settings);

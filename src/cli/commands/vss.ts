@@ -10,7 +10,7 @@ import { type LoadedSettings, loadSettings } from '../../platform/settings/index
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { replayDeadLetters, vssTopics } from '../../vss/consumers/index.js';
 import type { CliContext, Invocation, Runner } from '../command-kit.js';
-import { checkExposure } from '../exposure.js';
+import { checkExposure, embeddedQueueRoutes } from '../exposure.js';
 import { type RunningPart, startVssConsumersPart, startVssServingPart } from '../parts.js';
 import { acceptsConnections, checkPortsFree } from '../port-check.js';
 import { registerEmbeddedQueueRoutes } from '../queue-dead-letters-route.js';
@@ -43,6 +43,7 @@ async function runComponents(
   checkExposure(settings, [
     ...(components.serving ? [{ name: 'vss serving gRPC', auth: 'callerTokens' } as const] : []),
     ...(components.admin ? [{ name: 'vss admin HTTP', auth: 'apiKeys' } as const] : []),
+    ...embeddedQueueRoutes(settings),
   ]);
   serveTlsByDefault(tlsOf(settings).server);
   await checkPortsFree(settings.host, [
