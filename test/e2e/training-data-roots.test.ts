@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { adminCall } from '../support/admin-http.js';
+import { adminCall, registerModelBody } from '../support/admin-http.js';
 import { startLatticeVss } from '../support/lattice-vss-process.js';
 import { eventually } from '../support/servers.js';
 
@@ -21,22 +21,8 @@ function rows(prefix: string): string {
   ).join('\n');
 }
 
-function modelBody(model: string, trainingDataPath: string) {
-  return {
-    entity: ENTITY,
-    model_name: model,
-    ingestion_column_mapping: JSON.stringify({
-      id_column: 'id',
-      embedding_column: 'emb',
-      to_be_indexed_column: 'flag',
-    }),
-    embedding_store_enabled: true,
-    embedding_store_ttl: 0,
-    mq_id: 1,
-    model_config: JSON.stringify({ distance_function: 'COSINE', vector_dimension: 4 }),
-    store_id: 1,
-    training_data_path: trainingDataPath,
-  };
+function modelBody(modelName: string, trainingDataPath: string) {
+  return registerModelBody({ entity: ENTITY, modelName, storeId: 1, dimension: 4, trainingDataPath });
 }
 
 test('training_data_path outside the roots is refused with 400; a symlink out of a root fails the job', {

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { SearchResponse } from '../../src/gen/vss/v1/vss.js';
 import { seededRandom } from '../../src/platform/random.js';
-import { adminCall } from '../support/admin-http.js';
+import { adminCall, registerModelBody } from '../support/admin-http.js';
 import { type LatticeVssProcess, startLatticeVss } from '../support/lattice-vss-process.js';
 import { eventually, realServer } from '../support/servers.js';
 import { isolatedDistributedSettings } from '../support/vss-stack.js';
@@ -160,21 +160,18 @@ async function onboard(mode: Mode): Promise<void> {
       ).status,
       201,
     );
-    const model = await api(base, 'POST', '/register-model', {
-      entity: ENTITY,
-      model_name: MODEL,
-      ingestion_column_mapping: JSON.stringify({
-        id_column: 'id',
-        embedding_column: 'emb',
-        to_be_indexed_column: 'flag',
+    const model = await api(
+      base,
+      'POST',
+      '/register-model',
+      registerModelBody({
+        entity: ENTITY,
+        modelName: MODEL,
+        storeId: 7,
+        dimension: DIMENSION,
+        trainingDataPath: `file://${training}`,
       }),
-      embedding_store_enabled: true,
-      embedding_store_ttl: 0,
-      mq_id: 1,
-      model_config: JSON.stringify({ distance_function: 'COSINE', vector_dimension: DIMENSION }),
-      store_id: 7,
-      training_data_path: `file://${training}`,
-    });
+    );
     assert.equal(model.status, 201, JSON.stringify(model.json));
     for (const [variant, criteria] of [
       ['all', []],
