@@ -51,6 +51,8 @@ export async function inProcessVssStack(): Promise<VssStack> {
   try {
     const serving = await startVssServingPart(platform, 0);
     const consumers = await startVssConsumersPart(platform);
+    // Serving starts closed (UNAVAILABLE) until every part of a process has started, as in lattice vss.
+    serving.open?.();
     const store = await openVssStore(await platform.sqlClient());
     const client = new Client(`127.0.0.1:${serving.port}`);
     return {
