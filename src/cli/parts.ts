@@ -116,6 +116,7 @@ export async function startOrchestratorPart(
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
     defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
     maxInFlightCalls: settings.grpc.maxInFlightCalls,
+    admission: settings.grpc.admission,
   });
   const models = running.registry.ids();
   return {
@@ -319,6 +320,7 @@ export async function startVssServingPart(
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
     defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
     maxInFlightCalls: settings.grpc.maxInFlightCalls,
+    admission: settings.grpc.admission,
     pageTokenSecret: settings.vss.pageTokenSecret,
     recallSampleRate: settings.vss.recallSampleRate,
     // Listening now, answering UNAVAILABLE at once until every part of the process has started.

@@ -1,6 +1,6 @@
 import { FeatureWriterServiceService } from '../gen/featurestore/v1/writer.js';
 import { FeatureServiceService } from '../gen/retrieve/retrieve.js';
-import { type CallerAuthOptions, GrpcServer } from '../platform/grpc/index.js';
+import { type AdmissionLimits, type CallerAuthOptions, GrpcServer } from '../platform/grpc/index.js';
 import { createLogger, type Logger } from '../platform/logging/index.js';
 import { Metrics } from '../platform/metrics/index.js';
 import { FeatureRetriever } from './feature-retriever.js';
@@ -35,6 +35,8 @@ export interface FeatureStoreServerOptions {
   defaultDeadlineMs?: number;
   /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
   maxInFlightCalls?: number;
+  /** Per-class concurrency and queues (settings `grpc.admission`; GrpcServer's defaults when unset). */
+  admission?: AdmissionLimits;
   /** Also close the store on `stop()` (default false: the caller owns it). */
   closeStore?: boolean;
 }
@@ -83,6 +85,7 @@ export async function startFeatureStore(options: FeatureStoreServerOptions): Pro
     shutdownGraceMs: options.shutdownGraceMs,
     defaultDeadlineMs: options.defaultDeadlineMs,
     maxInFlightCalls: options.maxInFlightCalls,
+    admission: options.admission,
   });
   server.addUnaryService(FeatureServiceService, {
     retrieveFeatures: (query) => retriever.retrieve(query),

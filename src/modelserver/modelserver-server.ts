@@ -9,6 +9,7 @@ import {
 } from '../gen/inference/grpc_service.js';
 import { invalidArgument } from '../platform/errors.js';
 import {
+  type AdmissionLimits,
   type CallContext,
   type CallerAuthOptions,
   GrpcServer,
@@ -51,6 +52,8 @@ export interface ModelServerOptions {
   defaultDeadlineMs?: number;
   /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
   maxInFlightCalls?: number;
+  /** Per-class concurrency and queues (settings `grpc.admission`; GrpcServer's defaults when unset). */
+  admission?: AdmissionLimits;
   /** Merged over `{ executionProviders: ['cpu'] }` for every session. */
   sessionOptions?: ort.InferenceSession.SessionOptions;
 }
@@ -169,6 +172,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     shutdownGraceMs: options.shutdownGraceMs,
     defaultDeadlineMs: options.defaultDeadlineMs,
     maxInFlightCalls: options.maxInFlightCalls,
+    admission: options.admission,
   });
   server.addUnaryService(
     GRPCInferenceServiceService,

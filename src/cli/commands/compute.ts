@@ -43,6 +43,7 @@ export async function runComputeServe({ options, context }: Invocation<ComputeSe
       shutdownGraceMs: settings.grpc.shutdownGraceMs,
       defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
       maxInFlightCalls: settings.grpc.maxInFlightCalls,
+      admission: settings.grpc.admission,
     });
     stopServer = () => server.stop();
     const rows: [string, string][] = [

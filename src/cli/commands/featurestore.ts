@@ -85,6 +85,7 @@ export async function runFeatureStoreServe({
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
     defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
     maxInFlightCalls: settings.grpc.maxInFlightCalls,
+    admission: settings.grpc.admission,
     closeStore: true,
   });
   onShutdownSignal(logger, () => running.stop());

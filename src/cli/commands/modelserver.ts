@@ -59,6 +59,7 @@ export async function runModelServer({
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
     defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
     maxInFlightCalls: settings.grpc.maxInFlightCalls,
+    admission: settings.grpc.admission,
   });
   process.on('SIGHUP', () => {
     server.reload().then(

@@ -85,6 +85,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     shutdownGraceMs: settings.grpc.shutdownGraceMs,
     defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
     maxInFlightCalls: settings.grpc.maxInFlightCalls,
+    admission: settings.grpc.admission,
   });
 
   const parts: RunningPart[] = [];

@@ -1,6 +1,11 @@
 import { NumerixService } from '../../gen/numerix/numerix.js';
 import type { ConfigStore } from '../../platform/config-store/index.js';
-import { type CallerAuthOptions, GrpcServer, type UnaryHandlers } from '../../platform/grpc/index.js';
+import {
+  type AdmissionLimits,
+  type CallerAuthOptions,
+  GrpcServer,
+  type UnaryHandlers,
+} from '../../platform/grpc/index.js';
 import { createLogger, type Logger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import { EXPRESSIONS_PREFIX, ExpressionRegistry } from './expression-registry.js';
@@ -67,6 +72,8 @@ export interface ComputeServerOptions {
   defaultDeadlineMs?: number;
   /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
   maxInFlightCalls?: number;
+  /** Per-class concurrency and queues (settings `grpc.admission`; GrpcServer's defaults when unset). */
+  admission?: AdmissionLimits;
 }
 
 export interface ComputeServer {
@@ -105,6 +112,7 @@ export async function startComputeServer(options: ComputeServerOptions): Promise
     shutdownGraceMs: options.shutdownGraceMs,
     defaultDeadlineMs: options.defaultDeadlineMs,
     maxInFlightCalls: options.maxInFlightCalls,
+    admission: options.admission,
   });
   grpc.addUnaryService(
     NumerixService,

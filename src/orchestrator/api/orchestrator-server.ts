@@ -1,11 +1,12 @@
 import type { ConfigStore } from '../../platform/config-store/index.js';
-import { type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
+import { type AdmissionLimits, type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { Metrics } from '../../platform/metrics/index.js';
 import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { MatrixBudget } from '../engine/matrix-budget.js';
+import { classifyPredict } from './admission-class.js';
 import { LegacyService } from './legacy-response-codec.js';
 import { type ExecutionObserver, legacyHandlers, predictHandlers } from './orchestrator-services.js';
 import { PredictServiceAnswers } from './predict-response-codec.js';
@@ -25,6 +26,8 @@ export interface OrchestratorServerOptions {
   defaultDeadlineMs?: number;
   /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
   maxInFlightCalls?: number;
+  /** Per-class concurrency and queues (settings `grpc.admission`; GrpcServer's defaults when unset). */
+  admission?: AdmissionLimits;
   /** Bytes of request matrices alive at once (InferenceEngine's default when unset). */
   maxInFlightMatrixBytes?: number;
   /** Sees every finished execution (inference logging). */
@@ -68,9 +71,10 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     shutdownGraceMs: options.shutdownGraceMs,
     defaultDeadlineMs: options.defaultDeadlineMs,
     maxInFlightCalls: options.maxInFlightCalls,
+    admission: options.admission,
     reflectionProtos: ['orchestrator/v1/predict.proto', 'orchestrator/v1/orchestrator.proto'],
   });
-  server.addUnaryService(PredictServiceAnswers, predictHandlers(engine, options.observe));
+  server.addUnaryService(PredictServiceAnswers, predictHandlers(engine, options.observe), classifyPredict);
   server.addUnaryService(LegacyService, legacyHandlers(engine, options.observe));
   let port: number;
   try {

@@ -14,11 +14,12 @@ import type { ServerTls } from '../http/tls-material.js';
 import type { Logger } from '../logging/index.js';
 import type { Metrics } from '../metrics/index.js';
 import { packageRoot } from '../package-root.js';
+import { Admission, type AdmissionLimits, type Classify } from './admission.js';
 import { installDeadlineClamp } from './deadline-clamp.js';
 import { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
 import { StartGate } from './start-gate.js';
 import { grpcServerCredentials } from './tls-credentials.js';
-import { type CallLimits, InFlightGate, type UnaryHandlers, unary } from './unary.js';
+import { type CallLimits, classifyBySize, InFlightGate, type UnaryHandlers, unary } from './unary.js';
 import { tolerantDefinition } from './undecodable-request.js';
 
 /** The project's proto/ folder, the root that reflection loads service descriptions from. */
@@ -43,6 +44,8 @@ export interface GrpcServerOptions {
   defaultDeadlineMs?: number;
   /** Unary calls running at once before new ones get RESOURCE_EXHAUSTED (default 1024). */
   maxInFlightCalls?: number;
+  /** Concurrency and queue of each call class (settings `grpc.admission`; admission.ts's defaults when absent). */
+  admission?: AdmissionLimits;
   /** Serve TLS with this; `false` forces plaintext; absent: the process's default (http/default-server-tls.ts). */
   tls?: ServerTls | false;
   /**
@@ -74,6 +77,7 @@ export class GrpcServer {
     this.limits = {
       defaultDeadlineMs: options.defaultDeadlineMs ?? 30_000,
       inFlight: new InFlightGate(options.maxInFlightCalls ?? 1024),
+      admission: new Admission(options.name, options.admission),
     };
     const interceptors = [metricsInterceptor(options.metrics, options.name)];
     if (options.startClosed) interceptors.push(this.gate.interceptor);
@@ -95,8 +99,15 @@ export class GrpcServer {
     }
   }
 
-  /** Registers a service whose methods are promise-returning unary handlers. */
-  addUnaryService<D extends ServiceDefinition>(definition: D, handlers: UnaryHandlers<D>): void {
+  /**
+   * Registers a service whose methods are promise-returning unary handlers. `classify` tells its
+   * heavy calls from its light ones (admission.ts); by default only requests decoded in slices are heavy.
+   */
+  addUnaryService<D extends ServiceDefinition>(
+    definition: D,
+    handlers: UnaryHandlers<D>,
+    classify: Classify = classifyBySize,
+  ): void {
     const implementation: UntypedServiceImplementation = {};
     for (const [name, method] of Object.entries(definition) as [
       string,
@@ -109,6 +120,7 @@ export class GrpcServer {
         handler,
         (err, path) => this.options.logger.error({ err, method: path }, 'unexpected error in gRPC handler'),
         this.limits,
+        classify,
       );
     }
     // Undecodable request bytes reach the handler wrapper as a value, answered INVALID_ARGUMENT.

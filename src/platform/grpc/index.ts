@@ -1,3 +1,13 @@
+export {
+  ADMISSION_CLASSES,
+  Admission,
+  type AdmissionClass,
+  type AdmissionClassLimits,
+  AdmissionGate,
+  type AdmissionLimits,
+  type Classify,
+  DEFAULT_ADMISSION,
+} from './admission.js';
 export { GrpcServer, type GrpcServerOptions, protoRoot } from './grpc-server.js';
 export { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
 export { boundedText, grpcStatusOf, MAX_STATUS_MESSAGE, toServiceError } from './status.js';
@@ -5,6 +15,7 @@ export { dialTarget, grpcChannelCredentials, grpcServerCredentials } from './tls
 export {
   type CallContext,
   type CallLimits,
+  classifyBySize,
   defaultCallLimits,
   InFlightGate,
   type UnaryHandler,

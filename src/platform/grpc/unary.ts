@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { handleUnaryCall, Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import { LatticeError } from '../errors.js';
+import { Admission, type Classify } from './admission.js';
 import { toServiceError } from './status.js';
 import { DeferredRequest, UndecodableRequest } from './undecodable-request.js';
 
@@ -42,7 +43,13 @@ export interface CallLimits {
   defaultDeadlineMs: number;
   /** Calls whose handlers are still running; past `maxInFlight` new calls are refused. */
   inFlight: InFlightGate;
+  /** Per-class concurrency and queues (admission.ts). */
+  admission: Admission;
 }
+
+/** Requests decoded in slices (large by definition) are heavy; everything else light. */
+export const classifyBySize: Classify = (_method, request) =>
+  request instanceof DeferredRequest ? 'heavy' : 'light';
 
 /**
  * Counts handlers still running on one server. A call is counted until its handler settles, not
@@ -56,13 +63,16 @@ export class InFlightGate {
 export const defaultCallLimits = (): CallLimits => ({
   defaultDeadlineMs: 30_000,
   inFlight: new InFlightGate(1024),
+  admission: new Admission('server'),
 });
 
 /**
  * Adapts a promise-returning handler to grpc-js: gives it an AbortSignal tied to cancellation and the
  * deadline (the server's default when the client set none), and maps whatever it throws to a status
  * in one place. The client is answered as soon as the signal aborts, whether or not the handler has
- * noticed. Past the server's in-flight limit a call is refused with RESOURCE_EXHAUSTED. Unexpected
+ * noticed. Past the server's in-flight limit a call is refused with RESOURCE_EXHAUSTED; within it, the
+ * call is admitted by its class's gate (`classify`, admission.ts): run now, queued, or refused
+ * RESOURCE_EXHAUSTED. Unexpected
  * errors go to `onUnexpected` (logged with their stack) and reach the client as INTERNAL; the process
  * keeps serving.
  */
@@ -71,8 +81,9 @@ export function unary<Req, Res>(
   handler: UnaryHandler<Req, Res>,
   onUnexpected: (err: unknown, method: string) => void,
   limits: CallLimits = defaultCallLimits(),
+  classify: Classify = classifyBySize,
 ): handleUnaryCall<Req, Res> {
-  const { inFlight } = limits;
+  const { inFlight, admission } = limits;
   return (call, callback) => {
     if ((call.request as unknown) instanceof UndecodableRequest) {
       callback(toServiceError((call.request as unknown as UndecodableRequest).error).error);
@@ -120,28 +131,40 @@ export function unary<Req, Res>(
     call.once('cancelled', onCancelled);
     controller.signal.addEventListener('abort', onAbort);
     const context: CallContext = { signal: controller.signal, deadline, metadata: call.metadata, method };
-    inFlight.active++;
-    let result: Promise<Res>;
     const request = call.request as unknown;
-    if (request instanceof DeferredRequest) {
-      // A large request is decoded in slices first, under the call's signal and deadline.
-      result = request.decode(context.signal, deadline).then((decoded) => handler(decoded as Req, context));
-    } else {
-      try {
-        result = handler(call.request, context);
-      } catch (err) {
-        result = Promise.reject(err);
+    const run = (release: () => void) => {
+      // Admitted from the queue after the call ended: the slot goes to the next one.
+      if (controller.signal.aborted) {
+        release();
+        return;
       }
-    }
-    result.then(
-      (response) => {
-        inFlight.active--;
-        answer(null, response);
-      },
-      (err: unknown) => {
-        inFlight.active--;
-        answer(controller.signal.aborted ? controller.signal.reason : err);
-      },
-    );
+      inFlight.active++;
+      let result: Promise<Res>;
+      if (request instanceof DeferredRequest) {
+        // A large request is decoded in slices first, under the call's signal and deadline.
+        result = request.decode(context.signal, deadline).then((decoded) => handler(decoded as Req, context));
+      } else {
+        try {
+          result = handler(call.request, context);
+        } catch (err) {
+          result = Promise.reject(err);
+        }
+      }
+      result.then(
+        (response) => {
+          inFlight.active--;
+          release();
+          answer(null, response);
+        },
+        (err: unknown) => {
+          inFlight.active--;
+          release();
+          answer(controller.signal.aborted ? controller.signal.reason : err);
+        },
+      );
+    };
+    const admitted = admission.gate(classify(method, request)).admit(method, controller.signal);
+    if (typeof admitted === 'function') run(admitted);
+    else admitted.then(run, (err: unknown) => answer(err));
   };
 }

@@ -41,6 +41,28 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_GRPC_PORT', path: 'grpc.port', kind: 'number' },
   { env: 'LATTICE_GRPC_DEFAULT_DEADLINE_MS', path: 'grpc.defaultDeadlineMs', kind: 'number' },
   { env: 'LATTICE_GRPC_MAX_INFLIGHT_CALLS', path: 'grpc.maxInFlightCalls', kind: 'number' },
+  {
+    env: 'LATTICE_GRPC_ADMISSION_LIGHT_CONCURRENCY',
+    path: 'grpc.admission.light.concurrency',
+    kind: 'number',
+  },
+  { env: 'LATTICE_GRPC_ADMISSION_LIGHT_QUEUE', path: 'grpc.admission.light.queue', kind: 'number' },
+  {
+    env: 'LATTICE_GRPC_ADMISSION_LIGHT_QUEUE_TIMEOUT_MS',
+    path: 'grpc.admission.light.queueTimeoutMs',
+    kind: 'number',
+  },
+  {
+    env: 'LATTICE_GRPC_ADMISSION_HEAVY_CONCURRENCY',
+    path: 'grpc.admission.heavy.concurrency',
+    kind: 'number',
+  },
+  { env: 'LATTICE_GRPC_ADMISSION_HEAVY_QUEUE', path: 'grpc.admission.heavy.queue', kind: 'number' },
+  {
+    env: 'LATTICE_GRPC_ADMISSION_HEAVY_QUEUE_TIMEOUT_MS',
+    path: 'grpc.admission.heavy.queueTimeoutMs',
+    kind: 'number',
+  },
   { env: 'LATTICE_TLS_CERT', path: 'tls.cert', kind: 'string' },
   { env: 'LATTICE_TLS_KEY', path: 'tls.key', kind: 'string' },
   { env: 'LATTICE_TLS_CLIENT_CA', path: 'tls.clientCa', kind: 'string' },

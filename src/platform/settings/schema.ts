@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type AdmissionClassLimits, DEFAULT_ADMISSION } from '../grpc/admission.js';
 
 /**
  * The settings every Lattice process reads once at start-up. Defaults make `npm start` work on a
@@ -15,6 +16,25 @@ const url = z.string().min(1);
  */
 const SHARED_BUFFERS_MB = 16;
 /** A queue topic or group name (letters, digits, "_" and "-"; see the Queue port). */
+/** One admission class of every gRPC server (src/platform/grpc/admission.ts). */
+const admissionClass = (defaults: AdmissionClassLimits) =>
+  z
+    .object({
+      /** Handlers of the class running at once, per server. */
+      concurrency: z.number().int().min(1).max(100_000).default(defaults.concurrency),
+      /** Calls waiting for a slot; past it new calls get RESOURCE_EXHAUSTED at once (0: no queue). */
+      queue: z.number().int().min(0).max(100_000).default(defaults.queue),
+      /** A call still queued after this long gets RESOURCE_EXHAUSTED; short, well under client deadlines. */
+      queueTimeoutMs: z
+        .number()
+        .int()
+        .min(1)
+        .max(10_000, 'must be at most 10000: a queue deadline is meant to be short')
+        .default(defaults.queueTimeoutMs),
+    })
+    .strict()
+    .prefault({});
+
 const queueName = z.string().regex(/^[A-Za-z0-9_-]{1,120}$/, 'must be 1-120 letters, digits, "_" or "-"');
 
 /**
@@ -432,6 +452,18 @@ export const settingsSchema = z
         defaultDeadlineMs: z.number().int().positive().default(30_000),
         /** Unary calls one gRPC server runs at once; past it new calls get RESOURCE_EXHAUSTED. */
         maxInFlightCalls: z.number().int().positive().default(1024),
+        /**
+         * Admission control of every gRPC server, per server and per call class: `heavy` calls
+         * (large Searches, Predicts of many targets, requests decoded in slices) and `light` ones
+         * each get their own concurrency and queue, so heavy work never holds light calls' slots.
+         */
+        admission: z
+          .object({
+            light: admissionClass(DEFAULT_ADMISSION.light),
+            heavy: admissionClass(DEFAULT_ADMISSION.heavy),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

@@ -4,13 +4,14 @@
  * distributed cache. The caller owns `sql`, `vectorDb` and `cache` (they are not closed by `stop()`).
  */
 import type { Cache } from '../../platform/cache/index.js';
-import { type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
+import { type AdmissionLimits, type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
 import { createLogger, type Logger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import type { SqlClient } from '../../platform/sql/index.js';
 import type { VectorDb } from '../../platform/vectordb/index.js';
 import { ClusterVectorDbs } from '../model/index.js';
 import { openVssStore, VSS_CONFIG_CHANNEL } from '../store/index.js';
+import { classifySimilaritySearch } from './admission-class.js';
 import { ServingConfigRepository } from './config-repository.js';
 import { PageTokens } from './page-token.js';
 import { RecallSampler } from './recall-sampler.js';
@@ -44,6 +45,8 @@ export interface VssServingOptions {
   defaultDeadlineMs?: number;
   /** Unary calls in flight before RESOURCE_EXHAUSTED (GrpcServer's default when unset). */
   maxInFlightCalls?: number;
+  /** Per-class concurrency and queues (settings `grpc.admission`; GrpcServer's defaults when unset). */
+  admission?: AdmissionLimits;
   /**
    * Safety poll of the configuration, ms: changes arrive by LISTEN/NOTIFY from the SQL store, so the
    * default is 30,000 (1,000 if the store cannot LISTEN); 0: notifications and explicit refresh only.
@@ -130,6 +133,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     shutdownGraceMs: options.shutdownGraceMs,
     defaultDeadlineMs: options.defaultDeadlineMs,
     maxInFlightCalls: options.maxInFlightCalls,
+    admission: options.admission,
     startClosed: options.startClosed ?? false,
   });
   const vectorDbs = options.vectorDbs ?? ClusterVectorDbs.single(options.vectorDb);
@@ -153,6 +157,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
       recall,
       maxMessageBytes: options.maxMessageBytes,
     }),
+    classifySimilaritySearch,
   );
   let port: number;
   try {
