@@ -7,46 +7,24 @@
  *
  * `pace()` between units of work: it throws once the call is cancelled or past its deadline (read
  * from the clock, since a busy loop runs the deadline timer late), and once the event loop's current
- * turn has been busy for {@link SLICE_MS} it gives the loop a turn first (setImmediate: timers, I/O
- * and other calls run). The first check of a turn starts the slice, so a small request pays one clock
- * read per unit and never an extra turn.
+ * turn has been busy for SLICE_MS it gives the loop a turn first. The slice and the turns are the
+ * process's (platform/scheduling/time-slice.ts), shared with every other service of the process: in
+ * `lattice up` large Searches and the orchestrator's long loops wait for turns in one round robin,
+ * and a small call's I/O is served between any two of them. A small request pays one clock read per
+ * unit and never an extra turn.
  */
-import { LatticeError } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
-
-/** How long one turn of the event loop may run before a long loop gives it back. */
-export const SLICE_MS = 5;
-
-let sliceStart = -1;
-const endSlice = () => {
-  sliceStart = -1;
-};
-
-function sliceOver(): boolean {
-  const now = performance.now();
-  if (sliceStart < 0) {
-    sliceStart = now;
-    setImmediate(endSlice);
-    return false;
-  }
-  return now - sliceStart >= SLICE_MS;
-}
+import { nextTurn, sliceOver, stopIfOver as stopIfRequestOver } from '../../platform/scheduling/index.js';
 
 /** Throws the call's own reason when it was cancelled or its deadline has passed. */
 export function stopIfOver(context: Pick<CallContext, 'signal' | 'deadline'>): void {
-  const { signal, deadline } = context;
-  if (signal.aborted) {
-    throw signal.reason instanceof LatticeError
-      ? signal.reason
-      : new LatticeError('CANCELLED', 'the call was cancelled', { cause: signal.reason });
-  }
-  if (deadline <= Date.now()) throw new LatticeError('DEADLINE_EXCEEDED', 'the call deadline passed');
+  stopIfRequestOver(context.signal, context.deadline);
 }
 
 /** Between units of a call's work: stop when the call is over, give the event loop a turn when the slice is. */
 export async function pace(context: Pick<CallContext, 'signal' | 'deadline'>): Promise<void> {
-  if (sliceOver()) await new Promise<void>((resolve) => setImmediate(resolve));
-  stopIfOver(context);
+  if (sliceOver()) await nextTurn(context.signal, context.deadline);
+  else stopIfOver(context);
 }
 
 /**
