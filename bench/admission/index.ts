@@ -34,7 +34,13 @@ const PROBE_DEADLINE_MS = 2000;
 const START_TIMEOUT_MS = 180_000;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-admission-'));
-const lattice = startLattice(['up'], { LATTICE_DATA_DIR: dataDir, LATTICE_LOG_LEVEL: 'error' });
+/** A directory for a CPU profile of `lattice up`, to see what holds its event loop. */
+const PROFILE_DIR = process.env.ADMISSION_CPU_PROF;
+const lattice = startLattice(
+  ['up'],
+  { LATTICE_DATA_DIR: dataDir, LATTICE_LOG_LEVEL: 'error' },
+  PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-interval=500', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
+);
 const stopLattice = async () => {
   if (lattice.child.exitCode === null) {
     lattice.child.kill('SIGTERM');

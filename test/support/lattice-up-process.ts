@@ -19,8 +19,9 @@ export const FREE_PORTS: Readonly<Record<string, string>> = {
   LATTICE_VSS_ADMIN_PORT: '0',
 };
 
-export function startLattice(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [latticeBin, ...args], {
+/** `nodeArgs` go to Node before the script (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+export function startLattice(args: string[], env: Record<string, string>, nodeArgs: string[] = []) {
+  const child = spawn(process.execPath, [...nodeArgs, latticeBin, ...args], {
     env: { ...process.env, ...FREE_PORTS, LATTICE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -120,10 +120,18 @@ export class AdmissionGate {
   }
 
   #refusal(method: string, why: string): LatticeError {
-    return new LatticeError(
-      'RESOURCE_EXHAUSTED',
-      `${method}: ${this.serverName} is busy: ${why}; retry with backoff (settings grpc.admission.${this.admissionClass})`,
-    );
+    // No stack: under overload a server refuses hundreds of calls a second, and capturing a stack
+    // for each (which nobody reads: the refusal is expected) showed in its CPU profile.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      return new LatticeError(
+        'RESOURCE_EXHAUSTED',
+        `${method}: ${this.serverName} is busy: ${why}; retry with backoff (settings grpc.admission.${this.admissionClass})`,
+      );
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
   }
 
   #releaser(): () => void {
