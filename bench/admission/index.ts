@@ -24,9 +24,9 @@ import { status } from '@grpc/grpc-js';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import { startLattice } from '../../test/support/lattice-up-process.js';
 import { Client as VssClient } from '../../test/vss/serving/harness.js';
-import { percentile, printResult, round } from '../support/stats.js';
+import { envNumber, percentile, printResult, round } from '../support/stats.js';
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const env = envNumber;
 const BASELINE_S = env('ADMISSION_BASELINE_S', 10);
 const LOAD_S = env('ADMISSION_LOAD_S', 30);
 const PROBE_EVERY_MS = 100;

@@ -10,9 +10,9 @@
  */
 import { status } from '@grpc/grpc-js';
 import { Client as VssClient } from '../../test/vss/serving/harness.js';
-import { percentile, round } from '../support/stats.js';
+import { envNumber, percentile, round } from '../support/stats.js';
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const env = envNumber;
 const CONCURRENCY = env('LOAD_CONCURRENCY', 200);
 const QUERIES = env('LOAD_QUERIES', 4);
 const PAGE = env('LOAD_PAGE', 100);

@@ -27,11 +27,11 @@ import { DUO_ID, startOrchestratorProcess } from '../../test/support/orchestrato
 import { cpuRate, memoryOf } from '../../test/support/proc-stats.js';
 import { seedVssDataDir, startVssProcess } from '../../test/support/vss-process.js';
 import { Client as VssClient } from '../../test/vss/serving/harness.js';
-import { percentile, printResult, round } from '../support/stats.js';
+import { envNumber, percentile, printResult, round } from '../support/stats.js';
 import type { LoadDownstream } from './downstream.js';
 import { type HeavyRequest, heavyRequests } from './requests.js';
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const env = envNumber;
 const BASELINE_S = env('LOAD_BASELINE_S', 10);
 const PHASE_S = env('LOAD_PHASE_S', 10);
 const CONCURRENCY = env('LOAD_CONCURRENCY', 4);

@@ -66,3 +66,6 @@ export function printResult(
 ): void {
   console.log(JSON.stringify(result));
 }
+
+/** A numeric knob of a benchmark from the environment (`LOAD_PHASE_S=5 npm run bench -- load`). */
+export const envNumber = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
