@@ -12,11 +12,12 @@
  * object: `throughput` / `baseline_throughput` are probes answered OK per second under load / at
  * baseline, `p50_ms` / `p99_ms` the probes' latencies under load, `predict_probe_ok_pct` and
  * `search_probe_ok_pct` the share of probes answered OK under load (goal ≥ 99), and the heavy load's
- * answers by status.
+ * answers by status, and the machine's 1-minute load average before and after the load phase (the
+ * 2-core machine is shared: anything else running shows there).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -172,7 +173,10 @@ try {
   });
   // The load ramps up: 200 calls connect and queue; probes start once it has.
   await new Promise((resolve) => setTimeout(resolve, 1000));
+  const loadBefore = loadavg()[0]!;
   const loaded = await runProbes(LOAD_S);
+  // The machine is shared: its 1-minute load average says how much else was running meanwhile.
+  const machineLoad = [round(loadBefore, 1), round(loadavg()[0]!, 1)];
   describe('load', loaded);
   await new Promise((resolve) => loader.once('exit', resolve));
   const load = JSON.parse(loaderLines.at(-1)!) as {
@@ -201,6 +205,7 @@ try {
     heavy_counts: load.counts,
     heavy_p50_ms: load.p50_ms,
     heavy_p99_ms: load.p99_ms,
+    machine_load_1m: machineLoad,
   });
 } finally {
   orchestrator.close();

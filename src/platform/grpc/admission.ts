@@ -68,6 +68,19 @@ export class AdmissionGate {
   }
 
   /**
+   * RESOURCE_EXHAUSTED when every slot is taken and the queue is full: a call to refuse before any
+   * work is spent on it (no signal, no timer). Undefined when `admit` would run or queue it.
+   */
+  refusalIfFull(method: string): LatticeError | undefined {
+    const { concurrency, queue } = this.limits;
+    if (this.#active < concurrency || this.#waiting.length < queue) return undefined;
+    return this.#refusal(
+      method,
+      `${this.#active} ${this.admissionClass} calls running (limit ${concurrency}) and ${this.#waiting.length} queued (limit ${queue})`,
+    );
+  }
+
+  /**
    * A release function (call it once, when the handler has settled) when a slot is free now;
    * otherwise a promise of one, rejected RESOURCE_EXHAUSTED when the queue is full (at once) or the
    * queue deadline passes first, or with the signal's reason when the call ends while waiting.
@@ -77,15 +90,9 @@ export class AdmissionGate {
       this.#active++;
       return this.#releaser();
     }
-    const { concurrency, queue, queueTimeoutMs } = this.limits;
-    if (this.#waiting.length >= queue) {
-      return Promise.reject(
-        this.#refusal(
-          method,
-          `${this.#active} ${this.admissionClass} calls running (limit ${concurrency}) and ${this.#waiting.length} queued (limit ${queue})`,
-        ),
-      );
-    }
+    const full = this.refusalIfFull(method);
+    if (full) return Promise.reject(full);
+    const { concurrency, queueTimeoutMs } = this.limits;
     return new Promise<() => void>((resolve, reject) => {
       const waiter: Waiter = {
         admit: (release) => {

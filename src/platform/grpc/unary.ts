@@ -100,6 +100,13 @@ export function unary<Req, Res>(
       );
       return;
     }
+    const request = call.request as unknown;
+    const gate = admission.gate(classify(method, request));
+    const refusal = gate.refusalIfFull(method);
+    if (refusal) {
+      callback(toServiceError(refusal).error);
+      return;
+    }
     const controller = new AbortController();
     // A handler passes the signal to each of its downstream calls (a Search of many queries makes one
     // per query), each adding a listener: no leak warning past ten.
@@ -131,7 +138,6 @@ export function unary<Req, Res>(
     call.once('cancelled', onCancelled);
     controller.signal.addEventListener('abort', onAbort);
     const context: CallContext = { signal: controller.signal, deadline, metadata: call.metadata, method };
-    const request = call.request as unknown;
     const run = (release: () => void) => {
       // Admitted from the queue after the call ended: the slot goes to the next one.
       if (controller.signal.aborted) {
@@ -163,7 +169,7 @@ export function unary<Req, Res>(
         },
       );
     };
-    const admitted = admission.gate(classify(method, request)).admit(method, controller.signal);
+    const admitted = gate.admit(method, controller.signal);
     if (typeof admitted === 'function') run(admitted);
     else admitted.then(run, (err: unknown) => answer(err));
   };
