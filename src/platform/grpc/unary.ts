@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { handleUnaryCall, Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import { LatticeError } from '../errors.js';
+import { giveWayToLight, lightCallRunning } from '../scheduling/index.js';
 import { Admission, type Classify } from './admission.js';
 import { toServiceError } from './status.js';
 import { DeferredRequest, UndecodableRequest } from './undecodable-request.js';
@@ -101,7 +102,8 @@ export function unary<Req, Res>(
       return;
     }
     const request = call.request as unknown;
-    const gate = admission.gate(classify(method, request));
+    const admissionClass = classify(method, request);
+    const gate = admission.gate(admissionClass);
     const refusal = gate.refusalIfFull(method);
     if (refusal) {
       callback(toServiceError(refusal).error);
@@ -145,6 +147,9 @@ export function unary<Req, Res>(
         return;
       }
       inFlight.active++;
+      // Heavy calls' loops give way to light calls of the whole process (time-slice.ts).
+      const light = admissionClass === 'light' ? lightCallRunning() : undefined;
+      if (!light) giveWayToLight(controller.signal);
       let result: Promise<Res>;
       if (request instanceof DeferredRequest) {
         // A large request is decoded in slices first, under the call's signal and deadline.
@@ -159,11 +164,13 @@ export function unary<Req, Res>(
       result.then(
         (response) => {
           inFlight.active--;
+          light?.();
           release();
           answer(null, response);
         },
         (err: unknown) => {
           inFlight.active--;
+          light?.();
           release();
           answer(controller.signal.aborted ? controller.signal.reason : err);
         },

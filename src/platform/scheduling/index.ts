@@ -7,7 +7,10 @@ export { FairGate, FairGates } from './fair-gate.js';
 export { pause } from './pause.js';
 export {
   CHECK_EVERY,
+  GIVE_WAY_MAX_MS,
+  giveWayToLight,
   inChunks,
+  lightCallRunning,
   nextTurn,
   SLICE_MS,
   sliceOver,

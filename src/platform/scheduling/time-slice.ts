@@ -56,8 +56,53 @@ export function startedSliceOver(): boolean {
  * abort the signal has not run yet.
  */
 export async function nextTurn(signal: AbortSignal, deadline = Number.POSITIVE_INFINITY): Promise<void> {
-  await new Promise<void>(waitForTurn);
+  if (lightCalls > 0 && givingWay.has(signal)) await new Promise<void>(waitForLight);
+  else await new Promise<void>(waitForTurn);
   stopIfOver(signal, deadline);
+}
+
+/**
+ * Heavy calls give way to light ones. All services of a process share its event loop (`lattice up`):
+ * a small Predict crosses it a dozen times (its own call, then each feature store, model server and
+ * compute call over loopback and back), and a turn taken by a large Search between two crossings
+ * costs it a query's worth of CPU each time. So while any light call of the process is running, the
+ * loops of heavy calls (admission class heavy: `giveWayToLight`) wait for their next turn until no
+ * light call runs, or for at most `GIVE_WAY_MAX_MS`, then take turns as before: heavy work slows
+ * down while light work is about, and is never stopped.
+ */
+export const GIVE_WAY_MAX_MS = 50;
+
+const givingWay = new WeakSet<AbortSignal>();
+let lightCalls = 0;
+const waitingForLight: (() => void)[] = [];
+let giveWayTimer: NodeJS.Timeout | undefined;
+
+/** The loops of the call with this signal give way to light calls (see {@link GIVE_WAY_MAX_MS}). */
+export function giveWayToLight(signal: AbortSignal): void {
+  givingWay.add(signal);
+}
+
+/** Counts a light call as running until the returned function is called (once is enough; more are ignored). */
+export function lightCallRunning(): () => void {
+  lightCalls++;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    lightCalls--;
+    if (lightCalls === 0) endGiveWay();
+  };
+}
+
+function waitForLight(resolve: () => void): void {
+  waitingForLight.push(resolve);
+  giveWayTimer ??= setTimeout(endGiveWay, GIVE_WAY_MAX_MS);
+}
+
+function endGiveWay(): void {
+  clearTimeout(giveWayTimer);
+  giveWayTimer = undefined;
+  for (const resolve of waitingForLight.splice(0)) waitForTurn(resolve);
 }
 
 /**
