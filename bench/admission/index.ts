@@ -213,6 +213,7 @@ try {
     heavy_p99_ms: load.p99_ms,
     machine_load_1m: machineLoad,
     server_cpu_ms_per_s: serverCpu,
+    load_backoff: process.env.ADMISSION_BACKOFF === 'fixed' ? 'fixed' : 'exponential',
   });
 } finally {
   orchestrator.close();

@@ -2,8 +2,10 @@
  * The load generator of the admission benchmark, run in its own process (index.ts spawns it) so the
  * process under test does not also pay for making the load: LOAD_CONCURRENCY (200) Search calls of 4
  * queries and page 100 kept in flight against one vss serving address, each worker starting its next
- * call when the last one is answered. A call refused RESOURCE_EXHAUSTED is retried after
- * ADMISSION_BACKOFF_MS (what the refusal asks of a client: "retry with backoff"); 0 retries at once.
+ * call when the last one is answered. A call refused RESOURCE_EXHAUSTED is retried after a backoff,
+ * as the refusal asks: by default the shape of a gRPC retry policy (ADMISSION_BACKOFF_MS, 100 ms,
+ * doubling per refusal in a row up to 2 s, with jitter); ADMISSION_BACKOFF=fixed keeps it at
+ * ADMISSION_BACKOFF_MS ± 50 % (a retry storm: 200 callers at ten refusals a second each).
  *
  * argv: <vss address> <seconds>. Prints `started` once the workers run and, at the end, one JSON line
  * with the answers counted by status and the latencies of the answered ones.
@@ -18,6 +20,8 @@ const QUERIES = env('LOAD_QUERIES', 4);
 const PAGE = env('LOAD_PAGE', 100);
 const DEADLINE_MS = env('LOAD_DEADLINE_MS', 10_000);
 const BACKOFF_MS = env('ADMISSION_BACKOFF_MS', 100);
+const MAX_BACKOFF_MS = 2000;
+const FIXED_BACKOFF = process.env.ADMISSION_BACKOFF === 'fixed';
 const ROWS = 20_000;
 
 const [address, secondsArg] = process.argv.slice(2);
@@ -36,6 +40,7 @@ const nextRow = () => {
 
 async function worker(w: number): Promise<void> {
   const client = clients[w % clients.length]!;
+  let refusedInARow = 0;
   while (performance.now() < until) {
     const queries = Array.from({ length: QUERIES }, () => ({
       candidateId: `p${nextRow()}`,
@@ -56,11 +61,17 @@ async function worker(w: number): Promise<void> {
         DEADLINE_MS,
       );
       latencies.push(performance.now() - t);
+      refusedInARow = 0;
     } catch (err) {
       const c = (err as { code?: number }).code;
       code = c === undefined ? 'ERROR' : (status[c] ?? String(c));
-      if (c === status.RESOURCE_EXHAUSTED && BACKOFF_MS > 0)
-        await new Promise((resolve) => setTimeout(resolve, BACKOFF_MS * (0.5 + Math.random())));
+      if (c === status.RESOURCE_EXHAUSTED && BACKOFF_MS > 0) {
+        refusedInARow++;
+        const backoff = FIXED_BACKOFF
+          ? BACKOFF_MS
+          : Math.min(MAX_BACKOFF_MS, BACKOFF_MS * 2 ** (refusedInARow - 1));
+        await new Promise((resolve) => setTimeout(resolve, backoff * (0.5 + Math.random())));
+      } else refusedInARow = 0;
     }
     counts[code] = (counts[code] ?? 0) + 1;
   }
