@@ -64,7 +64,10 @@ describe('lattice predict', () => {
     const pair = await run([...base, '--kind', 'pair', '--target', 'c1', '--target', 'c2', '--pairs', '0-1']);
     // catalog_ranker scores pairs with its slate model: one pair row with its scores, no error.
     assert.equal(pair.exitCode, 0, pair.err);
-    assert.match(pair.out, /^ROW\s+SLATE_CTR\s+PREFERENCE\s+ERROR\npair 0\s+0\.\d+\s+0\.\d+\s+-\ntracking id: \S+$/);
+    assert.match(
+      pair.out,
+      /^ROW\s+SLATE_CTR\s+PREFERENCE\s+ERROR\npair 0\s+0\.\d+\s+0\.\d+\s+-\ntracking id: \S+$/,
+    );
   });
 
   test('--pairs and --slates repeated keep every pair and slate', async () => {

@@ -37,7 +37,12 @@
 import { isLatticeError, LatticeError } from '../../../../platform/errors.js';
 import type { Payload, PointInput, VectorDb } from '../../../../platform/vectordb/index.js';
 import { changedRows, type FlaggedVariant, membershipFlags, withoutFlags } from '../../../consumers/index.js';
-import { collectionName, compileMembership, EXPIRES_AT_FIELD, mergeAttributes } from '../../../model/index.js';
+import {
+  collectionName,
+  compileMembership,
+  EXPIRES_AT_FIELD,
+  mergeAttributes,
+} from '../../../model/index.js';
 import type {
   JsonObject,
   Model,
