@@ -135,7 +135,8 @@ async function crashScenario(mode: Mode, dir: string, diagnostic: (line: string)
   const log = (line: string) => diagnostic(`${((performance.now() - began) / 1000).toFixed(1)}s ${line}`);
   const next = seededRandom(SEED);
   log(`seed ${SEED} (VSS_RESET_CRASH_SEED replays the kill points)`);
-  const training = join(dir, 'training');
+  // Under the data directory: training data is read only from vss.admin.trainingDataRoots.
+  const training = join(dir, 'data', 'training');
   writeTraining(training);
   const start = () =>
     startLatticeVss({
