@@ -29,7 +29,7 @@ import { createOrchestratorClients } from '../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../orchestrator/components/index.js';
 import type { ModelStatus } from '../orchestrator/config/index.js';
 import { InferenceLogger, QueueLogSink } from '../orchestrator/logging/index.js';
-import { grpcChannelCredentials } from '../platform/grpc/index.js';
+import { grpcChannelCredentials, type LocalChannel } from '../platform/grpc/index.js';
 import { type ReadinessCheck, tlsOf } from '../platform/http/index.js';
 import type { Platform } from '../platform/platform.js';
 import { callerAuth, type Settings } from '../platform/settings/index.js';
@@ -56,6 +56,8 @@ export interface RunningPart {
 export interface ListeningPart extends RunningPart {
   /** The port it bound (the configured one, or a free one when configured as 0). */
   port: number;
+  /** Its gRPC methods for the other parts of this process, without the network (none with caller tokens). */
+  local?: LocalChannel;
 }
 
 /** The orchestrator part: also says what each model config serves (the ops server's GET /models). */
@@ -70,12 +72,13 @@ function authOf(platform: Platform) {
 /**
  * The orchestrator: Predict and legacy APIs over the model configs under `models/`, live. Its feature
  * components call `featureStoreTarget` (by default the configured one, else this stack's feature
- * store at `<host>:<featurestore.port>`).
+ * store at `<host>:<featurestore.port>`). A call to a target that names one of the `local` servers
+ * (this process's feature store, model server or compute) takes its LocalChannel instead of loopback.
  */
 export async function startOrchestratorPart(
   platform: Platform,
   port = platform.settings.orchestrator.port,
-  options: { featureStoreTarget?: string } = {},
+  options: { featureStoreTarget?: string; local?: readonly (LocalChannel | undefined)[] } = {},
 ): Promise<OrchestratorPart> {
   const { settings, logger, metrics } = platform;
   const [store, cache] = await Promise.all([platform.configStore(), platform.cache()]);
@@ -90,6 +93,7 @@ export async function startOrchestratorPart(
     channelsPerTarget: settings.orchestrator.channelsPerTarget,
     maxInFlightPerEndpoint: settings.orchestrator.maxInFlightPerEndpoint,
     credentials: grpcChannelCredentials(tlsOf(settings).client),
+    local: options.local?.filter((channel) => channel !== undefined),
   });
   // Inference logs go through a bounded buffer to the queue: logging never blocks or fails a request.
   // The log topic is bounded (orchestrator.logTopicRetentionMs / logTopicMaxBytes), and so is the buffer.
@@ -174,6 +178,7 @@ export async function startFeatureStorePart(
   return {
     name: 'featurestore',
     port: running.port,
+    local: running.local,
     endpoints: [
       [
         `gRPC retrieve.FeatureService + featurestore.v1.FeatureWriterService (${settings.featurestore.registry ? 'registry file' : 'seeded demo data'}${loaded})`,
@@ -199,6 +204,7 @@ export async function startModelServerPart(
   return {
     name: 'modelserver',
     port: running.port,
+    local: running.local,
     endpoints: [
       [`gRPC inference.GRPCInferenceService (KServe v2, ${repository})`, `${settings.host}:${running.port}`],
     ],
@@ -217,6 +223,7 @@ export async function startComputePart(
   return {
     name: 'compute',
     port: running.port,
+    local: running.local,
     endpoints: [['gRPC numerix.Numerix', `${settings.host}:${running.port}`]],
     stop: () => running.stop(),
   };

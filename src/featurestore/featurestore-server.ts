@@ -1,6 +1,11 @@
 import { FeatureWriterServiceService } from '../gen/featurestore/v1/writer.js';
 import { FeatureServiceService } from '../gen/retrieve/retrieve.js';
-import { type AdmissionLimits, type CallerAuthOptions, GrpcServer } from '../platform/grpc/index.js';
+import {
+  type AdmissionLimits,
+  type CallerAuthOptions,
+  GrpcServer,
+  type LocalChannel,
+} from '../platform/grpc/index.js';
 import { createLogger, type Logger } from '../platform/logging/index.js';
 import { Metrics } from '../platform/metrics/index.js';
 import { FeatureRetriever } from './feature-retriever.js';
@@ -46,6 +51,8 @@ export interface RunningFeatureStore {
   port: number;
   /** `host:port` to dial. */
   address: string;
+  /** Its methods for callers in this process, without the network (undefined with caller-token auth). */
+  local: LocalChannel | undefined;
   /** Stops taking calls, drains in-flight ones, then (with `closeStore`) closes the store. */
   stop(): Promise<void>;
 }
@@ -97,6 +104,7 @@ export async function startFeatureStore(options: FeatureStoreServerOptions): Pro
   return {
     port,
     address: `${host.includes(':') ? `[${host}]` : host}:${port}`,
+    local: server.localChannel(),
     stop: () => {
       stopping ??= (async () => {
         await server.stop();

@@ -13,6 +13,7 @@ import {
   type CallContext,
   type CallerAuthOptions,
   GrpcServer,
+  type LocalChannel,
   type UnaryHandlers,
 } from '../platform/grpc/index.js';
 import { createLogger, type Logger } from '../platform/logging/index.js';
@@ -64,6 +65,8 @@ export interface ModelServer {
   repository: ModelRepository;
   /** Present when batching is on. */
   batcher: Batcher | undefined;
+  /** Its methods for callers in this process, without the network (undefined with caller-token auth). */
+  local: LocalChannel | undefined;
   /** Rescans the repository; on failure the loaded models keep serving and the error names the files. */
   reload(): Promise<void>;
   /** Stops taking calls, drains in-flight ones, then releases every session. */
@@ -199,6 +202,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     port,
     repository,
     batcher,
+    local: server.localChannel(),
     reload: () => repository.reload(),
     stop: () => {
       stopping ??= (async () => {

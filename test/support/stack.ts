@@ -28,7 +28,7 @@ import { createOrchestratorClients } from '../../src/orchestrator/clients/index.
 import { createComponentBuilder } from '../../src/orchestrator/components/index.js';
 import { type Cache, createCache } from '../../src/platform/cache/index.js';
 import { type ConfigStore, createConfigStore } from '../../src/platform/config-store/index.js';
-import type { CallerAuthOptions } from '../../src/platform/grpc/index.js';
+import type { CallerAuthOptions, LocalChannel } from '../../src/platform/grpc/index.js';
 import { type ServerTls, serveTlsByDefault } from '../../src/platform/http/index.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
@@ -59,6 +59,10 @@ export interface ReferenceServers {
   /** The model server's repository. */
   repository: string;
   targets: { featureStore: string; modelServer: string; computeServer: string };
+  /** The three servers' LocalChannels (calls from this process without the network). */
+  local: LocalChannel[];
+  /** The three servers' own metrics (their grpc_server_* series). */
+  metrics: Metrics;
   stopFeatureStore(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -79,15 +83,22 @@ export async function startReferenceServers(options: ReferenceServerOptions = {}
     catalogs: options.catalogs ?? 60,
     categories: 6,
   });
-  const fs = await startFeatureStore({ registry: data.registry, store: featureStore, port: 0, logger });
+  const metrics = new Metrics();
+  const fs = await startFeatureStore({
+    registry: data.registry,
+    store: featureStore,
+    port: 0,
+    logger,
+    metrics,
+  });
   const repository = mkdtempSync(join(tmpdir(), 'lattice-stack-models-'));
   const { weights, bias } = writeCatalogRankerModel(repository);
   options.prepareModels?.(repository);
-  const ms = await startModelServer({ repository, port: 0, logger });
+  const ms = await startModelServer({ repository, port: 0, logger, metrics });
   const configDir = mkdtempSync(join(tmpdir(), 'lattice-stack-config-'));
   const config = await createConfigStore({ kind: 'file', dir: configDir });
   await config.put(`compute/${BLEND_COMPUTE_ID}`, { expression: BLEND_EXPRESSION });
-  const cs = await startComputeServer({ store: config, host: '127.0.0.1', port: 0, logger });
+  const cs = await startComputeServer({ store: config, host: '127.0.0.1', port: 0, logger, metrics });
   const targets = {
     featureStore: `127.0.0.1:${fs.port}`,
     modelServer: `127.0.0.1:${ms.port}`,
@@ -104,6 +115,8 @@ export async function startReferenceServers(options: ReferenceServerOptions = {}
     configDir,
     repository,
     targets,
+    local: [fs.local, ms.local, cs.local].filter((channel) => channel !== undefined),
+    metrics,
     stopFeatureStore: async () => {
       fsStopped = true;
       await fs.stop();
@@ -127,6 +140,8 @@ export interface Stack {
   orchestrator: RunningOrchestrator;
   address: string;
   targets: { featureStore: string; modelServer: string; computeServer: string };
+  /** The reference servers' own metrics. */
+  serverMetrics: Metrics;
   stopFeatureStore(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -141,13 +156,19 @@ export async function startStack(
     auth?: CallerAuthOptions;
     /** TLS of the orchestrator alone (the reference servers behind it stay plaintext). */
     tls?: ServerTls;
+    /** The orchestrator calls the servers through their LocalChannels, as in `lattice up`. */
+    local?: boolean;
   } = {},
 ): Promise<Stack> {
   const logger = createLogger('stack', { level: 'silent' });
   const metrics = options.metrics ?? new Metrics();
   const servers = await startReferenceServers({ users: options.users, catalogs: options.catalogs });
   const { config, targets } = servers;
-  const clients = createOrchestratorClients({ metrics, featureStoreTarget: targets.featureStore });
+  const clients = createOrchestratorClients({
+    metrics,
+    featureStoreTarget: targets.featureStore,
+    local: options.local ? servers.local : undefined,
+  });
   const cache = options.cache ?? (await createCache({ kind: 'memory' }));
   // The server reads the process's default TLS when it is created.
   if (options.tls) serveTlsByDefault(options.tls);
@@ -172,6 +193,7 @@ export async function startStack(
     orchestrator,
     address: `127.0.0.1:${orchestrator.port}`,
     targets,
+    serverMetrics: servers.metrics,
     stopFeatureStore: servers.stopFeatureStore,
     stop: async () => {
       await orchestrator.stop();

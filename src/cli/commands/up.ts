@@ -120,9 +120,12 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
         modelServer: `${settings.host}:${modelServer.port}`,
         computeServer: `${settings.host}:${compute.port}`,
       }));
-    // The orchestrator's feature components call this process's feature store unless told otherwise.
+    // The orchestrator's feature components call this process's feature store unless told otherwise;
+    // its calls to this process's feature store, model server and compute skip the network (every
+    // loopback crossing would wait on the one event loop behind other work).
     const orchestrator = await startOrchestratorPart(platform, settings.orchestrator.port, {
       featureStoreTarget: settings.orchestrator.featureStoreTarget ?? `${settings.host}:${featureStore.port}`,
+      local: [featureStore.local, modelServer.local, compute.local],
     });
     parts.push(orchestrator);
     modelStatus.serve(orchestrator.modelStatus);

@@ -4,6 +4,7 @@ import {
   type AdmissionLimits,
   type CallerAuthOptions,
   GrpcServer,
+  type LocalChannel,
   type UnaryHandlers,
 } from '../../platform/grpc/index.js';
 import { createLogger, type Logger } from '../../platform/logging/index.js';
@@ -81,6 +82,8 @@ export interface ComputeServer {
   readonly port: number;
   /** The live expressions, for status reporting. */
   readonly registry: ExpressionRegistry;
+  /** Its methods for callers in this process, without the network (undefined with caller-token auth). */
+  readonly local: LocalChannel | undefined;
   /** Stops taking calls, drains in-flight ones, then stops following the config store. */
   stop(): Promise<void>;
 }
@@ -129,6 +132,7 @@ export async function startComputeServer(options: ComputeServerOptions): Promise
   return {
     port,
     registry,
+    local: grpc.localChannel(),
     stop: () => {
       stopping ??= grpc.stop().then(() => registry.stop());
       return stopping;

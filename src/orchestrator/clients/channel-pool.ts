@@ -1,5 +1,6 @@
 import { type ChannelCredentials, type ChannelOptions, Client, credentials } from '@grpc/grpc-js';
 import { LatticeError } from '../../platform/errors.js';
+import type { LocalChannel } from '../../platform/grpc/index.js';
 
 export interface ChannelPoolOptions {
   /**
@@ -12,6 +13,11 @@ export interface ChannelPoolOptions {
   credentials?: ChannelCredentials;
   /** Merged over the defaults below, e.g. to raise the message size limit. */
   channelOptions?: ChannelOptions;
+  /**
+   * Servers of this process by the target (`host:port`) that names them: calls to such a target
+   * take its LocalChannel, without the network (platform/grpc/local-channel.ts).
+   */
+  local?: Iterable<LocalChannel>;
 }
 
 /**
@@ -51,6 +57,7 @@ export class ChannelPool {
   private readonly perTarget: number;
   private readonly credentials: ChannelCredentials;
   private readonly channelOptions: ChannelOptions;
+  private readonly local: ReadonlyMap<string, LocalChannel>;
   private closed = false;
 
   constructor(options: ChannelPoolOptions = {}) {
@@ -64,11 +71,17 @@ export class ChannelPool {
     }
     this.credentials = options.credentials ?? credentials.createInsecure();
     this.channelOptions = { ...defaultChannelOptions, ...options.channelOptions };
+    this.local = new Map([...(options.local ?? [])].map((channel) => [channel.address, channel]));
   }
 
-  /** The next client for `target`, round-robin over its channels (created on first use). */
-  client(target: string): Client {
+  /**
+   * The next client for `target`, round-robin over its channels (created on first use); the server's
+   * LocalChannel when `target` names a server of this process.
+   */
+  client(target: string): Client | LocalChannel {
     if (this.closed) throw new LatticeError('UNAVAILABLE', `channel pool is closed (target ${target})`);
+    const local = this.local.get(target);
+    if (local) return local;
     let entry = this.entries.get(target);
     if (!entry) {
       if (target.trim() === '' || /\s/.test(target)) {

@@ -1,4 +1,5 @@
 import type { ChannelCredentials } from '@grpc/grpc-js';
+import type { LocalChannel } from '../../platform/grpc/index.js';
 import type { Metrics } from '../../platform/metrics/index.js';
 import { CallPolicy } from './call-policy.js';
 import { ChannelPool } from './channel-pool.js';
@@ -23,6 +24,8 @@ export interface OrchestratorClientsOptions {
   channelsPerTarget?: number;
   /** Default plaintext. */
   credentials?: ChannelCredentials;
+  /** Servers of this process, called without the network when a target names one (ChannelPoolOptions). */
+  local?: Iterable<LocalChannel>;
   retry?: Partial<RetryOptions>;
   breaker?: Partial<BreakerOptions>;
   /** Calls in flight to one endpoint, shared fairly by requests (CallPolicyOptions). */
@@ -47,6 +50,7 @@ export function createOrchestratorClients(options: OrchestratorClientsOptions): 
   const pool = new ChannelPool({
     channelsPerTarget: options.channelsPerTarget,
     credentials: options.credentials,
+    local: options.local,
   });
   const policy = new CallPolicy({
     pool,

@@ -1,5 +1,6 @@
-import type { Client, ClientUnaryCall, Metadata, MethodDefinition, ServiceError } from '@grpc/grpc-js';
+import type { Client, Metadata, MethodDefinition, ServiceError } from '@grpc/grpc-js';
 import { describeError, LatticeError } from '../../platform/errors.js';
+import { type LocalCall, LocalChannel } from '../../platform/grpc/index.js';
 
 /** grpc-js moves our bytes as they are: serialising and parsing happen in unaryCall, outside its call. */
 export const passThrough = (bytes: Buffer): Buffer => bytes;
@@ -11,10 +12,10 @@ export const passThrough = (bytes: Buffer): Buffer => bytes;
  * Node 20 keeps each finished client HTTP/2 stream, and the call objects hung on it, alive through
  * young-generation collections until the next full one, so every message, promise or request context
  * still reachable from there would be copied by each scavenge meanwhile (5–9 ms pauses in
- * bench/predict).
+ * bench/predict). A LocalChannel (a server of this process) takes the same bytes without the network.
  */
 export function unaryCall<Req, Res>(
-  client: Client,
+  client: Client | LocalChannel,
   method: MethodDefinition<Req, Res>,
   body: Buffer,
   metadata: Metadata,
@@ -23,6 +24,11 @@ export function unaryCall<Req, Res>(
 ): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
     const completion = new Completion(method.path, method.responseDeserialize, signal, resolve, reject);
+    if (client instanceof LocalChannel) {
+      completion.call = client.call(method.path, body, metadata, deadline, callbackOf(completion));
+      signal.addEventListener('abort', completion, { once: true });
+      return;
+    }
     // grpc-js captures the caller's stack (`new Error()`) on every call, for the messages of failed
     // ones; ours name the endpoint instead, and the capture was the costliest step of a call.
     const stackTraceLimit = Error.stackTraceLimit;
@@ -50,7 +56,7 @@ function callbackOf<Res>(completion: Completion<Res>) {
 }
 
 class Completion<Res> {
-  call: ClientUnaryCall | undefined = undefined;
+  call: LocalCall | undefined = undefined;
 
   constructor(
     private readonly path: string,

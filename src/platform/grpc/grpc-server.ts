@@ -17,6 +17,7 @@ import { packageRoot } from '../package-root.js';
 import { Admission, type AdmissionLimits, type Classify } from './admission.js';
 import { installDeadlineClamp } from './deadline-clamp.js';
 import { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
+import { LocalChannel, type LocalMethod } from './local-channel.js';
 import { StartGate } from './start-gate.js';
 import { grpcServerCredentials } from './tls-credentials.js';
 import { type CallLimits, classifyBySize, InFlightGate, type UnaryHandlers, unary } from './unary.js';
@@ -69,6 +70,8 @@ export class GrpcServer {
   private readonly limits: CallLimits;
   private readonly tls: ServerTls | undefined;
   private readonly gate: StartGate;
+  /** The unary methods by path, for callers in this process (localChannel). */
+  private readonly localMethods = new Map<string, LocalMethod>();
 
   constructor(private readonly options: GrpcServerOptions) {
     this.tls = options.tls === undefined ? defaultServerTls() : options.tls || undefined;
@@ -124,7 +127,14 @@ export class GrpcServer {
       );
     }
     // Undecodable request bytes reach the handler wrapper as a value, answered INVALID_ARGUMENT.
-    this.addService(tolerantDefinition(definition), implementation);
+    const tolerant = tolerantDefinition(definition);
+    for (const [name, method] of Object.entries(tolerant) as [string, MethodDefinition<unknown, unknown>][]) {
+      this.localMethods.set(method.path, {
+        handle: implementation[name] as LocalMethod['handle'],
+        definition: method,
+      });
+    }
+    this.addService(tolerant, implementation);
   }
 
   /** Registers a service with raw grpc-js handlers (streaming, or generated server interfaces). */
@@ -170,6 +180,26 @@ export class GrpcServer {
   private setServing(): void {
     this.health.setStatus('', 'SERVING');
     for (const service of this.serviceNames) this.health.setStatus(service, 'SERVING');
+  }
+
+  /**
+   * Its unary methods for callers in this process, without the network (local-channel.ts), once it
+   * has started: same handlers, admission and deadlines. Undefined when caller-token auth is on (a
+   * LocalChannel skips interceptors, so it would skip the token check).
+   */
+  localChannel(): LocalChannel | undefined {
+    if (this.boundPort === undefined) return undefined;
+    if (this.options.auth && Object.keys(this.options.auth.tokens).length > 0) return undefined;
+    const { name, host } = this.options;
+    return new LocalChannel(`${host.includes(':') ? `[${host}]` : host}:${this.boundPort}`, {
+      method: (path) => this.localMethods.get(path),
+      notServing: () =>
+        this.stopping
+          ? `${name} is shutting down`
+          : this.gate.isOpen
+            ? undefined
+            : `${name} is starting and not serving yet; try again shortly`,
+    });
   }
 
   /** Whether it serves TLS. */
