@@ -81,7 +81,10 @@ const NO_CALLER = {};
  * the first timeout of its caller on that endpoint. Calls made with the same AbortSignal are one
  * caller's (the orchestrator gives every call of a request the request's signal): the batches of one
  * oversized request time out together for one reason, and count once, so one caller cannot open an
- * endpoint's circuit for everyone. Cancellation by the caller never counts.
+ * endpoint's circuit for everyone. Cancellation by the caller never counts. A timeout of a server of
+ * this very process (a LocalChannel target) never counts either: it shares the caller's CPU and event
+ * loop, so its slowness is the process's own load, which admission control answers; an open circuit
+ * would only turn a busy moment into seconds of UNAVAILABLE for every request.
  *
  * Each concept has its own file: the transport (unary-call.ts), the breakers (circuit-breaker.ts),
  * the backoff (retry-backoff.ts), error mapping (call-errors.ts) and the metrics (call-metrics.ts).
@@ -185,6 +188,7 @@ export class CallPolicy {
     const cutByCaller = options.timeoutMs !== undefined && callerDeadline < own;
     const metadata = options.metadata ?? new Metadata();
     const breaker = this.breaker(call.target);
+    const local = this.pool.isLocal(call.target);
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw new CallerCancelled(signal.reason);
       const budget = deadline - Date.now();
@@ -203,6 +207,7 @@ export class CallPolicy {
               err.code === status.DEADLINE_EXCEEDED &&
               (budget < this.retry.minAttemptMs ||
                 cutByCaller ||
+                local ||
                 // A half-open probe that timed out on its own is the answer the probe was for.
                 (breaker.state !== CircuitState.HalfOpen && this.timedOutBefore(signal, call.target)))
             )

@@ -101,6 +101,11 @@ export class ChannelPool {
     return client;
   }
 
+  /** Whether `target` names a server of this process (called through its LocalChannel). */
+  isLocal(target: string): boolean {
+    return this.local.has(target);
+  }
+
   /** Targets with open channels, in first-use order. */
   targets(): string[] {
     return [...this.entries.keys()];
