@@ -5,20 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import * as grpc from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import { CallPolicy, ChannelPool } from '../../../src/orchestrator/clients/index.js';
 import { LatticeError } from '../../../src/platform/errors.js';
-import { GrpcServer } from '../../../src/platform/grpc/index.js';
-import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
-
-const echoProto = fileURLToPath(new URL('../../fixtures/proto/echo.proto', import.meta.url));
-type Pkg = { [key: string]: Pkg };
-const Echo = (grpc.loadPackageDefinition(loadSync(echoProto)) as unknown as Pkg).lattice!.test!
-  .Echo as unknown as grpc.ServiceClientConstructor;
-const say = Echo.service.Say! as grpc.MethodDefinition<{ text: string }, { text: string }>;
+import { EchoClient, echoGrpcServer, say } from '../../support/echo-service.js';
 
 describe('the circuit of a server of this process', () => {
   const closing: (() => Promise<void> | void)[] = [];
@@ -28,16 +18,8 @@ describe('the circuit of a server of this process', () => {
 
   test('timeouts never open it; UNAVAILABLE answers do', async () => {
     // `slow` answers only when its call ends; `down` answers UNAVAILABLE; anything else at once.
-    const server = new GrpcServer({
-      name: 'echo',
-      host: '127.0.0.1',
-      port: 0,
-      logger: createLogger('test', { level: 'silent' }),
-      metrics: new Metrics(),
-      shutdownGraceMs: 100,
-      tls: false,
-    });
-    server.addUnaryService(Echo.service, {
+    const server = echoGrpcServer();
+    server.addUnaryService(EchoClient.service, {
       Say: async (request: { text: string }, context) => {
         if (request.text === 'slow')
           await new Promise((_, reject) =>

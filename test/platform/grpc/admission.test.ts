@@ -6,31 +6,19 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import { classifyPredict } from '../../../src/orchestrator/api/admission-class.js';
 import {
   AdmissionGate,
   type AdmissionLimits,
   DEFAULT_ADMISSION,
   DeferredRequest,
-  GrpcServer,
 } from '../../../src/platform/grpc/index.js';
-import { createLogger } from '../../../src/platform/logging/index.js';
-import { Metrics } from '../../../src/platform/metrics/index.js';
 import { loadSettings } from '../../../src/platform/settings/index.js';
 import { classifySimilaritySearch } from '../../../src/vss/serving/admission-class.js';
+import { EchoClient, echoGrpcServer, type SayRequest } from '../../support/echo-service.js';
 import { eventually } from '../../support/servers.js';
 
-const echoProto = fileURLToPath(new URL('../../fixtures/proto/echo.proto', import.meta.url));
-type Pkg = { [key: string]: Pkg };
-const EchoClient = (grpc.loadPackageDefinition(loadSync(echoProto)) as unknown as Pkg).lattice!.test!
-  .Echo as unknown as grpc.ServiceClientConstructor;
-
-interface SayRequest {
-  text: string;
-}
 type SayCall = (
   request: SayRequest,
   metadata: grpc.Metadata,
@@ -45,16 +33,7 @@ type SayCall = (
 async function startHolding(admission: AdmissionLimits) {
   const started: string[] = [];
   const holds = new Map<string, () => void>();
-  const server = new GrpcServer({
-    name: 'echo',
-    host: '127.0.0.1',
-    port: 0,
-    logger: createLogger('test', { level: 'silent' }),
-    metrics: new Metrics(),
-    shutdownGraceMs: 100,
-    admission,
-    tls: false,
-  });
+  const server = echoGrpcServer({ admission });
   server.addUnaryService(
     EchoClient.service,
     {

@@ -6,20 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import { LatticeError } from '../../../src/platform/errors.js';
-import { DEFAULT_ADMISSION, GrpcServer, type LocalChannel } from '../../../src/platform/grpc/index.js';
-import { createLogger } from '../../../src/platform/logging/index.js';
-import { Metrics } from '../../../src/platform/metrics/index.js';
+import { DEFAULT_ADMISSION, type GrpcServer, type LocalChannel } from '../../../src/platform/grpc/index.js';
+import { EchoClient, echoGrpcServer, say } from '../../support/echo-service.js';
 import { eventually } from '../../support/servers.js';
-
-const echoProto = fileURLToPath(new URL('../../fixtures/proto/echo.proto', import.meta.url));
-type Pkg = { [key: string]: Pkg };
-const Echo = (grpc.loadPackageDefinition(loadSync(echoProto)) as unknown as Pkg).lattice!.test!
-  .Echo as unknown as grpc.ServiceClientConstructor;
-const say = Echo.service.Say! as grpc.MethodDefinition<{ text: string }, { text: string }>;
 
 interface Running {
   server: GrpcServer;
@@ -37,14 +28,7 @@ async function startEcho(options: { startClosed?: boolean; auth?: boolean } = {}
   const started: string[] = [];
   const aborted: string[] = [];
   const holds = new Map<string, () => void>();
-  const server = new GrpcServer({
-    name: 'echo',
-    host: '127.0.0.1',
-    port: 0,
-    logger: createLogger('test', { level: 'silent' }),
-    metrics: new Metrics(),
-    shutdownGraceMs: 100,
-    tls: false,
+  const server = echoGrpcServer({
     startClosed: options.startClosed,
     admission: { light: DEFAULT_ADMISSION.light, heavy: { concurrency: 1, queue: 0, queueTimeoutMs: 1000 } },
     ...(options.auth
@@ -52,7 +36,7 @@ async function startEcho(options: { startClosed?: boolean; auth?: boolean } = {}
       : {}),
   });
   server.addUnaryService(
-    Echo.service,
+    EchoClient.service,
     {
       Say: async (request: { text: string }, context) => {
         started.push(request.text);
