@@ -5,7 +5,8 @@
  * queue routes do the same work there (queue-read-route.ts, queue-publish-route.ts,
  * queue-dead-letters-route.ts).
  */
-import { describeError, isLatticeError, LatticeError } from '../platform/errors.js';
+import { DirectoryInUseError } from '../platform/dir-lock.js';
+import { describeError, LatticeError } from '../platform/errors.js';
 import type { Platform } from '../platform/platform.js';
 import type { Queue } from '../platform/queue/index.js';
 
@@ -13,7 +14,7 @@ export type QueueAccess = { kind: 'direct'; queue: Queue } | { kind: 'ops'; base
 
 /** The embedded queue journal is locked by a live process (`lattice up`, `lattice vss`). */
 export function heldByAnotherProcess(err: unknown): boolean {
-  return isLatticeError(err, 'FAILED_PRECONDITION') && /is in use by process \d+/.test(err.message);
+  return err instanceof DirectoryInUseError;
 }
 
 /** The queue itself, or the ops server at `opsBase` of the process that holds it. */

@@ -52,6 +52,21 @@ function readOwner(path: string): { pid?: unknown; host?: unknown; start?: unkno
 }
 
 /**
+ * FAILED_PRECONDITION: a live process holds the directory. Its own class, so a caller that can reach
+ * the holder another way (the CLI through the holder's ops server) tells it from other failures
+ * without reading the message.
+ */
+export class DirectoryInUseError extends LatticeError {
+  constructor(
+    message: string,
+    /** The process holding the lock. */
+    readonly holderPid: number,
+  ) {
+    super('FAILED_PRECONDITION', message);
+  }
+}
+
+/**
  * Takes an exclusive lock on a directory that one process must own (an embedded database, a queue
  * journal), as a sibling file `<dir>.lock` created with O_EXCL, holding the owner's pid, host and
  * start time. A lock left by a process that died is taken over (also while it is a zombie not yet reaped
@@ -76,9 +91,9 @@ export function lockDirectory(dir: string, what: string, hint?: string): DirLock
       if (pid !== undefined && (!sameHost || held.has(path) || ownedBy(pid, owner.start))) {
         const who =
           pid === process.pid ? ' (this process: open it once)' : sameHost ? '' : ` on ${String(owner.host)}`;
-        throw new LatticeError(
-          'FAILED_PRECONDITION',
+        throw new DirectoryInUseError(
           `${what} ${dir} is in use by process ${pid}${who} (lock file ${path})${hint ? `; ${hint}` : ''}`,
+          pid,
         );
       }
       try {

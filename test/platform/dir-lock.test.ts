@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { lockDirectory } from '../../src/platform/dir-lock.js';
+import { DirectoryInUseError, lockDirectory } from '../../src/platform/dir-lock.js';
 import { isLatticeError } from '../../src/platform/errors.js';
 import { createSqlClient } from '../../src/platform/sql/index.js';
 import { eventually } from '../support/servers.js';
@@ -21,6 +21,9 @@ describe('lockDirectory', () => {
       (err) => {
         assert.ok(isLatticeError(err, 'FAILED_PRECONDITION'));
         assert.match(err.message, new RegExp(`in use by process ${process.pid}`));
+        // Typed, so callers that reach the holder another way need not read the message.
+        assert.ok(err instanceof DirectoryInUseError);
+        assert.equal(err.holderPid, process.pid);
         return true;
       },
     );

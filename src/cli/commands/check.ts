@@ -1,4 +1,5 @@
-import { describeError, isLatticeError } from '../../platform/errors.js';
+import { DirectoryInUseError } from '../../platform/dir-lock.js';
+import { describeError } from '../../platform/errors.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Platform } from '../../platform/platform.js';
 import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
@@ -90,9 +91,7 @@ export async function runCheck({ options, context }: Invocation<CheckOptions>): 
 
 /** The pid holding an embedded adapter's directory lock, when that is why it could not be opened. */
 function heldBy(err: unknown): number | undefined {
-  if (!isLatticeError(err, 'FAILED_PRECONDITION')) return undefined;
-  const pid = /is in use by process (\d+)/.exec(err.message)?.[1];
-  return pid === undefined ? undefined : Number(pid);
+  return err instanceof DirectoryInUseError ? err.holderPid : undefined;
 }
 
 interface RunningChecks {
