@@ -23,7 +23,7 @@ import { createSqlClient, type SqlClient } from '../../src/platform/sql/index.js
 import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
 import { collectionName } from '../../src/vss/model/index.js';
 import { openVssStore } from '../../src/vss/store/index.js';
-import { adminCall } from '../support/admin-http.js';
+import { adminCall, registerModelBody } from '../support/admin-http.js';
 import { type LatticeVssProcess, startLatticeVss } from '../support/lattice-vss-process.js';
 import { eventually, realServer } from '../support/servers.js';
 import { seededVector, storedRows } from '../support/vss-ingest-catalog.js';
@@ -99,17 +99,13 @@ async function register(base: string, training: string): Promise<void> {
     ],
     [
       '/register-model',
-      {
+      registerModelBody({
         entity: ENTITY,
-        model_name: MODEL,
-        ingestion_column_mapping: { id_column: 'id', embedding_column: 'emb', to_be_indexed_column: 'flag' },
-        embedding_store_enabled: true,
-        embedding_store_ttl: 0,
-        mq_id: 1,
-        model_config: { distance_function: 'COSINE', vector_dimension: DIMENSION },
-        store_id: 3,
-        training_data_path: `file://${training}`,
-      },
+        modelName: MODEL,
+        storeId: 3,
+        dimension: DIMENSION,
+        trainingDataPath: `file://${training}`,
+      }),
     ],
     [
       '/register-variant',
