@@ -121,6 +121,8 @@ export async function startOrchestratorPart(
     defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
     maxInFlightCalls: settings.grpc.maxInFlightCalls,
     admission: settings.grpc.admission,
+    // Listening now, answering UNAVAILABLE at once until every part of the process has started.
+    startClosed: true,
   });
   const models = running.registry.ids();
   return {
@@ -133,6 +135,7 @@ export async function startOrchestratorPart(
         `${settings.host}:${running.port}`,
       ],
     ],
+    open: () => running.open(),
     stop: async () => {
       await running.stop();
       await inferenceLogger.close();

@@ -29,6 +29,7 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
   // /readyz covers this process's own gRPC server too, not only the adapters it uses.
   ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
   const opsPort = await ops.start();
+  part.open?.();
   onShutdownSignal(platform.logger, async () => {
     await part.stop();
     await ops.stop();

@@ -32,12 +32,20 @@ export interface OrchestratorServerOptions {
   maxInFlightMatrixBytes?: number;
   /** Sees every finished execution (inference logging). */
   observe?: ExecutionObserver;
+  /**
+   * Listen at once but answer UNAVAILABLE until `open()` (GrpcServerOptions.startClosed): in `lattice
+   * up` the process goes on starting its other parts (loading vss's vector database blocks its one
+   * event loop), and a Predict must not wait on that unanswered.
+   */
+  startClosed?: boolean;
 }
 
 export interface RunningOrchestrator {
   port: number;
   registry: ModelRegistry<ExecutionContext>;
   engine: InferenceEngine;
+  /** Serves calls after a `startClosed` start. */
+  open(): void;
   /** Drains in-flight calls, then stops following config changes. */
   stop(): Promise<void>;
 }
@@ -73,6 +81,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     maxInFlightCalls: options.maxInFlightCalls,
     admission: options.admission,
     reflectionProtos: ['orchestrator/v1/predict.proto', 'orchestrator/v1/orchestrator.proto'],
+    startClosed: options.startClosed ?? false,
   });
   server.addUnaryService(PredictServiceAnswers, predictHandlers(engine, options.observe), classifyPredict);
   server.addUnaryService(LegacyService, legacyHandlers(engine, options.observe));
@@ -87,6 +96,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     port,
     registry,
     engine,
+    open: () => server.open(),
     stop: async () => {
       await server.stop();
       await registry.stop();

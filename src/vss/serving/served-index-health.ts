@@ -8,9 +8,12 @@
  *   alert `VssServedIndexDegraded` reads it);
  * - a warning in the log when a variant becomes degraded, and a line when it recovers;
  * - {@link ServedIndexHealth.check}, a readiness check of the serving process: it fails naming the
- *   degraded variants and their indexed share. Registered only where the vector DB lives in the
- *   process (embedded): a restarting replica then waits for its graph; with a shared vector DB
- *   server, failing every replica's readiness at once would stop serving altogether.
+ *   variants whose served version this process has not yet seen indexed to the threshold. Only
+ *   until then: a restarted replica waits for its graph, but a delta that adds more than 5 % of the
+ *   points (indexed in the background; the embedded vector DB searches the unindexed ones exactly
+ *   meanwhile) must not take a serving process out of its load balancer. Registered only where the
+ *   vector DB lives in the process (embedded): with a shared vector DB server, failing every
+ *   replica's readiness at once would stop serving altogether.
  */
 import { isLatticeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
@@ -50,6 +53,8 @@ export class ServedIndexHealth {
   #timer: NodeJS.Timeout | undefined;
   /** Degraded variants of the last refresh, by `entity/model/variant`. */
   #degraded = new Map<string, DegradedVariant>();
+  /** `entity/model/variant@version` seen indexed to the threshold by this process: ready for good. */
+  readonly #caughtUp = new Set<string>();
   #refreshing: Promise<DegradedVariant[]> | undefined;
 
   constructor(options: ServedIndexHealthOptions) {
@@ -84,12 +89,16 @@ export class ServedIndexHealth {
     return [...this.#degraded.values()];
   }
 
-  /** Readiness: fails while a READY variant serves a collection indexed below the threshold. */
+  /**
+   * Readiness: fails while a READY variant serves a version this process has not yet seen indexed to
+   * the threshold (after a restart, until its graph is back); a later fall below it (a large delta)
+   * is reported by the metric, the log and the admin API, not by readiness.
+   */
   check = async (): Promise<void> => {
-    const degraded = await this.refresh();
-    if (degraded.length === 0) return;
+    const waiting = (await this.refresh()).filter((d) => !this.#caughtUp.has(versionKey(d)));
+    if (waiting.length === 0) return;
     throw new Error(
-      `${degraded.map((d) => this.#describe(d)).join('; ')}: degraded until the index is rebuilt (the vector DB indexes in the background)`,
+      `${waiting.map((d) => this.#describe(d)).join('; ')}: not ready until the index is rebuilt (the vector DB indexes in the background)`,
     );
   };
 
@@ -119,6 +128,14 @@ export class ServedIndexHealth {
       }
       if (info.points === 0 || info.indexedPoints / info.points >= this.#threshold) {
         healthy.push(labels);
+        this.#caughtUp.add(
+          versionKey({
+            entity: variant.entity,
+            modelName: variant.modelName,
+            variant: variant.variant,
+            version: variant.readVersion,
+          }),
+        );
         continue;
       }
       const key = `${variant.entity}/${variant.modelName}/${variant.variant}`;
@@ -158,4 +175,8 @@ export class ServedIndexHealth {
   #logFailure(err: unknown): void {
     this.#o.logger.warn({ err }, 'vss serving: reading the indexed share of the served collections failed');
   }
+}
+
+function versionKey(d: Pick<DegradedVariant, 'entity' | 'modelName' | 'variant' | 'version'>): string {
+  return `${d.entity}/${d.modelName}/${d.variant}@${d.version}`;
 }
