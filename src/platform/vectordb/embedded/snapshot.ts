@@ -17,9 +17,9 @@
  * snapshot n's capture (collection-files.ts).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
 import { LatticeError } from '../../errors.js';
 import { type ValidatedSpec, validateCollectionSpec } from '../validation.js';
 import type { Payload } from '../vector-db.js';
@@ -34,6 +34,12 @@ export const SNAPSHOT_VERSION = 1;
 
 const IN_GRAPH = 4;
 const GRAPH_DELETED = 8;
+/**
+ * Points restored between two turns of the event loop: a snapshot of a million points takes seconds
+ * to load, and the process it loads in (`lattice up`, `lattice vss`) must meanwhile answer its health
+ * checks and its gated servers' calls (UNAVAILABLE, "starting") at once.
+ */
+const POINTS_PER_TURN = 5000;
 
 interface FileEntry {
   name: string;
@@ -59,6 +65,18 @@ export interface LoadedCollection {
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+/** Bytes hashed between two turns of the event loop while loading (about 20 ms each). */
+const HASH_BYTES_PER_TURN = 32 * 1024 * 1024;
+
+/** {@link sha256} that lets the event loop turn between slices of a large file. */
+export async function sha256Yielding(bytes: Uint8Array): Promise<string> {
+  const hash = createHash('sha256');
+  for (let at = 0; at < bytes.length; at += HASH_BYTES_PER_TURN) {
+    hash.update(bytes.subarray(at, at + HASH_BYTES_PER_TURN));
+    if (at + HASH_BYTES_PER_TURN < bytes.length) await turn();
+  }
+  return hash.digest('hex');
+}
 
 async function snapshotSeqs(collectionDir: string): Promise<{ complete: number[]; other: string[] }> {
   let names: string[];
@@ -157,19 +175,19 @@ function corrupt(path: string, why: string): LatticeError {
   });
 }
 
-function readChecked(snapshotDir: string, file: FileEntry): Buffer {
+async function readChecked(snapshotDir: string, file: FileEntry): Promise<Buffer> {
   const path = join(snapshotDir, file.name);
-  const bytes = readFileSync(path);
-  if (bytes.length !== file.bytes || sha256(bytes) !== file.sha256) {
+  const bytes = await readFile(path);
+  if (bytes.length !== file.bytes || (await sha256Yielding(bytes)) !== file.sha256) {
     throw corrupt(snapshotDir, `${file.name} does not match its size or checksum in the manifest`);
   }
   return bytes;
 }
 
-function loadOne(snapshotDir: string, seq: number): LoadedCollection {
+async function loadOne(snapshotDir: string, seq: number): Promise<LoadedCollection> {
   let manifest: Manifest;
   try {
-    manifest = JSON.parse(readFileSync(join(snapshotDir, 'manifest.json'), 'utf8')) as Manifest;
+    manifest = JSON.parse(await readFile(join(snapshotDir, 'manifest.json'), 'utf8')) as Manifest;
   } catch (err) {
     throw corrupt(snapshotDir, `manifest.json is unreadable (${(err as Error).message})`);
   }
@@ -182,16 +200,16 @@ function loadOne(snapshotDir: string, seq: number): LoadedCollection {
   }
   const spec = validateCollectionSpec(manifest.collection);
   const { highWater } = manifest;
-  const vectorBytes = readChecked(snapshotDir, manifest.files.vectors);
-  const rows = readChecked(snapshotDir, manifest.files.rows);
-  const points = readChecked(snapshotDir, manifest.files.points);
-  readChecked(snapshotDir, manifest.files.graph);
+  const vectorBytes = await readChecked(snapshotDir, manifest.files.vectors);
+  const rows = await readChecked(snapshotDir, manifest.files.rows);
+  const points = await readChecked(snapshotDir, manifest.files.points);
+  await readChecked(snapshotDir, manifest.files.graph);
   if (vectorBytes.length !== highWater * spec.dimension * 4 || rows.length !== highWater) {
     throw corrupt(snapshotDir, 'file sizes disagree with highWater and dimension');
   }
 
   const store = new PointStore(spec.dimension, Math.max(1024, highWater));
-  // A copy: Buffers from readFileSync need not be 4-byte aligned.
+  // A copy: Buffers from readFile need not be 4-byte aligned.
   const floats = new Float32Array(
     vectorBytes.buffer.slice(vectorBytes.byteOffset, vectorBytes.byteOffset + vectorBytes.length),
   );
@@ -202,24 +220,12 @@ function loadOne(snapshotDir: string, seq: number): LoadedCollection {
     if (flags & IN_GRAPH) present.add(row);
     if (flags & GRAPH_DELETED) deleted.add(row);
   }
-  const text = points.toString('utf8');
-  let count = 0;
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    const [row, id, payload] = JSON.parse(line) as [number, string, Payload];
-    store.ids[row] = id;
-    store.payloads[row] = payload;
-    store.rowOf.set(id, row);
-    store.live.add(row);
-    store.setVector(row, floats.subarray(row * spec.dimension, (row + 1) * spec.dimension));
-    const state = rows[row]! & 3;
-    store.setState(row, state === INDEXED ? INDEXED : PENDING);
-    count++;
-  }
+  const count = await restorePoints(store, points, rows, floats, spec.dimension);
   if (count !== manifest.points)
     throw corrupt(snapshotDir, `points.jsonl holds ${count} points, manifest says ${manifest.points}`);
   store.restoreFreeRows(highWater);
-  const graph = HnswGraph.load(
+  // Read on libuv's thread pool: the event loop goes on meanwhile.
+  const graph = await HnswGraph.loadAsync(
     join(snapshotDir, 'graph.hnsw'),
     spec.distance,
     spec.dimension,
@@ -228,6 +234,33 @@ function loadOne(snapshotDir: string, seq: number): LoadedCollection {
     deleted,
   );
   return { spec, store, graph, seq };
+}
+
+/**
+ * Restores the live points of `points.jsonl` into `store` (ids, payloads, vectors, states), letting
+ * the event loop turn every {@link POINTS_PER_TURN} points; the number of points.
+ */
+export async function restorePoints(
+  store: PointStore,
+  points: Buffer,
+  rows: Uint8Array,
+  floats: Float32Array,
+  dimension: number,
+): Promise<number> {
+  let count = 0;
+  for (const line of points.toString('utf8').split('\n')) {
+    if (line === '') continue;
+    const [row, id, payload] = JSON.parse(line) as [number, string, Payload];
+    store.ids[row] = id;
+    store.payloads[row] = payload;
+    store.rowOf.set(id, row);
+    store.live.add(row);
+    store.setVector(row, floats.subarray(row * dimension, (row + 1) * dimension));
+    const state = rows[row]! & 3;
+    store.setState(row, state === INDEXED ? INDEXED : PENDING);
+    if (++count % POINTS_PER_TURN === 0) await turn();
+  }
+  return count;
 }
 
 /**
@@ -243,7 +276,7 @@ export async function loadNewestSnapshot(
     if (entry.startsWith('tmp-')) await rm(join(collectionDir, entry), { recursive: true, force: true });
   const newest = complete.at(-1);
   if (newest === undefined) return undefined;
-  const collection = loadOne(join(collectionDir, String(newest)), newest);
+  const collection = await loadOne(join(collectionDir, String(newest)), newest);
   if (collection.spec.name !== name) {
     throw corrupt(collectionDir, `it holds collection "${collection.spec.name}"`);
   }
