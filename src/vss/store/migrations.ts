@@ -420,6 +420,27 @@ UPDATE vss_models m SET state = 'READY', updated_at = now()
       WHERE v.entity = m.entity AND v.model_name = m.model_name AND v.state <> 'READY');
 `;
 
+/**
+ * The built-in job runner's records (src/vss/admin/jobs/sql-job-state-store.ts), so admin replicas
+ * sharing the database see each other's jobs: one row per job id, claimed by one runner (`owner`)
+ * and rewritten by it at least every third of a lease. `heartbeat_at` is the database's clock only.
+ */
+const jobRecords = `
+CREATE TABLE vss_job_records (
+  job_id text NOT NULL CONSTRAINT job_id CHECK (job_id <> '' AND length(job_id) <= 256),
+  -- a digest of the job's parameters: the same id with others is another job, never taken over
+  fingerprint text NOT NULL CONSTRAINT fingerprint CHECK (fingerprint <> ''),
+  state text NOT NULL CONSTRAINT state CHECK (state IN ('RUNNING', 'SUCCEEDED', 'FAILED')),
+  owner text NOT NULL CONSTRAINT owner CHECK (owner <> ''),
+  status jsonb NOT NULL CONSTRAINT status CHECK (jsonb_typeof(status) = 'object'),
+  checkpoint jsonb CONSTRAINT checkpoint CHECK (jsonb_typeof(checkpoint) = 'object'),
+  job jsonb CONSTRAINT job CHECK (jsonb_typeof(job) = 'object'),
+  heartbeat_at timestamptz NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT vss_job_records_pkey PRIMARY KEY (job_id)
+);
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
@@ -435,4 +456,5 @@ export const vssMigrations: readonly Migration[] = [
     name: 'model states follow their variants; READY variants keep a failed write version',
     up: modelStatesOfVariants,
   },
+  { version: 11, name: 'job records of the built-in job runner', up: jobRecords },
 ];

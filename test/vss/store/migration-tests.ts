@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { MigrationReport } from '../../../src/platform/sql/index.js';
+import { JOB_STATES } from '../../../src/vss/admin/jobs/index.js';
 import {
   CLUSTERS,
   DISTANCE_FUNCTIONS,
@@ -73,6 +74,7 @@ export function migrationTests(context: Context, firstRun: () => MigrationReport
       await same('vss_versions', 'status', VERSION_STATUSES);
       await same('vss_operations', 'status', OPERATION_STATUSES);
       await same('vss_operations', 'kind', OPERATION_KINDS);
+      await same('vss_job_records', 'state', JOB_STATES);
       // failed_state lists every state but FAILED; the model_config check names the distance functions
       // (and only distance functions among its quoted values other than JSON keys and types).
       assert.deepEqual(

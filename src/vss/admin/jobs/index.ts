@@ -15,12 +15,13 @@ export {
   type JobState,
   type JobStatus,
 } from './job-runner.js';
+export { FileJobStateStore, type FileJobStateStoreOptions } from './file-job-state-store.js';
 export {
-  FileJobStateStore,
   type JobCheckpoint,
   type JobRecord,
   type JobStateStore,
   MemoryJobStateStore,
 } from './job-state-store.js';
 export type { PublishRetry } from './publish-window.js';
+export { SqlJobStateStore } from './sql-job-state-store.js';
 export { confineTrainingDataPath } from './training-data-roots.js';
