@@ -2,29 +2,53 @@
  * vss admin as a part of `lattice vss` and `lattice up` (and `lattice vss admin` alone, with a vector
  * database server): the operations engine (outbox relay, admin consumers, scheduled resets) and the
  * admin HTTP API on `vss.admin.port`. Ingestion jobs run on the built-in file runner, whose job
- * records and checkpoints live under `<dataDir>/jobs` so a job resumes after a restart, or on an
- * external batch platform over HTTP (`vss.admin.jobRunner`).
+ * records and checkpoints outlive the process so a job resumes after a restart (see jobStateStoreOf),
+ * or on an external batch platform over HTTP (`vss.admin.jobRunner`).
  */
 import { join } from 'node:path';
 import { tlsOf } from '../platform/http/index.js';
 import type { Platform } from '../platform/platform.js';
 import { buildAdminApi } from '../vss/admin/api/index.js';
-import { FileJobRunner, FileJobStateStore, HttpJobRunner, type JobRunner } from '../vss/admin/jobs/index.js';
+import type { Settings } from '../platform/settings/index.js';
+import type { SqlQueryable } from '../platform/sql/index.js';
+import {
+  FileJobRunner,
+  FileJobStateStore,
+  HttpJobRunner,
+  type JobRunner,
+  type JobStateStore,
+  SqlJobStateStore,
+} from '../vss/admin/jobs/index.js';
 import { startAdminEngine } from '../vss/admin/operations/index.js';
 import { openVssStore } from '../vss/store/index.js';
 import { type ListeningPart, openProductionVectorDb, openVssAdapters } from './parts.js';
 
-function jobRunnerOf(platform: Platform, queue: Awaited<ReturnType<Platform['queue']>>): JobRunner {
+/**
+ * Where the built-in runner keeps its job records. On PGlite this process alone runs admin on the
+ * data directory: the records are files under `<dataDir>/jobs`, locked like the database, so a
+ * restart after a crash takes its predecessor's jobs over at once (no lease to wait for). On
+ * PostgreSQL admin replicas on other hosts share the work: the records are rows of the vss schema
+ * (`sql`, migrated), so whichever replica takes an operation over sees its job, waits for a live
+ * runner's lease, and takes over and resumes a dead one's.
+ */
+export function jobStateStoreOf(settings: Settings, sql: SqlQueryable): JobStateStore {
+  if (settings.sql.kind === 'pglite') {
+    return new FileJobStateStore(join(settings.dataDir, 'jobs'), { exclusive: true });
+  }
+  return new SqlJobStateStore(sql);
+}
+
+function jobRunnerOf(
+  platform: Platform,
+  queue: Awaited<ReturnType<Platform['queue']>>,
+  sql: SqlQueryable,
+): JobRunner {
   const { settings, logger } = platform;
   const runner = settings.vss.admin.jobRunner;
   if (runner.kind === 'http') return new HttpJobRunner({ baseUrl: runner.url!, tls: tlsOf(settings).client });
   return new FileJobRunner({
     queue,
-    // On PGlite this process alone runs admin on the data directory: locking the job records too
-    // lets a restart after a crash take its predecessor's jobs over at once (no lease to wait for).
-    stateStore: new FileJobStateStore(join(settings.dataDir, 'jobs'), {
-      exclusive: settings.sql.kind === 'pglite',
-    }),
+    stateStore: jobStateStoreOf(settings, sql),
     leaseMs: runner.leaseMs,
     logger,
     trainingDataRoots: settings.vss.admin.trainingDataRoots,
@@ -41,7 +65,7 @@ export async function startVssAdminPart(
   const productionVectorDb = await openProductionVectorDb(platform);
   const queue = await platform.queue();
   const store = await openVssStore(sql);
-  const jobRunner = jobRunnerOf(platform, queue);
+  const jobRunner = jobRunnerOf(platform, queue, sql);
   const admin = settings.vss.admin;
   const engine = await startAdminEngine({
     store,

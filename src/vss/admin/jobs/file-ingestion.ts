@@ -84,6 +84,11 @@ export async function runFileIngestion(run: IngestionRun): Promise<string> {
     await run.checkpoint({ files: stamps, fileIndex: index, rowsDone, counters: tracker.counters });
     lastCheckpoint = Date.now();
   };
+  // Stopped (cancelled, closing, or the job no longer this runner's): records how far it got, if it may.
+  const stop = async (index: number, rowsDone: number): Promise<never> => {
+    await checkpoint(index, rowsDone).catch(() => undefined);
+    throw new JobCancelledError(String(signal.reason ?? 'cancelled'));
+  };
 
   for (; fileIndex < files.length; fileIndex++, after = 0) {
     const file = files[fileIndex]!;
@@ -98,11 +103,13 @@ export async function runFileIngestion(run: IngestionRun): Promise<string> {
     let lastRow = after;
     try {
       for await (const batch of source.batches(after)) {
-        if (signal.aborted) {
-          await checkpoint(fileIndex, lastRow).catch(() => undefined);
-          throw new JobCancelledError(String(signal.reason ?? 'cancelled'));
-        }
+        if (signal.aborted) await stop(fileIndex, lastRow);
         for (const row of batch) {
+          // Not one publish more once stopped (checked once the window has room for this row): the
+          // rest of the batch is read again on resume.
+          const room = window.room();
+          if (room !== undefined) await room;
+          if (signal.aborted) await stop(fileIndex, lastRow);
           tracker.read();
           lastRow = row.row;
           if ('error' in row) {
@@ -140,6 +147,7 @@ export async function runFileIngestion(run: IngestionRun): Promise<string> {
     );
   }
 
+  if (signal.aborted) throw new JobCancelledError(String(signal.reason ?? 'cancelled'));
   tracker.note(`sending EOF markers to ${job.partitions} partitions`);
   for (let partition = 0; partition < job.partitions; partition++) {
     const marker = {

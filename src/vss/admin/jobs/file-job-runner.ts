@@ -17,6 +17,14 @@
  *   `leaseMs / 3`. With an exclusive store (a locked directory: no other live process writes it)
  *   another runner's RUNNING record is a dead predecessor's, taken over at once: a process killed
  *   and restarted resumes its jobs without waiting for a lease.
+ * - **Never two live runs.** A run begins with the store's atomic claim of the record, and each later
+ *   write succeeds only while this runner still holds it. A write refused (another runner claimed the
+ *   job: this process was stalled past its lease) stops the run at once, as does a lease not renewed
+ *   in time (its writes failing): on a shared store the runner times its lease on its monotonic clock
+ *   from the moment it sent its last successful write, which is no later than the moment the store
+ *   dates the write, so it stops before any other runner may claim the job, whatever the clocks of
+ *   the hosts say. A run that stopped so writes nothing more; its job goes on in the runner that
+ *   claimed it, or is taken back by this runner's next start or status.
  * - With the in-memory state store (the default) the records live as long as the process: after a
  *   crash the job is unknown (NOT_FOUND) and a start runs it from the beginning.
  */
@@ -68,6 +76,10 @@ interface Run {
   /** Record writes of the run, in order. */
   saving: Promise<void>;
   heartbeat: NodeJS.Timeout | undefined;
+  /** Stops the run when its lease runs out unrenewed (shared stores only). */
+  lease: NodeJS.Timeout | undefined;
+  /** Why the run gave the job up (lost its claim, or its lease lapsed): it writes nothing more. */
+  relinquished: string | undefined;
   done: Promise<JobStatus>;
 }
 
@@ -206,11 +218,16 @@ export class FileJobRunner implements JobRunner {
       checkpoint: resumeFrom,
       saving: Promise.resolve(),
       heartbeat: undefined,
+      lease: undefined,
+      relinquished: undefined,
       done: Promise.resolve(tracker.status()),
     };
-    // Recorded before start returns, so a crash right after still leaves the job known.
-    await this.#store.save(this.#record(run));
+    // Claimed before start returns, so a crash right after still leaves the job known.
+    const sentAt = performance.now();
+    if (!(await this.#store.claim(this.#record(run), this.#leaseMs)))
+      return this.#claimedElsewhere(job, fingerprint);
     this.#runs.set(job.jobId, run);
+    this.#renewed(run, sentAt);
     run.heartbeat = setInterval(() => void this.#save(run), Math.max(10, Math.floor(this.#leaseMs / 3)));
     run.heartbeat.unref();
     this.#logger.info(
@@ -243,21 +260,37 @@ export class FileJobRunner implements JobRunner {
 
   async #finish(run: Run, state: 'SUCCEEDED' | 'FAILED', message: string): Promise<JobStatus> {
     clearInterval(run.heartbeat);
-    run.tracker.finish(state, message);
-    if (state === 'SUCCEEDED') run.checkpoint = null;
-    await this.#save(run);
+    if (run.relinquished === undefined) {
+      run.tracker.finish(state, message);
+      if (state === 'SUCCEEDED') run.checkpoint = null;
+      await this.#save(run);
+    } else {
+      run.tracker.finish('FAILED', `stopped: ${run.relinquished}`);
+    }
+    clearTimeout(run.lease);
     const status = run.tracker.status();
+    if (run.relinquished !== undefined) {
+      // The record, not this run, tells the job's status now (another runner's, or this one's to take back).
+      if (this.#runs.get(run.job.jobId) === run) this.#runs.delete(run.job.jobId);
+      return status;
+    }
     const log = { jobId: run.job.jobId, rowsPublished: status.rowsPublished, badRows: status.badRowCount };
     if (state === 'SUCCEEDED') this.#logger.info(log, `ingestion job succeeded: ${message}`);
     else this.#logger.warn(log, `ingestion job failed: ${message}`);
     return status;
   }
 
-  /** Writes the run's record after its earlier writes; a failed write is logged (the next one retries). */
+  /**
+   * Writes the run's record after its earlier writes while the run holds the job; a write refused
+   * (another runner claimed the job) stops the run, a failed one is logged (the next one retries).
+   */
   #save(run: Run): Promise<void> {
     run.saving = run.saving.then(async () => {
+      if (run.relinquished !== undefined) return;
+      const sentAt = performance.now();
       try {
-        await this.#store.save(this.#record(run));
+        if (await this.#store.save(this.#record(run))) this.#renewed(run, sentAt);
+        else this.#relinquish(run, 'another job runner took the job over');
       } catch (err) {
         this.#logger.warn(
           { jobId: run.job.jobId, err: describeError(err) },
@@ -266,6 +299,49 @@ export class FileJobRunner implements JobRunner {
       }
     });
     return run.saving;
+  }
+
+  /**
+   * A write sent at `sentAt` (monotonic) succeeded: the store dated it no earlier, so no other runner
+   * may claim the job before `sentAt + leaseMs`. The run stops then unless a later write renews it.
+   * Not with an exclusive store, which no other runner writes.
+   */
+  #renewed(run: Run, sentAt: number): void {
+    if (this.#store.exclusive === true || run.relinquished !== undefined) return;
+    clearTimeout(run.lease);
+    run.lease = setTimeout(
+      () =>
+        this.#relinquish(
+          run,
+          `its lease lapsed: no write of the job record succeeded for ${this.#leaseMs} ms`,
+        ),
+      Math.max(0, sentAt + this.#leaseMs - performance.now()),
+    );
+    run.lease.unref();
+  }
+
+  /** Stops a run that no longer holds its job: no more publishes, no more writes. */
+  #relinquish(run: Run, why: string): void {
+    if (run.relinquished !== undefined) return;
+    run.relinquished = why;
+    clearInterval(run.heartbeat);
+    clearTimeout(run.lease);
+    run.controller.abort(`stopped: ${why}`);
+    this.#logger.warn({ jobId: run.job.jobId }, `ingestion job run stopped here: ${why}`);
+  }
+
+  /** What start answers when another runner's claim won the race for the job. */
+  async #claimedElsewhere(job: IngestionJob, fingerprint: string): Promise<JobStatus> {
+    const record = await this.#store.load(job.jobId);
+    if (record === undefined) {
+      throw new LatticeError(
+        'UNAVAILABLE',
+        `ingestion job ${quote(job.jobId)} could not be claimed; start it again`,
+      );
+    }
+    if (record.fingerprint !== fingerprint)
+      throw new LatticeError('ALREADY_EXISTS', conflictMessage(job.jobId));
+    return record.status.state === 'RUNNING' ? elsewhere(record, this.#leaseMs) : record.status;
   }
 
   #record(run: Run): JobRecord {

@@ -40,6 +40,21 @@ export class PublishWindow {
   }
 
   /**
+   * Resolves once `add` would start publishing at once (there is room, or the window failed);
+   * undefined when it already would, so a caller checks whether to go on just before it adds.
+   */
+  room(): Promise<void> | undefined {
+    if (this.#inFlight < this.#limit || this.#failure !== undefined) return undefined;
+    return this.#waitForRoom();
+  }
+
+  async #waitForRoom(): Promise<void> {
+    while (this.#inFlight >= this.#limit && this.#failure === undefined) {
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    }
+  }
+
+  /**
    * Waits for room in the window, then starts publishing; `onDone` is told how the message ended.
    * Throws the failure that stopped the window, if one did.
    */
@@ -48,9 +63,8 @@ export class PublishWindow {
     options: PublishOptions,
     onDone: (outcome: PublishOutcome) => void,
   ): Promise<void> {
-    while (this.#inFlight >= this.#limit && this.#failure === undefined) {
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    }
+    const room = this.room();
+    if (room !== undefined) await room;
     if (this.#failure !== undefined) throw this.#failure;
     this.#inFlight++;
     const key = options.key;

@@ -136,21 +136,31 @@ describe('built-in job runner: one run per job, progress, resume', () => {
     // What a process that died while running the job leaves behind: its RUNNING record.
     const record = (await store.load('crashing'))!;
     assert.equal(record.checkpoint?.rowsDone, 45);
-    await store.save({
-      ...record,
-      status: { ...record.status, state: 'RUNNING' },
-      owner: 'crashed',
-      heartbeatAt: 0,
-    });
+    assert.ok(
+      await store.claim(
+        {
+          ...record,
+          status: { ...record.status, state: 'RUNNING' },
+          owner: 'crashed',
+          heartbeatAt: 0,
+        },
+        0,
+      ),
+    );
 
     // A record written before records held their job: shown as interrupted, resumed by a start.
     const { job: _job, ...older } = record;
-    await store.save({
-      ...older,
-      status: { ...record.status, state: 'RUNNING' },
-      owner: 'crashed',
-      heartbeatAt: 0,
-    });
+    assert.ok(
+      await store.claim(
+        {
+          ...older,
+          status: { ...record.status, state: 'RUNNING' },
+          owner: 'crashed',
+          heartbeatAt: 0,
+        },
+        0,
+      ),
+    );
     const counting = new RecordingQueue(bed.queue);
     const runner = runnerOn(counting, { ...options, stateStore: new FileJobStateStore(stateDir) });
     const shown = await runner.status('crashing');
@@ -159,12 +169,17 @@ describe('built-in job runner: one run per job, progress, resume', () => {
     assert.equal(shown.rowsPublished, 45);
 
     // Whoever polls the status of an interrupted job sees it taken over and finished, not failed.
-    await store.save({
-      ...record,
-      status: { ...record.status, state: 'RUNNING' },
-      owner: 'crashed',
-      heartbeatAt: 0,
-    });
+    assert.ok(
+      await store.claim(
+        {
+          ...record,
+          status: { ...record.status, state: 'RUNNING' },
+          owner: 'crashed',
+          heartbeatAt: 0,
+        },
+        0,
+      ),
+    );
     const resumed = await runner.status('crashing');
     assert.equal(resumed.state, 'RUNNING');
     assert.match(resumed.message, /resuming after a\.parquet row 45/);
@@ -176,14 +191,19 @@ describe('built-in job runner: one run per job, progress, resume', () => {
 
     // A RUNNING record another live runner keeps fresh: neither run here nor cancelled from here.
     const heldJob = { ...job, jobId: 'held' };
-    await store.save({
-      ...record,
-      jobId: 'held',
-      fingerprint: jobFingerprint(heldJob),
-      status: { ...record.status, jobId: 'held', state: 'RUNNING' },
-      owner: 'alive',
-      heartbeatAt: Date.now(),
-    });
+    assert.ok(
+      await store.claim(
+        {
+          ...record,
+          jobId: 'held',
+          fingerprint: jobFingerprint(heldJob),
+          status: { ...record.status, jobId: 'held', state: 'RUNNING' },
+          owner: 'alive',
+          heartbeatAt: Date.now(),
+        },
+        0,
+      ),
+    );
     const other = runnerOn(counting, { ...options, stateStore: store, leaseMs: 3_600_000 });
     const before = counting.publishes;
     const status = await other.start(heldJob);
@@ -206,24 +226,29 @@ describe('built-in job runner: one run per job, progress, resume', () => {
     const store = new FileJobStateStore(stateDir);
     const job = jobFor(root, { topic: name, jobId: 'lapsing' });
     // The record a runner in a process that just died left: RUNNING, its lease fresh.
-    await store.save({
-      jobId: 'lapsing',
-      fingerprint: jobFingerprint(job),
-      status: {
-        jobId: 'lapsing',
-        state: 'RUNNING',
-        progress: 0,
-        rowsRead: 0,
-        rowsPublished: 0,
-        badRowCount: 0,
-        badRows: [],
-        message: 'starting',
-      },
-      checkpoint: null,
-      owner: 'killed',
-      heartbeatAt: Date.now(),
-      job,
-    });
+    assert.ok(
+      await store.claim(
+        {
+          jobId: 'lapsing',
+          fingerprint: jobFingerprint(job),
+          status: {
+            jobId: 'lapsing',
+            state: 'RUNNING',
+            progress: 0,
+            rowsRead: 0,
+            rowsPublished: 0,
+            badRowCount: 0,
+            badRows: [],
+            message: 'starting',
+          },
+          checkpoint: null,
+          owner: 'killed',
+          heartbeatAt: Date.now(),
+          job,
+        },
+        0,
+      ),
+    );
     const runner = runnerOn(bed.queue, { batchRows: 15, stateStore: store, leaseMs: 1500 });
     assert.equal((await runner.start(job)).state, 'RUNNING');
     await assert.rejects(
@@ -259,12 +284,17 @@ describe('built-in job runner: one run per job, progress, resume', () => {
     await run(runnerOn(breaking, { ...options, stateStore: first }), job);
     const record = (await first.load('killed'))!;
     // A killed process wrote its record a moment ago; its lock died with it.
-    await first.save({
-      ...record,
-      status: { ...record.status, state: 'RUNNING' },
-      owner: 'killed',
-      heartbeatAt: Date.now(),
-    });
+    assert.ok(
+      await first.claim(
+        {
+          ...record,
+          status: { ...record.status, state: 'RUNNING' },
+          owner: 'killed',
+          heartbeatAt: Date.now(),
+        },
+        0,
+      ),
+    );
     first.close();
 
     const store = new FileJobStateStore(stateDir, { exclusive: true });
