@@ -8,9 +8,9 @@
 import { join } from 'node:path';
 import { tlsOf } from '../platform/http/index.js';
 import type { Platform } from '../platform/platform.js';
-import { buildAdminApi } from '../vss/admin/api/index.js';
 import type { Settings } from '../platform/settings/index.js';
 import type { SqlQueryable } from '../platform/sql/index.js';
+import { buildAdminApi } from '../vss/admin/api/index.js';
 import {
   FileJobRunner,
   FileJobStateStore,

@@ -3,6 +3,7 @@
  * reads Parquet / JSON Lines training data itself and the HTTP runner of an external batch platform.
  */
 export { FileJobRunner, type FileJobRunnerOptions } from './file-job-runner.js';
+export { FileJobStateStore, type FileJobStateStoreOptions } from './file-job-state-store.js';
 export { HttpJobRunner, type HttpJobRunnerOptions, jobBody } from './http-job-runner.js';
 export { jobFingerprint, validateJob } from './ingestion-job.js';
 export {
@@ -15,7 +16,6 @@ export {
   type JobState,
   type JobStatus,
 } from './job-runner.js';
-export { FileJobStateStore, type FileJobStateStoreOptions } from './file-job-state-store.js';
 export {
   type JobCheckpoint,
   type JobRecord,

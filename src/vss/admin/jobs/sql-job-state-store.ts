@@ -50,7 +50,7 @@ export class SqlJobStateStore implements JobStateStore {
       status: row.status,
       checkpoint: row.checkpoint,
       owner: row.owner,
-      heartbeatAt: Date.now() - row.age_ms,
+      heartbeatAt: Math.round(Date.now() - row.age_ms),
       ...(row.job === null ? {} : { job: row.job }),
     };
   }

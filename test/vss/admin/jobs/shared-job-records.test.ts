@@ -16,11 +16,11 @@ import { LatticeError } from '../../../../src/platform/errors.js';
 import { createLogger } from '../../../../src/platform/logging/index.js';
 import { loadSettings } from '../../../../src/platform/settings/index.js';
 import type { SqlClient } from '../../../../src/platform/sql/index.js';
-import {
-  type FileJobRunner,
-  type JobRecord,
-  type JobStateStore,
-  type JobStatus,
+import type {
+  FileJobRunner,
+  JobRecord,
+  JobStateStore,
+  JobStatus,
 } from '../../../../src/vss/admin/jobs/index.js';
 import { migrateVssStore } from '../../../../src/vss/store/index.js';
 import { postgresSchema } from '../../../support/postgres-schema.js';
