@@ -281,6 +281,22 @@ export async function openProductionVectorDb(platform: Platform): Promise<Vector
   return platform.productionVectorDb();
 }
 
+/**
+ * Opens every port's adapter; rejects with the first that cannot be opened, naming it. The vector
+ * database goes first: when another process owns the embedded one, its lock names the way out.
+ */
+export async function openAllPorts(platform: Platform): Promise<void> {
+  await platform.vectorDb();
+  await openProductionVectorDb(platform);
+  await Promise.all([
+    platform.configStore(),
+    platform.queue(),
+    platform.sqlClient(),
+    platform.cache(),
+    platform.vectorDb(),
+  ]);
+}
+
 const clusters = new WeakMap<Platform, ClusterVectorDbs>();
 
 /**

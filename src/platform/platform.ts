@@ -1,15 +1,17 @@
-// The VectorDb port (architecture.md, "Ports and adapters") lives beside vss, its one user; its
-// adapters are loaded on first use below, so processes without vss never load hnswlib or Qdrant's client.
+// Every adapter is imported when its port is first opened, not with this module: a process (or a
+// `lattice` command) that needs no SQL never loads PGlite or pg, and none without vss loads hnswlib or
+// Qdrant's client. The VectorDb port (architecture.md, "Ports and adapters") lives beside vss, its one user.
 
-import { type Cache, createCache } from './cache/index.js';
-import { type ConfigStore, createConfigStore } from './config-store/index.js';
+import type { Cache } from './cache/index.js';
+import type { ConfigStore } from './config-store/index.js';
 import { invalidArgument } from './errors.js';
-import { type ReadinessCheck, readinessWithin } from './http/index.js';
+import { type ReadinessCheck, readinessWithin } from './http/readiness.js';
 import { createLogger, type Logger } from './logging/index.js';
 import { Metrics } from './metrics/index.js';
-import { createQueue, type DiscardReason, type Queue, TopicNotFoundError } from './queue/index.js';
+import { TopicNotFoundError } from './queue/errors.js';
+import type { DiscardReason, Queue } from './queue/index.js';
 import type { LoadedSettings } from './settings/index.js';
-import { createSqlClient, type SqlClient } from './sql/index.js';
+import type { SqlClient } from './sql/index.js';
 import type { VectorDb } from './vectordb/index.js';
 
 interface Opened {
@@ -76,8 +78,8 @@ export class Platform {
     const s = this.settings.configStore;
     return this.open(
       'configStore',
-      () =>
-        createConfigStore(
+      async () =>
+        (await import('./config-store/index.js')).createConfigStore(
           s.kind === 'file'
             ? { kind: 'file', dir: s.dir }
             : { kind: 'etcd', endpoints: [...s.endpoints], prefix: s.prefix, dialTimeoutMs: s.dialTimeoutMs },
@@ -91,8 +93,8 @@ export class Platform {
     const s = this.settings.sql;
     return this.open(
       'sql',
-      () =>
-        createSqlClient(
+      async () =>
+        (await import('./sql/index.js')).createSqlClient(
           s.kind === 'pglite'
             ? {
                 kind: 'pglite',
@@ -118,8 +120,8 @@ export class Platform {
     const s = this.settings.cache;
     return this.open(
       'cache',
-      () =>
-        createCache(
+      async () =>
+        (await import('./cache/index.js')).createCache(
           s.kind === 'memory'
             ? { kind: 'memory', maxBytes: s.maxBytes }
             : { kind: 'redis', url: s.url, keyPrefix: s.keyPrefix, connectTimeoutMs: s.connectTimeoutMs },
@@ -138,8 +140,8 @@ export class Platform {
     const s = this.settings.queue;
     return this.open(
       'queue',
-      () =>
-        createQueue(
+      async () =>
+        (await import('./queue/index.js')).createQueue(
           s.kind === 'memory'
             ? {
                 kind: 'memory',

@@ -12,15 +12,15 @@ import {
   MODEL_STATUS_PATH,
   type ModelStatusAnswer,
   type ServedModelStatus,
-} from '../../orchestrator/api/index.js';
+} from '../../orchestrator/api/model-status-route.js';
 import { createOrchestratorClients } from '../../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../../orchestrator/components/index.js';
 import { ModelConfigError, ModelRegistry } from '../../orchestrator/config/index.js';
 import { scanDocuments } from '../../platform/config-store/file/file-tree.js';
 import type { ConfigStore } from '../../platform/config-store/index.js';
 import { describeError, isLatticeError, LatticeError } from '../../platform/errors.js';
-import { grpcChannelCredentials } from '../../platform/grpc/index.js';
-import { tlsOf } from '../../platform/http/index.js';
+import { grpcChannelCredentials } from '../../platform/grpc/tls-credentials.js';
+import { tlsOf } from '../../platform/http/tls-material.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import { Platform } from '../../platform/platform.js';

@@ -1,7 +1,9 @@
 import type { Platform } from '../../platform/platform.js';
-import { openProductionVectorDb } from '../parts.js';
 
-/** Where each port's adapter points, in words, for start-up and check output. */
+/**
+ * Where each port's adapter points, in words, for start-up and check output. Imports no adapter (a
+ * read-only command such as `lattice models` describes the ports without loading them).
+ */
 export function describePorts(platform: Platform): Record<string, string> {
   const s = platform.settings;
   return {
@@ -24,20 +26,4 @@ export function describePorts(platform: Platform): Record<string, string> {
         ? `embedded, snapshots in ${s.vss.vectorDb.dir}`
         : `Qdrant ${s.vss.vectorDb.url}`,
   };
-}
-
-/**
- * Opens every port's adapter; rejects with the first that cannot be opened, naming it. The vector
- * database goes first: when another process owns the embedded one, its lock names the way out.
- */
-export async function openAllPorts(platform: Platform): Promise<void> {
-  await platform.vectorDb();
-  await openProductionVectorDb(platform);
-  await Promise.all([
-    platform.configStore(),
-    platform.queue(),
-    platform.sqlClient(),
-    platform.cache(),
-    platform.vectorDb(),
-  ]);
 }

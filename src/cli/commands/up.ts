@@ -7,6 +7,7 @@ import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
 import { checkExposure, embeddedQueueRoutes } from '../exposure.js';
 import {
+  openAllPorts,
   type RunningPart,
   seedExampleModel,
   shouldSeedExampleModel,
@@ -22,7 +23,6 @@ import { registerEmbeddedQueueRoutes } from '../queue-dead-letters-route.js';
 import { AdminClient } from '../vss-admin/index.js';
 import { startVssAdminPart } from '../vss-admin-part.js';
 import { onboardVssDemo, VSS_DEMO } from '../vss-demo.js';
-import { openAllPorts } from './ports.js';
 import type { UpOptions } from './up.command.js';
 
 /**

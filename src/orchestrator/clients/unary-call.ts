@@ -1,6 +1,6 @@
 import type { Client, Metadata, MethodDefinition, ServiceError } from '@grpc/grpc-js';
 import { describeError, LatticeError } from '../../platform/errors.js';
-import { type LocalCall, LocalChannel } from '../../platform/grpc/index.js';
+import { type LocalCall, LocalChannel } from '../../platform/grpc/local-channel.js';
 
 /** grpc-js moves our bytes as they are: serialising and parsing happen in unaryCall, outside its call. */
 export const passThrough = (bytes: Buffer): Buffer => bytes;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { LatticeError } from '../errors.js';
 import type { ConfigStore } from './config-store.js';
-import { EtcdConfigStore } from './etcd/etcd-config-store.js';
 import { FileConfigStore } from './file/file-config-store.js';
 
 export type {
@@ -16,7 +15,9 @@ export type {
   ConfigWatch,
   ConfigWatchOptions,
 } from './config-store.js';
-export { EtcdConfigStore, type EtcdConfigStoreOptions } from './etcd/etcd-config-store.js';
+// The etcd adapter (and its client library) is imported when an etcd store is opened: the embedded
+// default never loads it. Its class is in ./etcd/etcd-config-store.ts.
+export type { EtcdConfigStoreOptions } from './etcd/etcd-config-store.js';
 export { FileConfigStore, type FileConfigStoreOptions } from './file/file-config-store.js';
 export { assertKey, assertPrefix, keyProblem } from './keys.js';
 
@@ -61,6 +62,6 @@ export async function createConfigStore(settings: ConfigStoreSettings): Promise<
     case 'file':
       return new FileConfigStore(options);
     case 'etcd':
-      return EtcdConfigStore.connect(options);
+      return (await import('./etcd/etcd-config-store.js')).EtcdConfigStore.connect(options);
   }
 }

@@ -4,11 +4,9 @@ import type { Logger } from '../logging/index.js';
 import type { Metrics } from '../metrics/index.js';
 import { defaultServerTls } from './default-server-tls.js';
 import { httpsServerOptions } from './https-options.js';
+import { type ReadinessCheck, readinessWithin } from './readiness.js';
 import { toHttpError } from './status.js';
 import type { ServerTls } from './tls-material.js';
-
-/** A readiness check: resolves when the dependency answers, throws with the reason otherwise. */
-export type ReadinessCheck = () => Promise<void>;
 
 export interface HttpServerOptions {
   name: string;
@@ -132,26 +130,5 @@ export class HttpServer {
   /** Stops accepting connections and waits for in-flight requests. */
   async stop(): Promise<void> {
     await this.app.close();
-  }
-}
-
-/**
- * Runs one readiness check with a bound: rejects with UNAVAILABLE "`name`: readiness check timed out
- * after N ms" when it has not answered by then. The check itself may still be running; only the
- * answer stops waiting for it.
- */
-export async function readinessWithin(name: string, timeoutMs: number, check: ReadinessCheck): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(new LatticeError('UNAVAILABLE', `${name}: readiness check timed out after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-  });
-  try {
-    await Promise.race([check(), timedOut]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -1,12 +1,7 @@
 export { defaultServerTls, serveTlsByDefault } from './default-server-tls.js';
-export {
-  DEFAULT_READINESS_TIMEOUT_MS,
-  HttpServer,
-  type HttpServerOptions,
-  type ReadinessCheck,
-  readinessWithin,
-} from './http-server.js';
+export { DEFAULT_READINESS_TIMEOUT_MS, HttpServer, type HttpServerOptions } from './http-server.js';
 export { type FetchLike, fetchWithTls, httpsServerOptions } from './https-options.js';
+export { type ReadinessCheck, readinessWithin } from './readiness.js';
 export { type HttpErrorBody, httpStatusOf, toHttpError } from './status.js';
 export {
   type ClientAuth,
