@@ -85,12 +85,11 @@ export function lockDirectory(dir: string, what: string, hint?: string): DirLock
       fd = openSync(path, 'wx');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = readOwner(path);
-      const pid = typeof owner.pid === 'number' ? owner.pid : undefined;
-      const sameHost = owner.host === undefined || owner.host === hostname();
-      if (pid !== undefined && (!sameHost || held.has(path) || ownedBy(pid, owner.start))) {
+      const holder = holderOf(path);
+      if (holder !== undefined) {
+        const { pid, host } = holder;
         const who =
-          pid === process.pid ? ' (this process: open it once)' : sameHost ? '' : ` on ${String(owner.host)}`;
+          pid === process.pid ? ' (this process: open it once)' : host === undefined ? '' : ` on ${host}`;
         throw new DirectoryInUseError(
           `${what} ${dir} is in use by process ${pid}${who} (lock file ${path})${hint ? `; ${hint}` : ''}`,
           pid,
@@ -117,6 +116,29 @@ export function lockDirectory(dir: string, what: string, hint?: string): DirLock
     };
   }
   throw new LatticeError('FAILED_PRECONDITION', `${what} ${dir}: could not take the lock ${path}`);
+}
+
+/** Who holds a directory's lock: its owner, while that owner lives. */
+export interface LockHolder {
+  pid: number;
+  /** The owner's host, when it is another machine's (a shared volume): its liveness cannot be seen. */
+  host?: string;
+}
+
+/**
+ * Who holds `dir`'s lock (lockDirectory), without taking it or creating anything: undefined when
+ * no lock is there, or when its owner is gone (the next opener takes it over).
+ */
+export function lockHolder(dir: string): LockHolder | undefined {
+  return holderOf(`${resolve(dir)}.lock`);
+}
+
+function holderOf(path: string): LockHolder | undefined {
+  const owner = readOwner(path);
+  const pid = typeof owner.pid === 'number' ? owner.pid : undefined;
+  if (pid === undefined) return undefined;
+  if (owner.host !== undefined && owner.host !== hostname()) return { pid, host: String(owner.host) };
+  return held.has(path) || ownedBy(pid, owner.start) ? { pid } : undefined;
 }
 
 /** Whether the live process `pid` is the one that wrote the lock (not a stranger reusing its pid). */

@@ -9,12 +9,14 @@ export interface CheckOptions {
 export function defineCheck(program: Command, session: CliSession): void {
   const command = program
     .command('check')
-    .summary('open every configured adapter and report whether it is ready')
+    .summary('report whether every configured adapter is ready, creating nothing')
     .description(
-      'Opens each configured adapter (config store, queue, SQL, cache, vector database), runs its ' +
-        'readiness check and prints one line per port: a quick way to verify settings before starting a ' +
-        'service. An embedded adapter held by a running "lattice up" (its data directory locked) is ' +
-        "reported from that process's /readyz on metrics.port.",
+      'Prints one line per port (config store, queue, SQL, cache, vector database): a quick way to ' +
+        'verify settings before starting a service. A server adapter, and an embedded one without ' +
+        'files, is opened and runs its readiness check. An embedded adapter that owns a data directory ' +
+        '(PGlite, the queue journal, the embedded vector database) is never opened, since opening ' +
+        'creates and recovers its files: its directory is checked instead, and when a running ' +
+        '"lattice up" holds it (its lock), that process\'s /readyz on metrics.port answers for it.',
     )
     .option('--json', 'print a JSON list instead of lines')
     .addHelpText('after', '\nExit status: 0 every port is ready, 1 any failed.');

@@ -6,12 +6,12 @@
  * advance one step per poll.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { AdminClient, AdminUnreachableError } from '../../../src/cli/vss-admin/admin-client.js';
 import { bareOperation } from '../../../src/cli/vss-admin/operation-view.js';
 import { ProgressRenderer } from '../../../src/cli/vss-admin/progress.js';
 import { watchOperation } from '../../../src/cli/vss-admin/watch-operation.js';
+import { closedPort } from '../../support/closed-port.js';
 import { AdminApiStandIn } from './admin-api-stand-in.js';
 import { CapturedStream, runCli } from './cli-harness.js';
 
@@ -245,12 +245,3 @@ describe('ProgressRenderer', () => {
     );
   });
 });
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
