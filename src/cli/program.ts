@@ -4,11 +4,14 @@
  * its command runs, so `lattice --help` stays fast (importing every adapter and server up front cost
  * ~0.7 s and ~110 MB, compiled).
  *
- * Exit statuses: 0 done (and --help), 1 the command failed (main.ts prints why), 2 bad usage (an
+ * Exit statuses: 0 done (and --help, --version), 1 the command failed (main.ts prints why), 2 bad usage (an
  * unknown command or option, a missing or malformed value: the message, then the command's help, on
  * stderr). A command's runner may choose another status (a vss admin operation that FAILED: 1).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { packageRoot } from '../platform/package-root.js';
 import { type CliIo, type CliSession, settingsOption } from './command-kit.js';
 import { defineCheck } from './commands/check.command.js';
 import { defineCompute } from './commands/compute.command.js';
@@ -36,12 +39,18 @@ export function processIo(): CliIo {
   };
 }
 
+/** The version of the installed package: its package.json's, as npm shows it. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 /** The whole command tree; its actions write to `session.io` and set `session.exitCode`. */
 export function createProgram(session: CliSession): Command {
   const { io } = session;
   const program = new Command('lattice')
     .usage('<command> [options]')
     .description('lattice — the Lattice ML serving platform')
+    .version(packageVersion(), '-V, --version', 'print the version of lattice')
     // Options after a command name belong to that command (`vss serving --port` is serving's).
     .enablePositionalOptions()
     .exitOverride()

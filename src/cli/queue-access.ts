@@ -40,7 +40,7 @@ export async function callOps<T>(base: string, path: string, init: RequestInit):
   } catch (err) {
     throw new LatticeError(
       'UNAVAILABLE',
-      `the queue journal is in use by a running lattice up or lattice vss, whose ops server at ${base} did not answer (${describeError(err)}); point metrics.port (LATTICE_METRICS_PORT) or --ops-url at it`,
+      `the queue journal is in use by a running lattice up or lattice vss, whose ops server at ${base} did not answer (${describeError(err)}); point metrics.port (LATTICE_METRICS_PORT) or --address at it`,
     );
   }
   const text = await response.text();

@@ -53,10 +53,10 @@ describe('lattice predict and lattice search with caller tokens and TLS on', () 
       '--context',
       'user_id=u1',
     ];
-    predict.push('--target', 'c1', '--json');
+    predict.push('--target-id', 'c1', '--json');
     search = [
       'search',
-      '--target',
+      '--address',
       `127.0.0.1:${world.server.port}`,
       '--entity',
       'catalog',

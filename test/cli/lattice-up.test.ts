@@ -113,7 +113,7 @@ describe('lattice up', () => {
 
     // `lattice models` reads the config store beside the running stack (the file store takes no lock).
     // LOADED (its last reload) comes from the running orchestrator's GET /models.
-    const models = spawnSync(process.execPath, [bin, 'models', '--json', '--ops-url', httpBase], {
+    const models = spawnSync(process.execPath, [bin, 'models', '--json', '--address', httpBase], {
       env: { ...process.env, LATTICE_DATA_DIR: dataDir, LATTICE_LOG_LEVEL: 'warn' },
       encoding: 'utf8',
       timeout: 60_000,

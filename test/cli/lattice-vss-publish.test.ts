@@ -43,7 +43,7 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
     const adminUrl = /HTTP vss admin API .*?\s(http:\/\/\S+)\s*$/m.exec(up.output.stdout)?.[1];
     const orchestrator = /gRPC orchestrator\.v1 .*\s+(\S+)\n/.exec(up.output.stdout)?.[1];
     assert.ok(opsUrl && vssAddress && adminUrl && orchestrator, up.output.stdout);
-    // As a user points the commands at it: the ops port through the settings, or --ops-url.
+    // As a user points the commands at it: the ops port through the settings, or --address.
     const env = { LATTICE_DATA_DIR: dataDir, LATTICE_METRICS_PORT: new URL(opsUrl).port };
     const file = (name: string, lines: unknown[]) => {
       const path = join(dir, name);
@@ -178,7 +178,7 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
     let listed = '';
     await eventually(
       async () => {
-        const letters = await runLattice(['vss', 'dead-letters', '--ops-url', opsUrl], {
+        const letters = await runLattice(['vss', 'dead-letters', '--address', opsUrl], {
           LATTICE_DATA_DIR: dataDir,
         });
         assert.equal(letters.code, 0, letters.stderr);
@@ -196,7 +196,7 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
     assert.match(listed, /^ {4}reason: unknown entity "nowhere": it has no store/m);
     assert.match(listed, /^ {4}payload: \{"timestamp":1,"entity_label":"nowhere"/m);
     // Listing leaves it for replay.
-    const again = await runLattice(['vss', 'dead-letters', '--json', '--ops-url', opsUrl], {
+    const again = await runLattice(['vss', 'dead-letters', '--json', '--address', opsUrl], {
       LATTICE_DATA_DIR: dataDir,
     });
     const listings = JSON.parse(again.stdout) as {
@@ -225,7 +225,7 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
       '--address',
       orchestrator,
     ];
-    const targets = ['--target', 'c1', '--target', 'c2', '--target', 'c3'];
+    const targets = ['--target-id', 'c1', '--target-id', 'c2', '--target-id', 'c3'];
     const pairs = await runLattice([...predict, ...targets, '--kind', 'pair', '--pairs', '0-1,1-2'], env);
     assert.equal(pairs.code, 0, pairs.stderr);
     assert.match(

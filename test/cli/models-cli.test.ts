@@ -52,7 +52,7 @@ describe('lattice models', () => {
   test('a table of every model config: valid, or INVALID with the reason, and when it changed', async () => {
     const { settings } = configStore();
     // No orchestrator runs: LOADED is unknown, and the last line says why and what to do.
-    const result = await runCaptured(['models', '--settings', settings, '--ops-url', NOBODY]);
+    const result = await runCaptured(['models', '--settings', settings, '--address', NOBODY]);
     assert.equal(result.exitCode, 0, result.err);
     const lines = result.out.split('\n');
     assert.match(lines[0]!, /^MODEL\s+STATE\s+CHANGED\s+LOADED\s+ERROR$/);
@@ -68,14 +68,14 @@ describe('lattice models', () => {
     );
     assert.match(
       lines[5]!,
-      /^LOADED is unknown: no orchestrator answered at http:\/\/127\.0\.0\.1:1\/models .*--ops-url/,
+      /^LOADED is unknown: no orchestrator answered at http:\/\/127\.0\.0\.1:1\/models .*--address/,
     );
     assert.equal(lines.length, 6, result.out);
   });
 
   test('--json for scripts, from the lattice binary: the problems of an invalid config with their paths', () => {
     const { settings } = configStore();
-    const result = spawnSync(process.execPath, [latticeBin, 'models', '--json', '--ops-url', NOBODY], {
+    const result = spawnSync(process.execPath, [latticeBin, 'models', '--json', '--address', NOBODY], {
       env: { ...process.env, LATTICE_SETTINGS_FILE: settings },
       encoding: 'utf8',
       timeout: 60_000,

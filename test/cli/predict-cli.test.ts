@@ -25,13 +25,13 @@ describe('lattice predict', () => {
   after(() => stack.stop());
 
   test('targets from flags: a table of decoded scores per target, no row errors', async () => {
-    const answer = await run([...base, '--target', 'c1', '--target', 'c2']);
+    const answer = await run([...base, '--target-id', 'c1', '--target-id', 'c2']);
     assert.equal(answer.exitCode, 0, answer.err);
     const lines = answer.out.split('\n');
     assert.match(lines[0]!, /^ROW\s+.*FINAL_SCORE.*ERROR$/);
     assert.match(lines[1]!, /^c1\s+.*\s-$/);
     assert.match(lines[2]!, /^c2\s+/);
-    const json = await run([...base, '--target', 'c1', '--json']);
+    const json = await run([...base, '--target-id', 'c1', '--json']);
     const result = JSON.parse(json.out) as {
       targets: { id: string; values: { final_score: number }; error: string }[];
     };
@@ -61,7 +61,17 @@ describe('lattice predict', () => {
       id: 'c2',
       features: { price: 12.5, brand: 'a' },
     });
-    const pair = await run([...base, '--kind', 'pair', '--target', 'c1', '--target', 'c2', '--pairs', '0-1']);
+    const pair = await run([
+      ...base,
+      '--kind',
+      'pair',
+      '--target-id',
+      'c1',
+      '--target-id',
+      'c2',
+      '--pairs',
+      '0-1',
+    ]);
     // catalog_ranker scores pairs with its slate model: one pair row with its scores, no error.
     assert.equal(pair.exitCode, 0, pair.err);
     assert.match(
@@ -71,7 +81,7 @@ describe('lattice predict', () => {
   });
 
   test('--pairs and --slates repeated keep every pair and slate', async () => {
-    const targets = ['--target', 'c1', '--target', 'c2', '--target', 'c3'];
+    const targets = ['--target-id', 'c1', '--target-id', 'c2', '--target-id', 'c3'];
     const cases = [
       { kind: 'pair', flags: ['--pairs', '0-1', '--pairs', '1-2,2-0'], rows: 3 },
       { kind: 'slate', flags: ['--slates', '0.1', '--slates', '2'], rows: 2 },
@@ -85,16 +95,16 @@ describe('lattice predict', () => {
   });
 
   test('the answer carries the tracking id: --tracking-id, else the one the orchestrator assigned', async () => {
-    const given = await run([...base, '--target', 'c1', '--tracking-id', 'cli-track-7', '--json']);
+    const given = await run([...base, '--target-id', 'c1', '--tracking-id', 'cli-track-7', '--json']);
     assert.equal(given.exitCode, 0, given.err);
     assert.equal((JSON.parse(given.out) as { trackingId: string }).trackingId, 'cli-track-7');
-    const table = await run([...base, '--target', 'c1', '--tracking-id', 'cli-track-8']);
+    const table = await run([...base, '--target-id', 'c1', '--tracking-id', 'cli-track-8']);
     assert.match(table.out, /\ntracking id: cli-track-8$/);
     // Without one, each answer names the id the orchestrator gave the request (its inference log's).
     const ids: string[] = [];
     // One after the other: runCaptured captures the console of this process.
     for (const _ of [1, 2]) {
-      const assigned = await run([...base, '--target', 'c1', '--json']);
+      const assigned = await run([...base, '--target-id', 'c1', '--json']);
       ids.push((JSON.parse(assigned.out) as { trackingId: string }).trackingId);
     }
     for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -106,14 +116,14 @@ describe('lattice predict', () => {
     assert.equal(usage.exitCode, 2);
     assert.match(usage.err, /give targets[\s\S]*Usage: lattice predict/);
     assert.equal((await run(['--nope'])).exitCode, 2);
-    assert.equal((await run([...base, '--target', 'c1', '--kind', 'pair'])).exitCode, 2);
+    assert.equal((await run([...base, '--target-id', 'c1', '--kind', 'pair'])).exitCode, 2);
     assert.equal((await run(['--help'])).exitCode, 0);
     await assert.rejects(
-      run(['--address', stack.address, '--model-config', 'no_such_model', '--target', 'c1']),
+      run(['--address', stack.address, '--model-config', 'no_such_model', '--target-id', 'c1']),
       (err) => isLatticeError(err) && /predict failed \((NOT_FOUND|INVALID_ARGUMENT)\)/.test(err.message),
     );
     await assert.rejects(
-      run(['--address', '127.0.0.1:1', '--model-config', 'catalog_ranker', '--target', 'c1']),
+      run(['--address', '127.0.0.1:1', '--model-config', 'catalog_ranker', '--target-id', 'c1']),
       (err) =>
         isLatticeError(err, 'UNAVAILABLE') && /not reachable at 127\.0\.0\.1:1.*lattice up/.test(err.message),
     );

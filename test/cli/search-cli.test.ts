@@ -23,7 +23,7 @@ describe('lattice search', () => {
 
   test('by id: a table of candidates with the asked attributes, and the next page token', async () => {
     const id = world.fixture.ids[0]!;
-    const base = ['--target', target, '--entity', 'catalog', '--model', 'clip', '--variant', 'organic'];
+    const base = ['--address', target, '--entity', 'catalog', '--model', 'clip', '--variant', 'organic'];
     const page = await run([...base, '--id', id, '--attributes', 'brand,price', '--page-size', '5']);
     assert.equal(page.exitCode, 0, page.err);
     const lines = page.out.split('\n');
@@ -57,7 +57,7 @@ describe('lattice search', () => {
     const { vectors, dimension } = world.fixture;
     const vector = vectors.subarray(3 * dimension, 4 * dimension);
     const answer = await run([
-      '--target',
+      '--address',
       target,
       '--entity',
       'catalog',
@@ -89,11 +89,11 @@ describe('lattice search', () => {
     assert.equal((await run(['--bogus'])).exitCode, 2);
     assert.equal((await run(['--help'])).exitCode, 0);
     await assert.rejects(
-      run(['--target', target, '--entity', 'catalog', '--model', 'nope', '--id', 'x']),
+      run(['--address', target, '--entity', 'catalog', '--model', 'nope', '--id', 'x']),
       (err) => isLatticeError(err) && /search failed \((NOT_FOUND|INVALID_ARGUMENT)\)/.test(err.message),
     );
     await assert.rejects(
-      run(['--target', '127.0.0.1:1', '--entity', 'catalog', '--model', 'clip', '--id', 'x']),
+      run(['--address', '127.0.0.1:1', '--entity', 'catalog', '--model', 'clip', '--id', 'x']),
       (err) =>
         isLatticeError(err, 'UNAVAILABLE') && /not reachable at 127\.0\.0\.1:1.*lattice up/.test(err.message),
     );

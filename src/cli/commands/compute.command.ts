@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { type CliSession, lazyAction, portNumber, runsWithSubcommands } from '../command-kit.js';
 
 /** Port of `lattice compute` when `--port` is not given; the platform gRPC server has 50050. */
@@ -11,6 +11,24 @@ export interface ComputeServeOptions {
 
 export interface ComputePutOptions {
   dataType?: string;
+}
+
+const PRECISIONS = ['fp32', 'fp64'] as const;
+
+/**
+ * A value parser: a precision, as the expression document's data_type takes it (any case, and the
+ * short f32 / f64), written the canonical way. It replaces the parser `choices` sets, which keeps
+ * the choices for the help.
+ */
+function precision(text: string): string {
+  const canonical = text
+    .trim()
+    .toLowerCase()
+    .replace(/^f(32|64)$/, 'fp$1');
+  if (!(PRECISIONS as readonly string[]).includes(canonical)) {
+    throw new InvalidArgumentError(`Allowed choices are ${PRECISIONS.join(', ')}.`);
+  }
+  return canonical;
 }
 
 /** `lattice compute` (serve) and `lattice compute put`. */
@@ -42,6 +60,10 @@ export function defineCompute(program: Command, session: CliSession): void {
     )
     .argument('<compute_id>', 'the id compute components name')
     .argument('<expression...>', 'the expression, quoted as one argument or as separate words')
-    .option('--data-type <T>', 'fp32 or fp64: the precision it computes in');
+    .addOption(
+      new Option('--data-type <T>', 'the precision it computes in (default fp64)')
+        .choices(PRECISIONS)
+        .argParser(precision),
+    );
   lazyAction<ComputePutOptions>(put, session, async () => (await import('./compute.js')).runComputePut);
 }

@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import { addressOption } from '../address-option.js';
 import {
   type CliSession,
   lazyAction,
@@ -95,7 +96,12 @@ export function defineFeatureStore(program: Command, session: CliSession): void 
         'memory',
       ]),
     )
-    .option('--address <HOST:PORT>', 'the running feature store (--store server; default from the settings)')
+    .addOption(
+      addressOption(
+        'grpc',
+        'the running feature store (--store server; default <host>:<featurestore.port> from the settings)',
+      ),
+    )
     .addOption(
       new Option('--format <F>', 'the file format (default from each file name)').choices([
         'csv',

@@ -1,9 +1,12 @@
 import type { Command } from 'commander';
+import { addressOption } from '../address-option.js';
 import { type CliSession, lazyAction, runsWithSubcommands } from '../command-kit.js';
+import { addDeprecatedAlias } from '../deprecated-alias.js';
 
 export interface ModelsOptions {
   json?: boolean;
-  opsUrl?: string;
+  /** The running orchestrator's ops server. */
+  address?: string;
 }
 
 export interface ModelsApplyOptions {
@@ -12,6 +15,10 @@ export interface ModelsApplyOptions {
 
 /** `lattice models`. */
 export function defineModels(program: Command, session: CliSession): void {
+  const address = addressOption(
+    'http',
+    "the running orchestrator's ops server (default http://<host>:<metrics.port> from the settings)",
+  );
   const command = program
     .command('models')
     .summary('every orchestrator model config, its validation state and version')
@@ -28,17 +35,15 @@ export function defineModels(program: Command, session: CliSession): void {
         'which).\n\n' +
         'LOADED is what the running orchestrator serves: when it loaded the version it serves now (its ' +
         'last reload) and the latest change it rejected, from GET /models on its ops server (the ' +
-        'settings\' host and metrics.port, or --ops-url); "?" when none answered.',
+        'settings\' host and metrics.port, or --address); "?" when none answered.',
     )
     .option('--json', 'print a JSON list instead of a table')
-    .option(
-      '--ops-url <url>',
-      "the running orchestrator's ops server (default http://<host>:<metrics.port> from the settings)",
-    )
+    .addOption(address)
     .addHelpText(
       'after',
       '\nExit status: 0 listed (invalid configs included), 1 the config store could not be read.',
     );
+  addDeprecatedAlias(command, address, '--ops-url <URL>', session.io);
   runsWithSubcommands(command);
   lazyAction<ModelsOptions>(command, session, async () => (await import('./models.js')).runModels);
 

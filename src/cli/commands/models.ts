@@ -71,7 +71,7 @@ export async function runModels({ options, context }: Invocation<ModelsOptions>)
       settings.configStore.kind === 'file' ? await fileTimes(settings.configStore.dir) : undefined;
     const [states, served] = await Promise.all([
       modelConfigStates(store, registry, files),
-      servedModels(options.opsUrl ?? opsBaseUrl(settings)),
+      servedModels(opsBaseUrl(settings, options.address)),
     ]);
     if ('models' in served) {
       for (const state of states) {
@@ -301,7 +301,7 @@ function printTable(states: readonly ModelConfigState[], where: string, served: 
   console.log(
     'models' in served
       ? `LOADED is when the orchestrator at ${served.url} loaded the version it serves (its last reload).`
-      : `LOADED is unknown: ${served.error}; start the platform, or point --ops-url at the orchestrator's ops server.`,
+      : `LOADED is unknown: ${served.error}; start the platform, or point --address at the orchestrator's ops server.`,
   );
 }
 

@@ -1,30 +1,50 @@
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { allDataTypes, DataType, lookupDataType } from '../../datatypes/data-type.js';
+import { addressOption } from '../address-option.js';
 import { addClientFlags, type ClientFlags } from '../client-flags.js';
 import { type CliSession, lazyAction, positiveInteger, repeatable } from '../command-kit.js';
+import { addDeprecatedAlias } from '../deprecated-alias.js';
 
 export interface PredictOptions extends ClientFlags {
   modelConfig: string;
   kind: 'point' | 'pair' | 'slate';
   context?: string[];
-  target?: string[];
+  /** `--target-id`: target ids, each with optional features. */
+  targetId?: string[];
   targets?: string;
   pairs?: string[];
   slates?: string[];
   trackingId?: string;
   schema?: string[];
   deadlineMs: number;
+  /** The orchestrator. */
   address?: string;
   json?: boolean;
 }
 
+const DATA_TYPE_NAMES = allDataTypes.map((type) => DataType[type]);
+
+/** A value parser: `--schema name=TYPE`, repeatable, where TYPE names a data type. */
+function schemaEntry(text: string, previous: string[] | undefined): string[] {
+  const at = text.indexOf('=');
+  if (at <= 0 || lookupDataType(text.slice(at + 1)) === undefined) {
+    throw new InvalidArgumentError(`It must be name=TYPE, TYPE one of ${DATA_TYPE_NAMES.join(', ')}.`);
+  }
+  return repeatable(text, previous);
+}
+
 /** `lattice predict`. */
 export function definePredict(program: Command, session: CliSession): void {
+  const targetId = new Option(
+    '--target-id <ID[:k=v;…]>',
+    'a target id with optional features, repeatable (c1, c2:price=12.5)',
+  ).argParser(repeatable);
   const command = program
     .command('predict')
     .summary('one Predict from the shell, scores decoded per row')
     .description(
       'One Predict call to the orchestrator (<host>:<orchestrator.port>, or --address) and its scores, ' +
-        "decoded per row with each row's error. Give targets with --target ID ... or --targets FILE.",
+        "decoded per row with each row's error. Give targets with --target-id ID ... or --targets FILE.",
     )
     .requiredOption('--model-config <ID>', 'the model config to score with (e.g. catalog_ranker)')
     .addOption(
@@ -35,11 +55,7 @@ export function definePredict(program: Command, session: CliSession): void {
       'a context feature, repeatable (user_id=u1); values are JSON when they parse (12.5, true, [1,2]), text otherwise',
       repeatable,
     )
-    .option(
-      '--target <ID[:k=v;…]>',
-      'a target id with optional features, repeatable (c1, c2:price=12.5)',
-      repeatable,
-    )
+    .addOption(targetId)
     .option(
       '--targets <FILE>',
       'targets from a JSON file ([{"id": "c1", "features": {...}}] or ["c1", ...]) or a CSV file (an "id" column, every other column a feature)',
@@ -48,13 +64,17 @@ export function definePredict(program: Command, session: CliSession): void {
     .option('--slates <0.1.2,3.4>', 'slate-wise: slates of target indexes, repeatable', repeatable)
     .option(
       '--schema <name=TYPE>',
-      'the data type of a feature (FP32, INT64, STRING, FP32_VECTOR, ...), repeatable',
-      repeatable,
+      `the data type of a feature, repeatable (price=FP32); TYPE one of ${DATA_TYPE_NAMES.join(', ')}`,
+      schemaEntry,
     )
     .option('--deadline-ms <N>', "the call's deadline", positiveInteger, 5000)
     .option('--tracking-id <ID>', "the request's tracking id (echoed in the answer and the inference log)")
-    .option('--address <HOST:PORT>', 'the orchestrator (default from the settings; https:// dials TLS)')
+    .addOption(
+      addressOption('grpc', 'the orchestrator (default <host>:<orchestrator.port> from the settings)'),
+    )
     .option('--json', 'print the decoded answer as JSON');
+  // `--target` was the target id's name; in `search` it was the server's address (now `--address`).
+  addDeprecatedAlias(command, targetId, '--target <ID[:k=v;…]>', session.io);
   addClientFlags(command).addHelpText(
     'after',
     '\nExit status: 0 scored (rows may carry errors, shown per row), 1 the call failed or the server is\ndown, 2 bad usage.',

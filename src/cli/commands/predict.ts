@@ -45,7 +45,7 @@ export function parseTarget(text: string): TargetInput {
     .slice(colon + 1)
     .split(';')
     .filter(Boolean)) {
-    const [name, value] = keyValue(part, '--target');
+    const [name, value] = keyValue(part, '--target-id');
     features[name] = plain(value);
   }
   return { id: text.slice(0, colon), features };
@@ -137,10 +137,10 @@ type PredictInput = Parameters<OrchestratorClient['pointWise']>[0] & {
 function predictInput(values: PredictOptions): PredictInput {
   try {
     const targets = [
-      ...(values.target ?? []).map(parseTarget),
+      ...(values.targetId ?? []).map(parseTarget),
       ...(values.targets ? readTargets(values.targets) : []),
     ];
-    if (targets.length === 0) throw new UsageError('give targets: --target ID or --targets FILE');
+    if (targets.length === 0) throw new UsageError('give targets: --target-id ID or --targets FILE');
     const input: PredictInput = {
       modelConfigId: values.modelConfig,
       context: Object.fromEntries(

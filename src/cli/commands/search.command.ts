@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import { FILTER_OPS } from '../../platform/vectordb/vector-db.js';
+import { SEARCH_LIMITS } from '../../vss/serving/request-limits.js';
+import { addressOption } from '../address-option.js';
 import { addClientFlags, type ClientFlags } from '../client-flags.js';
-import { type CliSession, lazyAction, positiveInteger, repeatable } from '../command-kit.js';
+import { type CliSession, integerIn, lazyAction, repeatable } from '../command-kit.js';
+import { addDeprecatedAlias } from '../deprecated-alias.js';
 
 export interface SearchOptions extends ClientFlags {
   entity: string;
@@ -13,17 +16,19 @@ export interface SearchOptions extends ClientFlags {
   attributes?: string;
   pageSize?: number;
   pageToken?: string;
-  target?: string;
+  /** vss serving. */
+  address?: string;
   json?: boolean;
 }
 
 /** `lattice search`. */
 export function defineSearch(program: Command, session: CliSession): void {
+  const address = addressOption('grpc', 'vss serving (default <host>:<vss.servingPort> from the settings)');
   const command = program
     .command('search')
     .summary('one vss Search from the shell, by candidate id or by vector')
     .description(
-      'One page of a vss Search (vss.v1.SimilaritySearch on <host>:<vss.servingPort>, or --target), by ' +
+      'One page of a vss Search (vss.v1.SimilaritySearch on <host>:<vss.servingPort>, or --address), by ' +
         'candidate id or by vector: a table, or JSON with --json.',
     )
     .requiredOption('--entity <E>', 'the entity (e.g. catalog)')
@@ -40,10 +45,15 @@ export function defineSearch(program: Command, session: CliSession): void {
       repeatable,
     )
     .option('--attributes <A,B>', 'attributes to print with each candidate')
-    .option('--page-size <N>', 'candidates per page (default 10, at most 1000)', positiveInteger)
+    .option(
+      '--page-size <N>',
+      `candidates per page (default 10, at most ${SEARCH_LIMITS.pageSize})`,
+      integerIn(1, SEARCH_LIMITS.pageSize),
+    )
     .option('--page-token <T>', 'the next page of an earlier search (printed after each page)')
-    .option('--target <HOST:PORT>', 'vss serving (default from the settings; https:// dials TLS)')
+    .addOption(address)
     .option('--json', 'print the page as JSON');
+  addDeprecatedAlias(command, address, '--target <HOST:PORT>', session.io);
   addClientFlags(command).addHelpText(
     'after',
     '\nExit status: 0 found, 1 the server refused or is down, 2 bad usage.',

@@ -70,7 +70,7 @@ export async function runSearch({ options: values, context }: Invocation<SearchO
   const input = searchInput(values);
   const { settings, options } = clientSettings(values, context.settingsFile);
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
-  const target = values.target ?? `${host}:${settings.vss.servingPort}`;
+  const target = values.address ?? `${host}:${settings.vss.servingPort}`;
   const client = new VssClient(target, options);
   try {
     const page = await client.search(input);
@@ -94,7 +94,7 @@ export async function runSearch({ options: values, context }: Invocation<SearchO
       what: 'search',
       server: 'vss serving',
       address: target,
-      reach: 'start it with "lattice up" or "lattice vss", or point --target at it',
+      reach: 'start it with "lattice up" or "lattice vss", or point --address at it',
     });
   } finally {
     client.close();

@@ -185,7 +185,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     const address =
       orchestrator === settings.orchestrator.port ? '' : ` --address ${settings.host}:${orchestrator}`;
     console.log(
-      `  npx lattice predict --model-config catalog_ranker --context user_id=u1 --target c1 --target c2${address}`,
+      `  npx lattice predict --model-config catalog_ranker --context user_id=u1 --target-id c1 --target-id c2${address}`,
     );
   }
   if (!shouldSeedExampleModel(settings, flags)) {
@@ -212,12 +212,13 @@ export function vssDemoCommands(settings: LoadedSettings, parts: readonly Runnin
   const admin = portOf('vss-admin');
   const serving = portOf('vss-serving');
   const scheme = tlsOf(settings).server ? 'https' : 'http';
-  const url = admin === settings.vss.admin.port ? '' : ` --url ${scheme}://${settings.host}:${admin}`;
-  const target = serving === settings.vss.servingPort ? '' : ` --target ${settings.host}:${serving}`;
+  const adminAddress =
+    admin === settings.vss.admin.port ? '' : ` --address ${scheme}://${settings.host}:${admin}`;
+  const servingAddress = serving === settings.vss.servingPort ? '' : ` --address ${settings.host}:${serving}`;
   const { entity, model } = VSS_DEMO;
   return [
-    `npx lattice vss models${url}`,
-    `npx lattice vss models --entity ${entity} --model ${model}${url}`,
-    `npx lattice search --entity ${entity} --model ${model} --variant shoes --id p0 --attributes category,brand,price${target}`,
+    `npx lattice vss models${adminAddress}`,
+    `npx lattice vss models --entity ${entity} --model ${model}${adminAddress}`,
+    `npx lattice search --entity ${entity} --model ${model} --variant shoes --id p0 --attributes category,brand,price${servingAddress}`,
   ];
 }

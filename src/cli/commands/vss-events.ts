@@ -48,7 +48,7 @@ export async function runVssPublish({
   const settings = loadSettings({ file: context.settingsFile });
   const topic = vssEventTopic(settings.vss.consumers, kind);
   const messages = await readEventFile(kind, file);
-  await withQueue(settings, options.opsUrl, async (access) => {
+  await withQueue(settings, options.address, async (access) => {
     let published = 0;
     if (access.kind === 'direct') {
       // Producers may start before the consumers: the topics are created as the consumers would.
@@ -69,7 +69,7 @@ export async function runVssDeadLetters({
   const settings = loadSettings({ file: context.settingsFile });
   const topics = options.topic === undefined ? vssTopics(settings.vss.consumers) : [options.topic];
   const listings: DeadLetterListing[] = [];
-  await withQueue(settings, options.opsUrl, async (access) => {
+  await withQueue(settings, options.address, async (access) => {
     for (const topic of topics) {
       try {
         listings.push(
@@ -140,12 +140,12 @@ async function readEventFile(kind: VssEventKind, file: string): Promise<PublishM
 /** Opens the platform's queue (or finds the process holding it), runs `work`, closes. */
 async function withQueue(
   settings: LoadedSettings,
-  opsUrl: string | undefined,
+  address: string | undefined,
   work: (access: QueueAccess) => Promise<void>,
 ): Promise<void> {
   const platform = new Platform(settings, { logger: createLogger('lattice', { level: 'silent' }) });
   try {
-    await work(await accessQueue(platform, opsUrl ?? opsBaseUrl(settings)));
+    await work(await accessQueue(platform, opsBaseUrl(settings, address)));
   } finally {
     await platform.close();
   }

@@ -1,4 +1,5 @@
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
+import { addressOption } from '../address-option.js';
 import {
   type CliSession,
   lazyAction,
@@ -6,6 +7,7 @@ import {
   positiveInteger,
   runsWithSubcommands,
 } from '../command-kit.js';
+import { addDeprecatedAlias } from '../deprecated-alias.js';
 import { defineVssAdminCommands } from '../vss-admin/admin-commands.js';
 
 /** Which vss components one process runs. */
@@ -22,14 +24,16 @@ export interface VssComponentOptions {
 }
 
 export interface VssPublishOptions {
-  opsUrl?: string;
+  /** The ops server of the process holding the embedded queue. */
+  address?: string;
 }
 
 export interface VssDeadLettersOptions {
   topic?: string;
   limit?: number;
   json?: boolean;
-  opsUrl?: string;
+  /** The ops server of the process holding the embedded queue. */
+  address?: string;
 }
 
 export interface VssReplayOptions {
@@ -57,9 +61,15 @@ const PORT_HELP = 'the vss.v1.SimilaritySearch gRPC port (default settings vss.s
 const METRICS_PORT_HELP = 'the HTTP /healthz /readyz /metrics port (default settings metrics.port)';
 const PARTITIONS_HELP =
   "this process's share of each topic's partitions, e.g. 0-3 or 0,2,4,6 (default all): processes of one group must split them";
-const OPS_URL_FLAG = '--ops-url <URL>';
-const OPS_URL_HELP =
+const OPS_ADDRESS_HELP =
   'the ops server of the running process holding the embedded queue (default from the settings: host and metrics.port)';
+
+/** `--address` of the ops server, with `--ops-url`, its name before, as a deprecated alias. */
+function withOpsAddress(command: Command, session: CliSession): Command {
+  const address = addressOption('http', OPS_ADDRESS_HELP);
+  command.addOption(address);
+  return addDeprecatedAlias(command, address, '--ops-url <URL>', session.io);
+}
 const ALONE =
   ' Alone only with a vector database server (Qdrant); on the embedded one (it lives in one process) run "lattice vss".';
 
@@ -158,13 +168,12 @@ export function defineVss(program: Command, session: CliSession): void {
         'one bad line refuses the file, naming each bad line, and nothing is published. Embedding events ' +
         'are keyed by candidate_id, real-time events by their first id. On JetStream it publishes to the ' +
         'queue; on the embedded queue of a running `lattice up` or `lattice vss`, through its ops server ' +
-        "(the settings' host and metrics.port, or --ops-url).",
+        "(the settings' host and metrics.port, or --address).",
     )
     .addArgument(new Argument('<kind>', 'what the file holds').choices(['realtime', 'embeddings']))
-    .argument('<FILE>', 'a JSON Lines file, one event per line')
-    .option(OPS_URL_FLAG, OPS_URL_HELP);
+    .argument('<FILE>', 'a JSON Lines file, one event per line');
   lazyAction<VssPublishOptions>(
-    publish,
+    withOpsAddress(publish, session),
     session,
     async () => (await import('./vss-events.js')).runVssPublish,
   );
@@ -177,14 +186,13 @@ export function defineVss(program: Command, session: CliSession): void {
         '`replay --id` takes, and what the dead-lettering was logged with), origin partition, key, ' +
         'attempts, when, the reason and the field at fault, and the start of its payload. Listing ' +
         'leaves them in place. On the embedded queue of a running `lattice up` or `lattice vss` it asks ' +
-        "that process (its ops server: the settings' host and metrics.port, or --ops-url).",
+        "that process (its ops server: the settings' host and metrics.port, or --address).",
     )
     .option('--topic <T>', 'the topic (default vss.consumers.embeddingsTopic and realtimeTopic)')
     .option('--limit <N>', 'the oldest N dead letters of each topic only', positiveInteger)
-    .option('--json', 'print the listings as JSON')
-    .option(OPS_URL_FLAG, OPS_URL_HELP);
+    .option('--json', 'print the listings as JSON');
   lazyAction<VssDeadLettersOptions>(
-    deadLetters,
+    withOpsAddress(deadLetters, session),
     session,
     async () => (await import('./vss-events.js')).runVssDeadLetters,
   );

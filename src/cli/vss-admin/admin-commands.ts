@@ -4,7 +4,9 @@
  * Cheap to load: the client and the runs are imported when a subcommand runs.
  */
 import { type Command, Option } from 'commander';
-import { type CliSession, lazyAction } from '../command-kit.js';
+import { addressOption } from '../address-option.js';
+import { type CliSession, integerIn, lazyAction } from '../command-kit.js';
+import { addDeprecatedAlias } from '../deprecated-alias.js';
 import type { BodyField } from './request-input.js';
 import { type FlagHelp, SUBCOMMAND_SPECS, type SubcommandSpec } from './subcommand-specs.js';
 
@@ -18,13 +20,9 @@ const BODY_FLAGS: readonly FlagHelp[] = [
   { flag: 'idempotency-key', type: 'string', value: 'KEY', help: 'sent as Idempotency-Key: safe to repeat' },
 ];
 
+const ADDRESS_HELP = 'the admin API (default http://<host>:<vss.admin.port> from the settings)';
+
 const COMMON_FLAGS: readonly FlagHelp[] = [
-  {
-    flag: 'url',
-    type: 'string',
-    value: 'URL',
-    help: 'the admin API (default http://<host>:<vss.admin.port> from the settings)',
-  },
   {
     flag: 'api-key',
     type: 'string',
@@ -38,34 +36,38 @@ const EXIT_STATUSES =
   '\nExit status: 0 done (operation SUCCEEDED when waited on), 1 API error or operation FAILED, 2 usage error,\n' +
   '130 stopped waiting with Ctrl-C (the operation keeps running).';
 
-/** The flags a subcommand's run reads, by their kebab-case name (`--no-wait` sets `wait` false). */
-export type AdminFlags = ReadonlyMap<string, string | boolean>;
+/**
+ * The flags a subcommand's run reads, by their kebab-case name (`--no-wait` sets `wait` false); an
+ * integer field's flag holds its number, checked while parsing.
+ */
+export type AdminFlags = ReadonlyMap<string, string | boolean | number>;
+
+/** An integer body field's value: what the API's integer fields can hold. */
+const integerField = integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 'an integer');
 
 function fieldOptions(field: BodyField): Option[] {
-  const aliases = (field.aliases ?? []).map((alias) => `, also --${alias}`).join('');
-  const hiddenAliases = (value: string) =>
-    (field.aliases ?? []).map((alias) =>
-      new Option(`--${alias} <${value}>`, `same as --${field.flag}`).hideHelp(),
-    );
-  switch (field.kind) {
-    case 'boolean':
-      return [
-        new Option(`--${field.flag}`, `${field.field} true`),
-        new Option(`--no-${field.flag}`, `${field.field} false`),
-      ];
-    case 'integer':
-      return [new Option(`--${field.flag} <N>`, `${field.field}${aliases}`), ...hiddenAliases('N')];
-    case 'json':
-      return [
-        new Option(
-          `--${field.flag} <JSON|@FILE>`,
-          `${field.field}: JSON text, or @file (JSON or YAML)${aliases}`,
-        ),
-        ...hiddenAliases('JSON|@FILE'),
-      ];
-    case 'string':
-      return [new Option(`--${field.flag} <TEXT>`, `${field.field}${aliases}`), ...hiddenAliases('TEXT')];
+  if (field.kind === 'boolean') {
+    return [
+      new Option(`--${field.flag}`, `${field.field} true`),
+      new Option(`--no-${field.flag}`, `${field.field} false`),
+    ];
   }
+  const aliases = (field.aliases ?? []).map((alias) => `, also --${alias}`).join('');
+  const value = field.kind === 'integer' ? 'N' : field.kind === 'json' ? 'JSON|@FILE' : 'TEXT';
+  const help =
+    field.kind === 'json'
+      ? `${field.field}: JSON text, or @file (JSON or YAML)${aliases}`
+      : `${field.field}${aliases}`;
+  const option = new Option(`--${field.flag} <${value}>`, help);
+  if (field.kind === 'integer') option.argParser(integerField);
+  if (field.choices !== undefined) option.choices(field.choices);
+  // Each alias takes its value as the field's own flag does (same checks, same choices).
+  const hidden = (field.aliases ?? []).map((alias) => {
+    const same = new Option(`--${alias} <${value}>`, `same as --${field.flag}`).hideHelp();
+    if (option.parseArg !== undefined) same.argParser(option.parseArg);
+    return same;
+  });
+  return [option, ...hidden];
 }
 
 const flagOption = (help: FlagHelp): Option =>
@@ -96,7 +98,10 @@ export function defineVssAdminCommands(vss: Command, session: CliSession): void 
     const command = vss.command(spec.name).summary(spec.about).description(adminDescription(spec));
     if (spec.positional !== undefined) command.argument(`<${spec.positional}>`);
     const options = subcommandOptions(spec);
+    const address = addressOption('http', ADDRESS_HELP);
+    options.push(address);
     for (const option of options) command.addOption(option);
+    addDeprecatedAlias(command, address, '--url <URL>', session.io);
     command.addHelpText('after', EXIT_STATUSES);
     // kebab-case flag name of each option's value, as the runs read them
     const names = options.map((option): [string, string] => [
@@ -106,10 +111,12 @@ export function defineVssAdminCommands(vss: Command, session: CliSession): void 
     lazyAction<Record<string, unknown>>(command, session, async () => {
       const { runVssAdminCommand } = await import('./run-command.js');
       return ({ options: values, args, context }) => {
-        const flags = new Map<string, string | boolean>();
+        const flags = new Map<string, string | boolean | number>();
         for (const [attribute, flag] of names) {
           const value = values[attribute];
-          if (typeof value === 'string' || typeof value === 'boolean') flags.set(flag, value);
+          if (typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number') {
+            flags.set(flag, value);
+          }
         }
         return runVssAdminCommand(spec, flags, args as string[], context);
       };

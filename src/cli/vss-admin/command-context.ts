@@ -9,7 +9,7 @@ import type { OutputStream } from './progress.js';
 
 export interface CommandContext {
   client: AdminClient;
-  flags: ReadonlyMap<string, string | boolean>;
+  flags: ReadonlyMap<string, string | boolean | number>;
   positionals: readonly string[];
   /** `--json`: the API's JSON answer on stdout instead of a summary. */
   json: boolean;

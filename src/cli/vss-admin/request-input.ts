@@ -1,8 +1,9 @@
 /**
  * A request body from a JSON or YAML file and flags (vss.md "Admin HTTP API" field names, as
  * kebab-case flags). The file is taken as written, so fields the CLI has no flag for still reach the
- * API; flags override the file's fields. The API validates the body: the CLI only converts flag
- * text to the JSON type of its field, so a mistake there is caught before anything is sent.
+ * API; flags override the file's fields. The API validates the body: the CLI only gives each flag
+ * its field's JSON type (integers and enum values are checked while the command line is parsed), so
+ * a mistake there is caught before anything is sent.
  */
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
@@ -23,6 +24,8 @@ export interface BodyField {
   kind: FieldKind;
   /** Other flags that set it too (`--model` for `model_name`). */
   aliases?: readonly string[];
+  /** The values a string field takes (the API's enum): the flag refuses any other while parsing. */
+  choices?: readonly string[];
 }
 
 export type JsonBody = Record<string, unknown>;
@@ -38,7 +41,7 @@ export function bodyFlags(fields: readonly BodyField[]): [string, 'string' | 'bo
 /** The body: the file's fields (when `file` is given), then each flag given over them. */
 export async function buildRequestBody(
   fields: readonly BodyField[],
-  flags: ReadonlyMap<string, string | boolean>,
+  flags: ReadonlyMap<string, string | boolean | number>,
   file: string | undefined,
 ): Promise<JsonBody> {
   const body: JsonBody = file === undefined ? {} : await readBodyFile(file);
@@ -59,17 +62,15 @@ async function readBodyFile(path: string): Promise<JsonBody> {
   return value as JsonBody;
 }
 
-async function fieldValue(field: BodyField, flag: string, value: string | boolean): Promise<unknown> {
+async function fieldValue(
+  field: BodyField,
+  flag: string,
+  value: string | boolean | number,
+): Promise<unknown> {
   switch (field.kind) {
     case 'boolean':
+    case 'integer': // a number already: the parser checked it
       return value;
-    case 'integer': {
-      const text = String(value);
-      if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
-        throw new UsageError(`--${flag} must be an integer, got ${JSON.stringify(text)}`);
-      }
-      return Number(text);
-    }
     case 'json': {
       const text = String(value);
       if (text.startsWith('@')) return readStructuredFile(text.slice(1), `--${flag}`);

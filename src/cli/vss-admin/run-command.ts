@@ -8,6 +8,7 @@
 import { describeError } from '../../platform/errors.js';
 import { tlsOf } from '../../platform/http/index.js';
 import { loadSettings } from '../../platform/settings/index.js';
+import { httpBaseUrl } from '../address-option.js';
 import { type CliContext, UsageError } from '../command-kit.js';
 import { AdminApiError, AdminClient, AdminUnreachableError } from './admin-client.js';
 import type { AdminFlags } from './admin-commands.js';
@@ -25,11 +26,11 @@ export async function runVssAdminCommand(
   const settings = loadSettings({ file: settingsFile });
   const host = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
   const tls = tlsOf(settings);
+  const given = flagText(flags, 'address');
   const url =
-    flagText(flags, 'url') ?? `${tls.client ? 'https' : 'http'}://${host}:${settings.vss.admin.port}`;
-  if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url)) {
-    throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
-  }
+    given === undefined
+      ? `${tls.client ? 'https' : 'http'}://${host}:${settings.vss.admin.port}`
+      : httpBaseUrl(given, Boolean(tls.client));
   const apiKey = flagText(flags, 'api-key') ?? settings.vss.admin.apiKeys[0];
   const context = {
     client: new AdminClient({ url, apiKey, tls: tls.client }),
@@ -60,7 +61,7 @@ function failureMessage(err: unknown): string {
   if (err instanceof AdminUnreachableError) {
     return (
       `${err.message}. Start it with "lattice vss" (the vss services with their admin API) or ` +
-      `"lattice up", or point --url at where it runs.`
+      `"lattice up", or point --address at where it runs.`
     );
   }
   return describeError(err);

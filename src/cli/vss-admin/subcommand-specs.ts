@@ -4,6 +4,8 @@
  * flags. admin-commands.ts declares them to the parser, subcommands.ts runs them. Nothing here
  * decides anything the API decides: bodies go as given and the API validates them.
  */
+import { MODEL_TYPES } from '../../vss/admin/api/model-types.js';
+import { JOB_FREQUENCIES, VECTOR_DB_TYPES } from '../../vss/store/types.js';
 import type { BodyField } from './request-input.js';
 
 export interface FlagHelp {
@@ -48,6 +50,9 @@ const field = (name: string, kind: BodyField['kind'] = 'string', aliases?: strin
   ...(aliases === undefined ? {} : { aliases }),
 });
 
+/** A string field that takes one of the API's enum values. */
+const choice = (name: string, choices: readonly string[]): BodyField => ({ ...field(name), choices });
+
 const ENTITY = field('entity');
 /** `--model-name`, or `--model` for short (what the operations' usage shows). */
 const MODEL_NAME = field('model_name', 'string', ['model']);
@@ -76,9 +81,9 @@ const VARIANT_FIELDS = [
   MODEL_NAME,
   VARIANT,
   field('vss_filter', 'json'),
-  field('vectordb_type'),
+  choice('vectordb_type', VECTOR_DB_TYPES),
   field('vectordb_config', 'json'),
-  field('job_frequency'),
+  choice('job_frequency', JOB_FREQUENCIES),
 ];
 
 export const SUBCOMMAND_SPECS: readonly SubcommandSpec[] = [
@@ -108,7 +113,7 @@ export const SUBCOMMAND_SPECS: readonly SubcommandSpec[] = [
     name: 'reset',
     about:
       'POST /reset-model: a full ingestion into the next version, indexing, then an atomic flip (--model-type DELTA: into the current version, no flip).',
-    fields: [ENTITY, MODEL_NAME, field('frequency'), field('model_type')],
+    fields: [ENTITY, MODEL_NAME, choice('frequency', JOB_FREQUENCIES), choice('model_type', MODEL_TYPES)],
     sendsBody: true,
     waitByDefault: true,
     flags: [],

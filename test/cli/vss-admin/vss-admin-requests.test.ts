@@ -7,11 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SUBCOMMAND_SPECS } from '../../../src/cli/vss-admin/subcommand-specs.js';
+import { closedPort } from '../../support/closed-port.js';
 import { AdminApiStandIn } from './admin-api-stand-in.js';
 import { runCli } from './cli-harness.js';
 
@@ -306,7 +306,10 @@ describe('errors', () => {
   test('a flag value of the wrong type, bad JSON, a missing @file: exit 2 naming the flag', async () => {
     const integer = await runCli('register-store', ['--store-id', 'one'], { url: api.url });
     assert.equal(integer.code, 2);
-    assert.match(integer.stderr, /^lattice: --store-id must be an integer, got "one"/);
+    assert.match(
+      integer.stderr,
+      /^lattice: option '--store-id <N>' argument 'one' is invalid\. It must be an integer\./,
+    );
     const json = await runCli('register-model', ['--model-config', '{vector_dimension: 64'], {
       url: api.url,
     });
@@ -343,7 +346,8 @@ describe('usage', () => {
       const result = await runCli(subcommand, ['--help'], { url: api.url });
       assert.equal(result.code, 0, subcommand);
       assert.match(result.stdout, new RegExp(`^Usage: lattice vss ${subcommand}\\b`), subcommand);
-      assert.match(result.stdout, /--url <URL>/, subcommand);
+      assert.match(result.stdout, /--address <ADDRESS>/, subcommand);
+      assert.doesNotMatch(result.stdout, /--url/, subcommand);
     }
     const model = await runCli('register-model', ['-h'], { url: api.url });
     for (const flag of [
@@ -383,9 +387,12 @@ describe('usage', () => {
     const half = await runCli('models', ['--entity', 'catalog'], { url: api.url });
     assert.equal(half.code, 2);
     assert.match(half.stderr, /--entity and --model go together/);
-    const url = await runCli('models', ['--url', 'localhost:8090'], { url: api.url });
-    assert.equal(url.code, 2);
-    assert.match(url.stderr, /--url must be an http:\/\/ or https:\/\/ URL/);
+    const address = await runCli('models', ['--address', 'localhost'], { url: api.url });
+    assert.equal(address.code, 2);
+    assert.match(
+      address.stderr,
+      /^lattice: option '--address <ADDRESS>' argument 'localhost' is invalid\. It must be HOST:PORT or an http:\/\/ or https:\/\/ URL\./,
+    );
   });
 });
 
@@ -412,12 +419,3 @@ describe('models', () => {
     assert.equal((JSON.parse(json.stdout) as { models: unknown[] }).models.length, 1);
   });
 });
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

@@ -147,7 +147,7 @@ describe('lattice up with TLS', () => {
         CATALOG_RANKER_ID,
         '--context',
         'user_id=u1',
-        '--target',
+        '--target-id',
         'c1',
         '--address',
         orchestrator,
@@ -160,11 +160,11 @@ describe('lattice up with TLS', () => {
     assert.match(predict.output.stdout, /final_score/);
 
     // The CLI's admin client, in its own process, reads the same settings: https, the CA, the certificate.
-    const models = lattice(['vss', 'models', '--url', admin, '--json'], { LATTICE_DATA_DIR: dataDir });
+    const models = lattice(['vss', 'models', '--address', admin, '--json'], { LATTICE_DATA_DIR: dataDir });
     children.push(models.child);
     assert.equal(await models.exited, 0, models.output.stderr);
     assert.match(models.output.stdout, /"products"/);
-    const refused = lattice(['vss', 'models', '--url', admin], {
+    const refused = lattice(['vss', 'models', '--address', admin], {
       LATTICE_DATA_DIR: dataDir,
       LATTICE_TLS_CA: certs.otherCa,
     });

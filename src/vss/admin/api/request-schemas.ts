@@ -7,6 +7,7 @@
  */
 import { FILTER_OPS } from '../../../platform/vectordb/index.js';
 import { DISTANCE_FUNCTIONS, JOB_FREQUENCIES, VECTOR_DB_TYPES } from '../../store/index.js';
+import { MODEL_TYPES, type ModelType } from './model-types.js';
 
 /** Longest JSON string accepted for a JSON-holding field (the body limit bounds it anyway). */
 const MAX_JSON_STRING = 65_536;
@@ -200,7 +201,7 @@ export const resetModelBody = {
     frequency: jobFrequency,
     model_type: {
       type: 'string',
-      enum: ['RESET', 'DELTA'],
+      enum: [...MODEL_TYPES],
       default: 'RESET',
       description:
         'RESET (default): a new version, indexed, then flipped. DELTA: the rows go into the current version, no flip.',
@@ -287,7 +288,7 @@ export interface ModelRequest {
 
 export interface ResetModelRequest extends ModelRequest {
   frequency?: (typeof JOB_FREQUENCIES)[number];
-  model_type?: 'RESET' | 'DELTA';
+  model_type?: ModelType;
 }
 
 export interface VariantRequest extends ModelRequest {
