@@ -63,6 +63,8 @@ const PARTITIONS_HELP =
   "this process's share of each topic's partitions, e.g. 0-3 or 0,2,4,6 (default all): processes of one group must split them";
 const OPS_ADDRESS_HELP =
   'the ops server of the running process holding the embedded queue (default from the settings: host and metrics.port)';
+const ALONE =
+  ' Alone only with a vector database server (Qdrant); on the embedded one (it lives in one process) run "lattice vss".';
 
 /** `--address` of the ops server, with `--ops-url`, its name before, as a deprecated alias. */
 function withOpsAddress(command: Command, session: CliSession): Command {
@@ -70,8 +72,6 @@ function withOpsAddress(command: Command, session: CliSession): Command {
   command.addOption(address);
   return addDeprecatedAlias(command, address, '--ops-url <URL>', session.io);
 }
-const ALONE =
-  ' Alone only with a vector database server (Qdrant); on the embedded one (it lives in one process) run "lattice vss".';
 
 /** `lattice vss` and its subcommands: the components, replay, and the admin API's clients. */
 export function defineVss(program: Command, session: CliSession): void {
