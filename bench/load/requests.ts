@@ -15,7 +15,7 @@ import {
   SearchRequest,
 } from '../../src/gen/vss/v1/vss.js';
 import { REQUEST_LIMITS } from '../../src/orchestrator/engine/request-limits.js';
-import type { VectorFixture } from '../../src/platform/vectordb/fixtures.js';
+import type { VectorFixture } from '../../test/support/vector-fixtures.js';
 import { SEARCH_LIMITS } from '../../src/vss/serving/request-limits.js';
 import { MAX_CANDIDATE_IDS, MAX_QUERIES } from '../../src/vss/serving/request-validation.js';
 import { LEGACY_ID } from '../../test/e2e/fuzz/orchestrator-rpcs.js';

@@ -15,7 +15,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusteredFixture, exactSearch, recall } from '../../src/platform/vectordb/fixtures.js';
+import { clusteredFixture, exactSearch, recall } from '../../test/support/vector-fixtures.js';
 import {
   EmbeddedVectorDb,
   type EmbeddedVectorDbOptions,

@@ -3,7 +3,7 @@
  * parameters: the load generator (ground truth, raw hnswlib baseline, query vectors) and the serving
  * process (PGlite catalog, EmbeddedVectorDb collection). Same seed, same vectors, same order.
  */
-import { clusteredFixture, type VectorFixture } from '../../src/platform/vectordb/fixtures.js';
+import { clusteredFixture, type VectorFixture } from '../../test/support/vector-fixtures.js';
 import type { SearchStats } from '../../src/platform/vectordb/index.js';
 import type { Pauses } from './pauses.js';
 

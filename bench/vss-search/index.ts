@@ -34,7 +34,7 @@ import { fork } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { SearchResponse } from '../../src/gen/vss/v1/vss.js';
-import { exactSearch, recall } from '../../src/platform/vectordb/fixtures.js';
+import { exactSearch, recall } from '../../test/support/vector-fixtures.js';
 import { HNSW_DEFAULTS } from '../../src/platform/vectordb/index.js';
 import { buildRawIndex } from '../support/hnswlib.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';

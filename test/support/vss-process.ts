@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqlClient } from '../../src/platform/sql/index.js';
-import { clusteredFixture, type VectorFixture } from '../../src/platform/vectordb/fixtures.js';
+import { clusteredFixture, type VectorFixture } from './vector-fixtures.js';
 import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
 import { type DistanceFunction, openVssStore } from '../../src/vss/store/index.js';
 import {

@@ -14,7 +14,7 @@ import {
   ScoreCandidatesRequest,
   SearchRequest,
 } from '../../../src/gen/vss/v1/vss.js';
-import type { VectorFixture } from '../../../src/platform/vectordb/fixtures.js';
+import type { VectorFixture } from '../../support/vector-fixtures.js';
 import {
   MAX_CANDIDATE_IDS,
   MAX_PAGE_SIZE,

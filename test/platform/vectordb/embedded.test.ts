@@ -16,7 +16,7 @@ import {
   exactSearch,
   recall,
   type VectorFixture,
-} from '../../../src/platform/vectordb/fixtures.js';
+} from '../../support/vector-fixtures.js';
 import {
   type CollectionSpec,
   createVectorDb,

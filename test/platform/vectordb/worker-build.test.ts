@@ -15,7 +15,7 @@ import {
   clusteredFixture,
   exactSearch,
   type VectorFixture,
-} from '../../../src/platform/vectordb/fixtures.js';
+} from '../../support/vector-fixtures.js';
 import type { DistanceFunction, PointInput, SearchHit } from '../../../src/platform/vectordb/vector-db.js';
 import { eventually } from '../../support/servers.js';
 

@@ -4,7 +4,7 @@
  * versions written the way ingestion writes them (embeddings rows with the raw index flags, and one
  * point per id whose payload holds the attributes and the membership flags), and the processor.
  */
-import { clusteredFixture, type VectorFixture } from '../../../src/platform/vectordb/fixtures.js';
+import { clusteredFixture, type VectorFixture } from '../../support/vector-fixtures.js';
 import { EmbeddedVectorDb, type Payload } from '../../../src/platform/vectordb/index.js';
 import { RealtimeProcessor } from '../../../src/vss/consumers/realtime-processor.js';
 import {

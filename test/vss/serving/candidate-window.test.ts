@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { seededRandom } from '../../../src/platform/vectordb/fixtures.js';
+import { seededRandom } from '../../support/vector-fixtures.js';
 import type { SearchHit } from '../../../src/platform/vectordb/index.js';
 import {
   type CandidateWindow,

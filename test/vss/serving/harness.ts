@@ -15,7 +15,7 @@ import {
 } from '../../../src/gen/vss/v1/vss.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { createSqlClient, type SqlClient } from '../../../src/platform/sql/index.js';
-import { clusteredFixture, type VectorFixture } from '../../../src/platform/vectordb/fixtures.js';
+import { clusteredFixture, type VectorFixture } from '../../support/vector-fixtures.js';
 import {
   EmbeddedVectorDb,
   type Payload,

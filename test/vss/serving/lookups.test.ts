@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { LatticeError } from '../../../src/platform/errors.js';
-import { clusteredFixture } from '../../../src/platform/vectordb/fixtures.js';
+import { clusteredFixture } from '../../support/vector-fixtures.js';
 import type {
   CollectionInfo,
   CollectionSpec,

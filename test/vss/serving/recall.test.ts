@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FilterOp } from '../../../src/gen/vss/v1/vss.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
-import { exactSearch } from '../../../src/platform/vectordb/fixtures.js';
+import { exactSearch } from '../../support/vector-fixtures.js';
 import type { VectorDb } from '../../../src/platform/vectordb/index.js';
 import { RecallSampler, ServingMetrics } from '../../../src/vss/serving/index.js';
 import { DIMENSION, ENTITY, MODEL, openWorld, payloadOf, type World } from './harness.js';

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Cache, createCache } from '../../../src/platform/cache/index.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
-import { clusteredFixture } from '../../../src/platform/vectordb/fixtures.js';
+import { clusteredFixture } from '../../support/vector-fixtures.js';
 import type { SearchRequest, VectorDb } from '../../../src/platform/vectordb/index.js';
 import { startVssServing, type VssServing } from '../../../src/vss/serving/index.js';
 import { realServer } from '../../support/servers.js';

@@ -9,7 +9,7 @@ import { createLogger } from '../../../../src/platform/logging/index.js';
 import { Metrics } from '../../../../src/platform/metrics/index.js';
 import { createQueue } from '../../../../src/platform/queue/index.js';
 import { createSqlClient } from '../../../../src/platform/sql/index.js';
-import { clusteredFixture } from '../../../../src/platform/vectordb/fixtures.js';
+import { clusteredFixture } from '../../../support/vector-fixtures.js';
 import { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
 import { buildAdminApi } from '../../../../src/vss/admin/api/index.js';
 import { FileJobRunner } from '../../../../src/vss/admin/jobs/index.js';

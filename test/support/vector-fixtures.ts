@@ -12,7 +12,7 @@
  * neighbours are nearly equidistant and a narrow search misses some. With 1,000 or more points per
  * cluster and the default spread, HNSW (M 16, ef_construction 128) at ef 16 stays below 0.9
  * recall@10, while ef 64 reaches 0.95 and more. Measured: 5,000 × 32 with 2 clusters,
- * 0.833 at ef 16 and 0.996 at ef 64 (test/vss/vectordb/embedded.test.ts); 100,000 × 128 with 100
+ * 0.833 at ef 16 and 0.996 at ef 64 (test/platform/vectordb/embedded.test.ts); 100,000 × 128 with 100
  * clusters, 0.766 at ef 16 and 0.991 at ef 64 (bench vss-recall). Many small clusters are easy
  * (5,000 × 32 with 20 clusters: 0.97 at ef 16), so keep clusters large when recall is the point.
  *
@@ -21,8 +21,8 @@
  * fixture of bench vss-recall (70 clusters) is below 0.95 at ef 64, hence the default ef 96.
  */
 
-import { seededRandom } from '../random.js';
-import type { DistanceFunction, Payload } from './vector-db.js';
+import { seededRandom } from '../../src/platform/random.js';
+import type { DistanceFunction, Payload } from '../../src/platform/vectordb/index.js';
 
 /** Noise standard deviation relative to the unit spread of the centres. */
 export const DEFAULT_SPREAD = 0.6;
@@ -59,7 +59,7 @@ export interface VectorFixture {
   queries(n: number, seed: number): Float32Array[];
 }
 
-export { seededRandom } from '../random.js';
+export { seededRandom } from '../../src/platform/random.js';
 
 /** Standard normal draws from a uniform source (Box-Muller, both outputs used). */
 export function seededGaussian(seed: number): () => number {
