@@ -93,8 +93,10 @@ describe('CallPolicy: deadlines, cancellation, retries, circuit breakers, metric
       'DEADLINE_EXCEEDED',
       new RegExp(`model server ${model.server.target}: ModelInfer exceeded its deadline`),
     );
+    // The server never answers: only the deadline ends the call, and not before it (a lower bound
+    // holds on any machine; how late a busy one ends it is not this test's business).
     const elapsed = Date.now() - started;
-    assert.ok(elapsed >= 490 && elapsed < 3000, `failed after ${elapsed} ms`);
+    assert.ok(elapsed >= 490, `failed after ${elapsed} ms`);
     assert.equal(model.inferCalls, calls + 1, 'the call reached the server');
     await eventually(() => model.inferCancelled > before, 2000, 'the server to see the cancellation');
     assert.equal(
@@ -110,15 +112,14 @@ describe('CallPolicy: deadlines, cancellation, retries, circuit breakers, metric
     const controller = new AbortController();
     const calls = model.inferCalls;
     const cancelled = model.inferCancelled;
+    // Cancelled at once, not at the deadline: that would end the call DEADLINE_EXCEEDED.
     const pending = client.infer(model.server.target, inferRequest, {
       signal: controller.signal,
-      deadline: within(10_000),
+      deadline: within(60_000),
     });
     await eventually(() => model.inferCalls > calls, 2000, 'the call to reach the server');
-    const started = Date.now();
     controller.abort(new Error('request abandoned'));
     await rejectsWith(pending, 'CANCELLED', /ModelInfer cancelled by the caller: request abandoned/);
-    assert.ok(Date.now() - started < 2000, 'cancelled at once, not at the deadline');
     await eventually(() => model.inferCancelled > cancelled, 2000, 'the server to see the cancellation');
     assert.equal(
       await sample(io.metrics, 'orchestrator_external_errors_total', {
@@ -219,16 +220,14 @@ describe('CallPolicy: deadlines, cancellation, retries, circuit breakers, metric
     assert.equal(io.policy.circuitState(model.server.target), 'closed');
   });
 
-  test('an unreachable target fails within the deadline', async () => {
+  test('an unreachable target fails UNAVAILABLE, without waiting out its deadline', async () => {
     const target = await unusedTarget();
-    const started = Date.now();
+    // A call that waited for the target until its deadline would end DEADLINE_EXCEEDED instead.
     await rejectsWith(
-      client.serverReady(target, { deadline: within(2000) }),
+      client.serverReady(target, { deadline: within(60_000) }),
       'UNAVAILABLE',
       new RegExp(`model server ${target}: ServerReady failed with UNAVAILABLE`),
     );
-    // Timer lag aside, the call ends by its deadline.
-    assert.ok(Date.now() - started < 2500, `took ${Date.now() - started} ms`);
     assert.equal(
       await sample(io.metrics, 'orchestrator_external_errors_total', { target, kind: 'unavailable' }),
       1,

@@ -75,11 +75,12 @@ export function cacheContract(target: CacheContractTarget): void {
     test('setMany stores every entry, each with its own TTL', async () => {
       const names = keys('k0', 'k1', 'k2', 'k3', 'k4', 'short');
       const entries = names.slice(0, 5).map((key, i) => ({ key, value: utf8(`v${i}`), ttlMs: LONG }));
-      await cache.setMany([...entries, { key: names[5]!, value: utf8('brief'), ttlMs: 150 }]);
+      // Long enough to be read back on a busy machine, short enough to wait for.
+      await cache.setMany([...entries, { key: names[5]!, value: utf8('brief'), ttlMs: 1000 }]);
       assert.deepEqual((await cache.getMany(names)).map(text), ['v0', 'v1', 'v2', 'v3', 'v4', 'brief']);
       await eventually(
         async () => (await cache.get(names[5]!)) === undefined,
-        5000,
+        10_000,
         'the short entry to expire',
       );
       assert.deepEqual((await cache.getMany(names)).map(text), ['v0', 'v1', 'v2', 'v3', 'v4', undefined]);
@@ -88,10 +89,10 @@ export function cacheContract(target: CacheContractTarget): void {
 
     test('an entry expires after its TTL while longer-lived ones stay', async () => {
       const [brief, lasting] = keys('brief', 'lasting');
-      await cache.set(brief!, utf8('x'), 200);
+      await cache.set(brief!, utf8('x'), 1000);
       await cache.set(lasting!, utf8('y'), LONG);
       assert.equal(text(await cache.get(brief!)), 'x', 'present before its TTL');
-      await eventually(async () => (await cache.get(brief!)) === undefined, 5000, 'the entry to expire');
+      await eventually(async () => (await cache.get(brief!)) === undefined, 10_000, 'the entry to expire');
       assert.deepEqual((await cache.getMany([brief!, lasting!])).map(text), [undefined, 'y']);
     });
 

@@ -114,11 +114,18 @@ describe('Redis', { skip }, () => {
       });
       await cache.set(key, Uint8Array.from([1]), 60_000);
       proxy.cut();
-      const started = Date.now();
-      await rejectsWith(cache.get(key), 'UNAVAILABLE', new RegExp(`127\\.0\\.0\\.1:${proxy.port}`));
-      await rejectsWith(cache.getMany([key, 'other']), 'UNAVAILABLE');
-      await rejectsWith(cache.setMany([{ key, value: Uint8Array.from([2]), ttlMs: 1000 }]), 'UNAVAILABLE');
-      assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
+      // At once: each fails for the lost connection, none by waiting out its command timeout.
+      const atOnce = (what: string) =>
+        new RegExp(
+          `127\\.0\\.0\\.1:${proxy.port} is unavailable \\(${what}\\): (?!.*(timed out|no answer within))`,
+        );
+      await rejectsWith(cache.get(key), 'UNAVAILABLE', atOnce('GET'));
+      await rejectsWith(cache.getMany([key, 'other']), 'UNAVAILABLE', atOnce('MGET'));
+      await rejectsWith(
+        cache.setMany([{ key, value: Uint8Array.from([2]), ttlMs: 1000 }]),
+        'UNAVAILABLE',
+        atOnce('SET pipeline'),
+      );
 
       proxy.restore();
       await eventually(
@@ -128,13 +135,17 @@ describe('Redis', { skip }, () => {
       );
     });
 
-    test('a frozen connection (no answer at all) fails within the command timeout instead of hanging', async () => {
+    // The test's timeout only turns a hang (no command timeout) into a failure.
+    test('a frozen connection (no answer at all) fails by the command timeout instead of hanging', {
+      timeout: 60_000,
+    }, async () => {
       proxy.freeze();
-      const started = Date.now();
-      await rejectsWith(cache.get(key), 'UNAVAILABLE', /timed out|unavailable/i);
-      await rejectsWith(cache.setMany([{ key, value: Uint8Array.from([3]), ttlMs: 1000 }]), 'UNAVAILABLE');
-      const elapsed = Date.now() - started;
-      assert.ok(elapsed < 2000, `took ${elapsed} ms`);
+      await rejectsWith(cache.get(key), 'UNAVAILABLE', /\(GET\): Command timed out/);
+      await rejectsWith(
+        cache.setMany([{ key, value: Uint8Array.from([3]), ttlMs: 1000 }]),
+        'UNAVAILABLE',
+        /\(SET pipeline\): Command timed out/,
+      );
     });
 
     after(async () => {
@@ -145,20 +156,22 @@ describe('Redis', { skip }, () => {
 });
 
 describe('Redis unreachable', () => {
-  test('a refused connection is UNAVAILABLE naming the address, quickly', async () => {
+  test('a refused connection is UNAVAILABLE naming the address and the refusal, without waiting for the connect timeout', async () => {
     const probe = createServer();
     const port = await listen(probe);
     await new Promise((resolve) => probe.close(resolve));
-    const started = Date.now();
+    // The refusal is the reason, not "no answer within" the (long) connect timeout.
     await rejectsWith(
-      createCache({ kind: 'redis', url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 1000 }),
+      createCache({ kind: 'redis', url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 60_000 }),
       'UNAVAILABLE',
-      new RegExp(`127\\.0\\.0\\.1:${port}.*ECONNREFUSED`),
+      new RegExp(`127\\.0\\.0\\.1:${port} is unavailable: connect ECONNREFUSED`),
     );
-    assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`);
   });
 
-  test('a server that accepts but never answers is UNAVAILABLE after the connect timeout', async () => {
+  // The test's timeout only turns a hang (no connect timeout) into a failure.
+  test('a server that accepts but never answers is UNAVAILABLE after the connect timeout', {
+    timeout: 60_000,
+  }, async () => {
     const sockets = new Set<Socket>();
     const silent = createServer((socket) => {
       sockets.add(socket);
@@ -170,10 +183,11 @@ describe('Redis unreachable', () => {
       await rejectsWith(
         createCache({ kind: 'redis', url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 500 }),
         'UNAVAILABLE',
-        new RegExp(`127\\.0\\.0\\.1:${port}`),
+        new RegExp(`127\\.0\\.0\\.1:${port} is unavailable: .*no answer within 500 ms`),
       );
+      // Not before the timeout (a lower bound holds however busy the machine is).
       const elapsed = Date.now() - started;
-      assert.ok(elapsed >= 400 && elapsed < 2000, `took ${elapsed} ms`);
+      assert.ok(elapsed >= 400, `took ${elapsed} ms`);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));

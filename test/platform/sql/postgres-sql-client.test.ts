@@ -44,9 +44,8 @@ describe('PostgreSQL', { skip }, () => {
   test('a statement over statementTimeoutMs fails with DEADLINE_EXCEEDED', async () => {
     const sql = await open({ statementTimeoutMs: 200 });
     try {
-      const started = Date.now();
+      // 57014: the server cancelled the statement at its timeout (without one it would just succeed).
       await rejectsWith(sql.query('SELECT pg_sleep(5)'), 'DEADLINE_EXCEEDED', /57014/);
-      assert.ok(Date.now() - started < 3000);
       assert.deepEqual((await sql.query('SELECT 1 AS ok')).rows, [{ ok: 1 }], 'the pool recovers');
     } finally {
       await sql.close();
@@ -65,22 +64,24 @@ async function unusedPort(): Promise<number> {
 }
 
 describe('PostgreSQL unreachable', () => {
-  test('a refused connection is UNAVAILABLE naming the address, within the connect timeout', async () => {
+  test('a refused connection is UNAVAILABLE naming the address and the refusal, not waiting for the connect timeout', async () => {
     const port = await unusedPort();
-    const started = Date.now();
+    // The refusal is the error, not a timeout after waiting for one.
     await rejectsWith(
       createSqlClient({
         kind: 'postgres',
         url: `postgres://postgres@127.0.0.1:${port}/test`,
-        connectTimeoutMs: 1000,
+        connectTimeoutMs: 60_000,
       }),
       'UNAVAILABLE',
-      new RegExp(`127\\.0\\.0\\.1:${port}`),
+      new RegExp(`127\\.0\\.0\\.1:${port} is unavailable: connect ECONNREFUSED`),
     );
-    assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
   });
 
-  test('a server that accepts but never answers is UNAVAILABLE after the connect timeout, not a hang', async () => {
+  // The test's timeout only turns a hang (a connect timeout not applied) into a failure.
+  test('a server that accepts but never answers is UNAVAILABLE after the connect timeout, not a hang', {
+    timeout: 60_000,
+  }, async () => {
     const sockets = new Set<Socket>();
     const silent: Server = createServer((socket) => {
       sockets.add(socket);
@@ -98,10 +99,11 @@ describe('PostgreSQL unreachable', () => {
           connectTimeoutMs: 500,
         }),
         'UNAVAILABLE',
-        new RegExp(`127\\.0\\.0\\.1:${address.port}`),
+        new RegExp(`127\\.0\\.0\\.1:${address.port} is unavailable: .*connection timeout`),
       );
+      // Not before the timeout (a lower bound holds however busy the machine is).
       const elapsed = Date.now() - started;
-      assert.ok(elapsed >= 400 && elapsed < 2000, `took ${elapsed} ms`);
+      assert.ok(elapsed >= 400, `took ${elapsed} ms`);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
