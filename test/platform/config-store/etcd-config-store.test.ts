@@ -46,18 +46,20 @@ async function rejection(work: Promise<unknown>): Promise<LatticeError> {
 }
 
 describe('EtcdConfigStore', () => {
-  it('fails to connect to an unreachable endpoint within the timeout, naming the endpoint', async () => {
+  it('fails to connect to an unreachable endpoint at once, naming the endpoint', async () => {
     const port = await freePort(); // nothing listens there any more
-    const started = Date.now();
+    // The refusal is the reason, not "no answer within" the (long) dial timeout.
     const error = await rejection(
-      EtcdConfigStore.connect({ endpoints: [`127.0.0.1:${port}`], dialTimeoutMs: 2000 }),
+      EtcdConfigStore.connect({ endpoints: [`127.0.0.1:${port}`], dialTimeoutMs: 60_000 }),
     );
     assert.equal(error.code, 'UNAVAILABLE');
-    assert.match(error.message, new RegExp(`etcd at http://127\\.0\\.0\\.1:${port}`));
-    assert.ok(Date.now() - started < 4000, `took ${Date.now() - started} ms`);
+    assert.match(error.message, new RegExp(`etcd at http://127\\.0\\.0\\.1:${port}: connect failed`));
   });
 
-  it('times out against a server that accepts connections but never answers', async (t: TestContext) => {
+  // The test's timeout only turns a hang (a timeout not applied) into a failure.
+  it('times out against a server that accepts connections but never answers', {
+    timeout: 60_000,
+  }, async (t: TestContext) => {
     const sockets = new Set<Socket>();
     const silent = createServer((socket) => {
       sockets.add(socket);
@@ -71,7 +73,6 @@ describe('EtcdConfigStore', () => {
     const address = silent.address();
     const endpoint = `127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
 
-    let started = Date.now();
     const connectError = await rejection(
       EtcdConfigStore.connect({ endpoints: [endpoint], dialTimeoutMs: 500 }),
     );
@@ -80,7 +81,6 @@ describe('EtcdConfigStore', () => {
       connectError.message,
       new RegExp(`etcd at http://${endpoint}: connect: no answer within 500 ms`),
     );
-    assert.ok(Date.now() - started < 2000, `connect took ${Date.now() - started} ms`);
 
     const store = new EtcdConfigStore({ endpoints: [endpoint], dialTimeoutMs: 500, requestTimeoutMs: 500 });
     try {
@@ -90,11 +90,9 @@ describe('EtcdConfigStore', () => {
         () => store.list('models/'),
         () => store.watch('models/', () => {}),
       ]) {
-        started = Date.now();
         const error = await rejection(call());
         assert.match(error.code, /^(DEADLINE_EXCEEDED|UNAVAILABLE)$/);
         assert.match(error.message, new RegExp(`etcd at http://${endpoint}`));
-        assert.ok(Date.now() - started < 2000, `${error.message} took ${Date.now() - started} ms`);
       }
     } finally {
       await store.close();

@@ -69,7 +69,6 @@ function startEcho(
   options: { auth?: Record<string, string>; maxInFlightCalls?: number; defaultDeadlineMs?: number } = {},
 ) {
   const metrics = new Metrics();
-  const slowCallsStarted = { count: 0 };
   const server = new GrpcServer({
     name: 'echo',
     host: '127.0.0.1',
@@ -84,11 +83,20 @@ function startEcho(
     maxInFlightCalls: options.maxInFlightCalls,
     defaultDeadlineMs: options.defaultDeadlineMs,
   });
-  const stubborn = { finished: 0 };
+  /**
+   * Calls with `fail: 'held'` run until the test lets them finish (`release`), ignoring their signal:
+   * a slow handler whose end the test decides, instead of one that sleeps for a guessed time.
+   */
+  const held = { started: 0, finished: 0, release: () => {}, released: Promise.resolve() };
+  const hold = () => {
+    held.released = new Promise<void>((resolve) => {
+      held.release = resolve;
+    });
+  };
+  hold();
   server.addUnaryService(EchoClient.service, {
     Say: async (request: SayRequest, context) => {
       if (request.delayMs > 0) {
-        slowCallsStarted.count++;
         await new Promise<void>((resolve, reject) => {
           const t = setTimeout(resolve, request.delayMs);
           context.signal.addEventListener('abort', () => {
@@ -108,15 +116,17 @@ function startEcho(
       if (request.fail === 'echo_input')
         throw invalidArgument(`unknown text "${request.text}"`, request.text);
       if (request.fail === 'crash') throw new TypeError('secret internals');
-      if (request.fail === 'stubborn') {
-        // Ignores its signal: the client must be answered at the deadline all the same.
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        stubborn.finished++;
+      if (request.fail === 'held') {
+        held.started++;
+        const released = held.released;
+        await released;
+        held.finished++;
+        if (held.released === released) hold();
       }
       return { text: `echo ${request.text}` };
     },
   });
-  return { server, metrics, slowCallsStarted, stubborn };
+  return { server, metrics, held };
 }
 
 describe('GrpcServer', () => {
@@ -279,14 +289,20 @@ describe('GrpcServer caller auth', () => {
 
 describe('GrpcServer graceful shutdown', () => {
   test('lets in-flight calls finish, refuses new ones', async () => {
-    const { server, slowCallsStarted } = startEcho();
+    const { server, held } = startEcho();
     const address = `127.0.0.1:${await server.start()}`;
     const client = new EchoClient(address, grpc.credentials.createInsecure());
     try {
       await call(client, 'Say', { text: 'warm' });
-      const inFlight = call<{ text: string }>(client, 'Say', { text: 'slow', delayMs: 300 });
-      await eventually(() => slowCallsStarted.count === 1, 5000, 'the slow call to reach its handler');
-      const stopped = server.stop();
+      const inFlight = call<{ text: string }>(client, 'Say', { text: 'slow', fail: 'held' });
+      await eventually(() => held.started === 1, 5000, 'the slow call to reach its handler');
+      let stoppedYet = false;
+      const stopped = server.stop().then(() => {
+        stoppedYet = true;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(stoppedYet, false, 'the stop waits for the call in flight');
+      held.release();
       assert.equal((await inFlight).text, 'echo slow');
       await stopped;
       const late = new EchoClient(address, grpc.credentials.createInsecure());
@@ -392,7 +408,7 @@ describe('GrpcServer at the edges of the wire', () => {
 });
 
 describe('GrpcServer call limits', () => {
-  const { server, stubborn } = startEcho({ maxInFlightCalls: 2, defaultDeadlineMs: 150 });
+  const { server, held } = startEcho({ maxInFlightCalls: 2, defaultDeadlineMs: 150 });
   let client: grpc.Client;
 
   before(async () => {
@@ -414,27 +430,30 @@ describe('GrpcServer call limits', () => {
     );
 
   test('a call without a deadline gets the server default and is answered at it', async () => {
-    const started = Date.now();
+    // Without the default the handler would answer after its 10 s delay, and the call succeed.
     await assert.rejects(noDeadline({ text: 'slow', delayMs: 10_000 }), {
       code: grpc.status.DEADLINE_EXCEEDED,
     });
-    assert.ok(Date.now() - started < 5000);
   });
 
   test('the client is answered at the deadline even when the handler ignores its signal', async () => {
-    const before = stubborn.finished;
-    await assert.rejects(call(client, 'Say', { text: 'x', fail: 'stubborn' }, new grpc.Metadata(), 50), {
+    const before = held.finished;
+    // The handler ignores its signal and runs until released: the client is answered all the same.
+    await assert.rejects(call(client, 'Say', { text: 'x', fail: 'held' }, new grpc.Metadata(), 50), {
       code: grpc.status.DEADLINE_EXCEEDED,
     });
-    assert.equal(stubborn.finished, before, 'answered before the handler finished');
-    await eventually(() => stubborn.finished === before + 1, 5000, 'the stubborn handler to finish');
+    assert.equal(held.finished, before, 'answered before the handler finished');
+    held.release();
+    await eventually(() => held.finished === before + 1, 5000, 'the held handler to finish');
   });
 
   test('past the in-flight limit a call is refused with RESOURCE_EXHAUSTED, and served again after', async () => {
+    const started = held.started;
     const slow = [1, 2].map(() =>
-      call(client, 'Say', { text: 'slow', delayMs: 400 }).catch((err: unknown) => err),
+      call<{ text: string }>(client, 'Say', { text: 'slow', fail: 'held' }, new grpc.Metadata(), 60_000),
     );
-    // The two slow calls are running once a third one is refused.
+    // The two held calls run until released, so a third one is surely refused.
+    await eventually(() => held.started === started + 2, 5000, 'both calls to reach their handler');
     let refused: grpc.ServiceError | undefined;
     await eventually(async () => {
       try {
@@ -447,7 +466,11 @@ describe('GrpcServer call limits', () => {
     });
     assert.equal(refused?.code, grpc.status.RESOURCE_EXHAUSTED);
     assert.match(refused?.details ?? '', /2 calls in flight \(limit 2\)/);
-    await Promise.all(slow);
+    held.release();
+    assert.deepEqual(
+      (await Promise.all(slow)).map((r) => r.text),
+      ['echo slow', 'echo slow'],
+    );
     assert.equal((await call<{ text: string }>(client, 'Say', { text: 'after' })).text, 'echo after');
   });
 });

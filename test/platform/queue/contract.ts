@@ -168,6 +168,7 @@ export function queueContract(adapter: QueueAdapterUnderTest): void {
       const redelivered = seen[1]!;
       assert.equal(redelivered.deliveryCount, 2);
       assert.equal(redelivered.sequence, seen[0]!.sequence);
+      // A lower bound: it holds however busy the machine is.
       const waited = Date.now() - nakAt;
       assert.ok(waited >= 400, `redelivered after ${waited} ms`);
     });
@@ -212,6 +213,7 @@ export function queueContract(adapter: QueueAdapterUnderTest): void {
       const { seen } = await record(topic, 'g', async (message) => {
         if (read(message) !== 'slow') return;
         for (let i = 0; i < 4; i++) {
+          // The slow work itself (the scenario), not a wait for a condition.
           await new Promise((resolve) => setTimeout(resolve, 300));
           await message.inProgress();
         }
@@ -582,13 +584,14 @@ export function queueContract(adapter: QueueAdapterUnderTest): void {
 
     if (adapter.openUnreachable) {
       const openUnreachable = adapter.openUnreachable;
-      it('fails with UNAVAILABLE within a timeout when the server is unreachable', async () => {
-        const started = Date.now();
+      // The test's timeout only turns a hang (no connect timeout) into a failure.
+      it('fails with UNAVAILABLE within a timeout when the server is unreachable', {
+        timeout: 60_000,
+      }, async () => {
         await assert.rejects(openUnreachable(), (err) => {
           assert.ok(isLatticeError(err, 'UNAVAILABLE'), String(err));
           return true;
         });
-        assert.ok(Date.now() - started < 5000, 'failed fast');
       });
     }
   });

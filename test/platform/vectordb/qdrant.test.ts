@@ -315,22 +315,23 @@ describe('qdrant adapter', () => {
     }
   });
 
-  test('a refused connection is UNAVAILABLE naming the URL, within the timeout', async () => {
+  test('a refused connection is UNAVAILABLE naming the URL and the refusal, without waiting for the timeout', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
-    const started = Date.now();
+    // The refusal is the reason, not "did not answer within" the (long) timeout.
+    const refused = new RegExp(`${url.replaceAll('.', '\\.')} cannot be reached: .*ECONNREFUSED`);
     await rejectsWith(
-      createVectorDb({ kind: 'qdrant', url, timeoutMs: 2000 }),
+      createVectorDb({ kind: 'qdrant', url, timeoutMs: 60_000 }),
       'UNAVAILABLE',
       undefined,
-      new RegExp(url.replaceAll('.', '\\.')),
+      refused,
     );
-    const lazy = new QdrantVectorDb({ url, timeoutMs: 2000 });
-    await rejectsWith(lazy.collectionInfo('any'), 'UNAVAILABLE', undefined, /cannot be reached/);
-    assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+    const lazy = new QdrantVectorDb({ url, timeoutMs: 60_000 });
+    await rejectsWith(lazy.collectionInfo('any'), 'UNAVAILABLE', undefined, refused);
     await lazy.close();
   });
 
-  test('a server that never answers is UNAVAILABLE after timeoutMs', async () => {
+  // The test's timeout only turns a hang (no request timeout) into a failure.
+  test('a server that never answers is UNAVAILABLE after timeoutMs', { timeout: 60_000 }, async () => {
     const sockets: Socket[] = [];
     const silent: Server = createServer((socket) => {
       sockets.push(socket);
@@ -345,8 +346,9 @@ describe('qdrant adapter', () => {
         undefined,
         /did not answer within 300 ms/,
       );
+      // Not before the timeout (a lower bound holds however busy the machine is).
       const took = Date.now() - started;
-      assert.ok(took >= 250 && took < 3000, `took ${took} ms`);
+      assert.ok(took >= 250, `took ${took} ms`);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
