@@ -57,17 +57,19 @@ describe('Redis feature store', { skip }, () => {
     assert.deepEqual(Object.keys(hash), ['agg']);
     // version 1, then 4 bytes of FP32 1.0, then 2 bytes "hi"
     assert.equal(hash.agg?.toString('hex'), '01040000803f026869');
+    // An hour from the write: a minute of slack for a busy machine between the write and this read.
     const ttl = await redis.pttl(key);
-    assert.ok(ttl > 3_590_000 && ttl <= 3_600_000, `ttl ${ttl}`);
+    assert.ok(ttl > 3_540_000 && ttl <= 3_600_000, `ttl ${ttl}`);
     await redis.quit();
   });
 
-  test('an unreachable server is UNAVAILABLE naming it, within the connect timeout', async () => {
-    const started = Date.now();
+  test('an unreachable server is UNAVAILABLE naming it and the refusal, without waiting for the connect timeout', async () => {
+    // The refusal is the reason, not "no answer within" the (long) connect timeout.
     await assert.rejects(
-      RedisFeatureStore.connect({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 500 }),
-      (err: unknown) => isLatticeError(err, 'UNAVAILABLE') && /127\.0\.0\.1:1/.test(err.message),
+      RedisFeatureStore.connect({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 60_000 }),
+      (err: unknown) =>
+        isLatticeError(err, 'UNAVAILABLE') &&
+        /127\.0\.0\.1:1 is unavailable: connect ECONNREFUSED/.test(err.message),
     );
-    assert.ok(Date.now() - started < 3000);
   });
 });

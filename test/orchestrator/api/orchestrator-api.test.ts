@@ -341,7 +341,7 @@ describe('orchestrator gRPC API', () => {
         }),
         (e) => code(e) === status.DEADLINE_EXCEEDED,
       );
-      await eventually(() => model.cancelled === 1, 2000, 'the model call to be cancelled');
+      await eventually(() => model.cancelled === 1, 10_000, 'the model call to be cancelled');
     } finally {
       model.mode = 'ok';
     }

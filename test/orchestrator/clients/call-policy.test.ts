@@ -98,7 +98,7 @@ describe('CallPolicy: deadlines, cancellation, retries, circuit breakers, metric
     const elapsed = Date.now() - started;
     assert.ok(elapsed >= 490, `failed after ${elapsed} ms`);
     assert.equal(model.inferCalls, calls + 1, 'the call reached the server');
-    await eventually(() => model.inferCancelled > before, 2000, 'the server to see the cancellation');
+    await eventually(() => model.inferCancelled > before, 10_000, 'the server to see the cancellation');
     assert.equal(
       await sample(io.metrics, 'orchestrator_external_errors_total', {
         method: 'ModelInfer',
@@ -117,10 +117,10 @@ describe('CallPolicy: deadlines, cancellation, retries, circuit breakers, metric
       signal: controller.signal,
       deadline: within(60_000),
     });
-    await eventually(() => model.inferCalls > calls, 2000, 'the call to reach the server');
+    await eventually(() => model.inferCalls > calls, 10_000, 'the call to reach the server');
     controller.abort(new Error('request abandoned'));
     await rejectsWith(pending, 'CANCELLED', /ModelInfer cancelled by the caller: request abandoned/);
-    await eventually(() => model.inferCancelled > cancelled, 2000, 'the server to see the cancellation');
+    await eventually(() => model.inferCancelled > cancelled, 10_000, 'the server to see the cancellation');
     assert.equal(
       await sample(io.metrics, 'orchestrator_external_errors_total', {
         method: 'ModelInfer',
@@ -289,7 +289,7 @@ describe('CallPolicy circuit breaker per endpoint', () => {
         await client.serverReady(model.server.target).catch(() => undefined);
         return model.readyCalls > calls;
       },
-      3000,
+      10_000,
       'a half-open probe',
     );
     assert.equal(model.readyCalls, calls + 1, 'exactly one probe');
@@ -319,10 +319,10 @@ describe('CallPolicy circuit breaker per endpoint', () => {
         if (!failedFast) probe = attempt;
         return !failedFast;
       },
-      3000,
+      10_000,
       'the probe to start',
     );
-    await eventually(() => release !== undefined, 2000, 'the probe to reach the server');
+    await eventually(() => release !== undefined, 10_000, 'the probe to reach the server');
     assert.equal(io.policy.circuitState(model.server.target), 'half-open');
     await rejectsWith(client.serverReady(model.server.target), 'UNAVAILABLE', /^circuit open/);
     release!();

@@ -99,7 +99,7 @@ async function cacheBehaviour(cache: Cache): Promise<void> {
       assert.deepEqual(await scores(), [20, 40, 20]);
       return fetcher.calls === before;
     },
-    3000,
+    10_000,
     'a request served entirely from the cache',
   );
   const calls = fetcher.calls;
@@ -183,7 +183,7 @@ describe('feature cache', () => {
           assert.equal(await score(snapshot), want);
           return fetcher.calls === before;
         },
-        3000,
+        10_000,
         'a request served from the cache',
       );
     };

@@ -81,9 +81,9 @@ describe('snapshots', () => {
       const engine = new InferenceEngine(registry);
       const first = registry.require('m').version;
       const inFlight = engine.execute('m', { pattern: 'point', request }, 't');
-      await eventually(() => echo.started === 1, 2000, 'the request to reach its model call');
+      await eventually(() => echo.started === 1, 10_000, 'the request to reach its model call');
       await store.put('models/m', model(10));
-      await eventually(() => registry.require('m').version !== first, 2000, 'the reload');
+      await eventually(() => registry.require('m').version !== first, 10_000, 'the reload');
       echo.open();
       const { context } = await inFlight;
       assert.equal(context.snapshot.version, first);

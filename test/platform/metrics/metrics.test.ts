@@ -40,7 +40,7 @@ describe('Metrics', () => {
     });
     metrics.counter('cache_hits_total', 'hits', ['component']).inc({ component: 'catalog' });
     metrics.timing('call_seconds', 'latency', ['target']).observeMs({ target: 'fs' }, 12);
-    await eventually(() => packets.length >= 2, 3000, 'two StatsD packets');
+    await eventually(() => packets.length >= 2, 10_000, 'two StatsD packets');
     assert.ok(packets.includes('lattice.cache_hits_total:1|c|#component:catalog'), packets.join(' '));
     assert.ok(packets.includes('lattice.call_ms:12|ms|#target:fs'), packets.join(' '));
     await metrics.close();
@@ -64,7 +64,7 @@ describe('Metrics', () => {
     assert.match(body, /bound_hits_total\{component="catalog"\} 7/);
     assert.match(body, /bound_call_seconds_bucket\{le="0.025",target="fs"\} 1/);
     assert.match(body, /bound_call_seconds_count\{target="fs"\} 2/);
-    await eventually(() => packets.length >= 5, 3000, 'five StatsD packets');
+    await eventually(() => packets.length >= 5, 10_000, 'five StatsD packets');
     assert.ok(packets.includes('lattice.bound_hits_total:4|c|#component:catalog'), packets.join(' '));
     assert.ok(packets.includes('lattice.bound_call_ms:12|ms|#target:fs'), packets.join(' '));
     await metrics.close();
@@ -81,7 +81,7 @@ describe('Metrics', () => {
       statsd: { host: '127.0.0.1', port, prefix: '', tags: 'telegraf', maxBufferSize: 0 },
     });
     telegraf.counter('b_total', 'b', ['k']).inc({ k: 'v' });
-    await eventually(() => packets.length >= 2, 3000, 'two StatsD packets');
+    await eventually(() => packets.length >= 2, 10_000, 'two StatsD packets');
     assert.ok(packets.includes('a_total:1|c'), packets.join(' '));
     assert.ok(packets.includes('b_total,k=v:1|c'), packets.join(' '));
     await plain.close();

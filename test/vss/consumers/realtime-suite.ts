@@ -163,12 +163,12 @@ export function realtimeSuite(target: RealtimeSuiteTarget): void {
         assert.equal((await ids('organic'))[0], 'p3');
 
         await world.deliver(realtimeEvent(world.entity, 1, [['p3', 'is_live', 'true']]));
-        await eventually(async () => (await ids('live'))[0] === 'p3', 1000, 'p3 to join the live results');
+        await eventually(async () => (await ids('live'))[0] === 'p3', 10_000, 'p3 to join the live results');
 
         await world.deliver(realtimeEvent(world.entity, 2, [['p3', 'is_live', 'false']]));
         await eventually(
           async () => !(await ids('live')).includes('p3'),
-          1000,
+          10_000,
           'p3 to leave the live results',
         );
         assert.equal(
