@@ -146,6 +146,7 @@ class SpyStore extends MemoryFeatureStore {
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
+      // A slow store (the scenario), not a wait for a condition.
       if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
       if (this.writes.length >= this.failAfter) throw new LatticeError('UNAVAILABLE', 'Redis went away');
       this.writes.push({ rows: rows.length, ttlMs: options.ttlMs });

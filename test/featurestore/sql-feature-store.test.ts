@@ -87,6 +87,7 @@ describe('the memory mirror of the SQL store (what lattice up serves)', () => {
       },
     );
     await first.store.close();
+    // Lets the 1 ms TTL lapse (the scenario: time passing, not a wait for something to happen).
     await new Promise((resolve) => setTimeout(resolve, 5));
 
     const second = await MirroredFeatureStore.open(await SqlFeatureStore.open(sql));

@@ -11,6 +11,7 @@ import { Platform } from '../../src/platform/platform.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
 import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
 import { startQdrantStandIn } from '../support/qdrant-stand-in.js';
+import { eventually } from '../support/servers.js';
 
 const logger = createLogger('test', { level: 'silent' });
 
@@ -147,8 +148,23 @@ describe('Platform SQL settings', () => {
       });
       // PGlite cannot interrupt the sleep: a statement queued behind it fails on time too, and the
       // connection answers again once the sleep has run to its end.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      assert.deepEqual((await sql.query('SELECT 1 AS ok')).rows, [{ ok: 1 }]);
+      let answered: unknown;
+      await eventually(
+        () =>
+          sql.query('SELECT 1 AS ok').then(
+            ({ rows }) => {
+              answered = rows;
+              return true;
+            },
+            (err: unknown) => {
+              assert.ok(isLatticeError(err, 'DEADLINE_EXCEEDED'), String(err));
+              return false;
+            },
+          ),
+        30_000,
+        'the connection to answer after the sleep',
+      );
+      assert.deepEqual(answered, [{ ok: 1 }]);
     } finally {
       await platform.close();
     }

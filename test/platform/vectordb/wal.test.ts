@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { WriteAheadLog } from '../../../src/platform/vectordb/embedded/write-ahead-log.js';
 import { EmbeddedVectorDb, type PointInput } from '../../../src/platform/vectordb/index.js';
+import { eventually } from '../../support/servers.js';
 import { rejectsWith } from './contract.js';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
@@ -206,10 +207,7 @@ describe('embedded vector db: write-ahead log', () => {
     }));
     await db.upsert('big', points);
     const collectionDir = join(dir, 'big');
-    const deadline = Date.now() + 10_000;
-    while (!existsSync(join(collectionDir, '1')) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 10));
-    assert.ok(existsSync(join(collectionDir, '1')), 'an early snapshot was written');
+    await eventually(() => existsSync(join(collectionDir, '1')), 10_000, 'an early snapshot to be written');
   });
 
   test('damage before the newest segment fails the open, naming the file', async (t) => {

@@ -12,15 +12,11 @@ import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
 import { ServingConfigRepository, startVssServing } from '../../../src/vss/serving/index.js';
 import { VSS_CONFIG_CHANNEL, type VssStore } from '../../../src/vss/store/index.js';
+import { eventually } from '../../support/servers.js';
 import { Client, ENTITY, expectStatus, MODEL, openWorld, type World } from './harness.js';
 
-async function waitFor(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const waitFor = (condition: () => boolean | Promise<boolean>, what: string): Promise<void> =>
+  eventually(condition, 10_000, what);
 
 /** `target` with some methods replaced (the rest, prototype methods included, delegate to it). */
 function overriding<T extends object>(target: T, methods: Partial<T>): T {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { LatticeError } from '../../../src/platform/errors.js';
-import { clusteredFixture } from '../../support/vector-fixtures.js';
 import type {
   CollectionInfo,
   CollectionSpec,
@@ -16,6 +15,8 @@ import type {
   VectorDb,
 } from '../../../src/platform/vectordb/index.js';
 import type { DistanceFunction } from '../../../src/vss/store/index.js';
+import { eventually } from '../../support/servers.js';
+import { clusteredFixture } from '../../support/vector-fixtures.js';
 import {
   COUNT,
   DIMENSION,
@@ -31,6 +32,8 @@ import {
 /** Delegates to the embedded DB, counting searches; can be made to fail or to stall. */
 class ControlledDb implements VectorDb {
   searches = 0;
+  /** Searches started and not yet ended (a stalled one outlives its caller's deadline). */
+  searching = 0;
   failing = false;
   delayMs = 0;
   constructor(private readonly inner: EmbeddedVectorDb) {}
@@ -65,9 +68,15 @@ class ControlledDb implements VectorDb {
   async search(request: SearchRequest): Promise<SearchHit[][]> {
     // Recall samples search the whole collection; only serving searches are counted.
     if (request.limit < COUNT) this.searches++;
-    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
-    if (this.failing) throw new LatticeError('UNAVAILABLE', 'vector database is down');
-    return this.inner.search(request);
+    this.searching++;
+    try {
+      // A stalled database (the scenario), not a wait for a condition.
+      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      if (this.failing) throw new LatticeError('UNAVAILABLE', 'vector database is down');
+      return await this.inner.search(request);
+    } finally {
+      this.searching--;
+    }
   }
   close(): Promise<void> {
     return this.inner.close();
@@ -178,7 +187,8 @@ describe('vss serving: caches, versions, resilience', () => {
     } finally {
       db.delayMs = 0;
     }
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    // The stalled search ends on its own: let it, before the next test counts searches.
+    await eventually(() => db.searching === 0, 10_000, 'the stalled search to end');
   });
 
   test('vector DB failures are UNAVAILABLE; after 5 the breaker opens and sheds without calling it', async () => {
