@@ -244,8 +244,9 @@ describe('CallPolicy circuit breaker per endpoint', () => {
   before(async () => {
     await model.start();
     await healthy.start();
-    // No retries here, so that every failed call is exactly one server call.
-    io = plumbing({ retry: { maxAttempts: 1 }, breaker: { consecutiveFailures: 3, halfOpenAfterMs: 200 } });
+    // No retries here, so that every failed call is exactly one server call. The cool-down is long
+    // enough that a busy machine does not pass it between a failure and the next call a test makes.
+    io = plumbing({ retry: { maxAttempts: 1 }, breaker: { consecutiveFailures: 3, halfOpenAfterMs: 1000 } });
     client = new KServeClient(io.policy);
   });
   after(async () => {
