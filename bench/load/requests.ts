@@ -15,11 +15,11 @@ import {
   SearchRequest,
 } from '../../src/gen/vss/v1/vss.js';
 import { REQUEST_LIMITS } from '../../src/orchestrator/engine/request-limits.js';
-import type { VectorFixture } from '../../test/support/vector-fixtures.js';
 import { SEARCH_LIMITS } from '../../src/vss/serving/request-limits.js';
 import { MAX_CANDIDATE_IDS, MAX_QUERIES } from '../../src/vss/serving/request-validation.js';
 import { LEGACY_ID } from '../../test/e2e/fuzz/orchestrator-rpcs.js';
 import { DUO_ID } from '../../test/support/orchestrator-process.js';
+import type { VectorFixture } from '../../test/support/vector-fixtures.js';
 
 /** The default of settings grpc.maxMessageBytes. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;

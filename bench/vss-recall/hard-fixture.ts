@@ -13,9 +13,9 @@
  * Env BENCH_HARD_POINTS scales it (default 100,000; 0 skips it).
  */
 
-import { clusteredFixture, exactSearch, recall } from '../../test/support/vector-fixtures.js';
 import { EmbeddedVectorDb, HNSW_DEFAULTS } from '../../src/platform/vectordb/index.js';
 import { WINDOW_STEPS } from '../../src/vss/serving/index.js';
+import { clusteredFixture, exactSearch, recall } from '../../test/support/vector-fixtures.js';
 import { measure, medianRun, type RunStats, round } from '../support/stats.js';
 
 export const HARD_POINTS = Number(process.env.BENCH_HARD_POINTS ?? 100_000);

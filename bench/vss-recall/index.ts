@@ -15,13 +15,13 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusteredFixture, exactSearch, recall } from '../../test/support/vector-fixtures.js';
 import {
   EmbeddedVectorDb,
   type EmbeddedVectorDbOptions,
   type Filter,
   HNSW_DEFAULTS,
 } from '../../src/platform/vectordb/index.js';
+import { clusteredFixture, exactSearch, recall } from '../../test/support/vector-fixtures.js';
 import { buildRawIndex } from '../support/hnswlib.js';
 import { settledRss } from '../support/memory.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';

@@ -3,8 +3,9 @@
  * parameters: the load generator (ground truth, raw hnswlib baseline, query vectors) and the serving
  * process (PGlite catalog, EmbeddedVectorDb collection). Same seed, same vectors, same order.
  */
-import { clusteredFixture, type VectorFixture } from '../../test/support/vector-fixtures.js';
+
 import type { SearchStats } from '../../src/platform/vectordb/index.js';
+import { clusteredFixture, type VectorFixture } from '../../test/support/vector-fixtures.js';
 import type { Pauses } from './pauses.js';
 
 export const ENTITY = 'catalog';

@@ -292,7 +292,11 @@ describe('lattice orchestrator as its own process', () => {
       const file = join(servers.configDir, 'models', `${id}.json`);
       writeFileSync(`${file}.tmp`, '{ "model_config_id": ');
       renameSync(`${file}.tmp`, file);
-      await eventually(async () => (await rejected()) > before + 1, 10_000, 'the unparsable document rejected');
+      await eventually(
+        async () => (await rejected()) > before + 1,
+        10_000,
+        'the unparsable document rejected',
+      );
       const count = answers.length;
       await eventually(() => answers.length > count + 50, 5000, 'more load after the breakage');
       assert.equal(await probe(), V2);

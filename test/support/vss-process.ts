@@ -10,7 +10,6 @@ import { mkdtempSync } from 'node:fs';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqlClient } from '../../src/platform/sql/index.js';
-import { clusteredFixture, type VectorFixture } from './vector-fixtures.js';
 import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
 import { type DistanceFunction, openVssStore } from '../../src/vss/store/index.js';
 import {
@@ -24,6 +23,7 @@ import {
   writeVersion,
 } from '../vss/serving/harness.js';
 import { eventually } from './servers.js';
+import { clusteredFixture, type VectorFixture } from './vector-fixtures.js';
 
 export { ENTITY as VSS_ENTITY, MODEL as VSS_MODEL, payloadOf as vssPayloadOf };
 

@@ -14,12 +14,12 @@ import {
   ScoreCandidatesRequest,
   SearchRequest,
 } from '../../../src/gen/vss/v1/vss.js';
-import type { VectorFixture } from '../../support/vector-fixtures.js';
 import {
   MAX_CANDIDATE_IDS,
   MAX_PAGE_SIZE,
   MAX_QUERIES,
 } from '../../../src/vss/serving/request-validation.js';
+import type { VectorFixture } from '../../support/vector-fixtures.js';
 import { Client as VssClient } from '../../vss/serving/harness.js';
 import { concat, INVALID_UTF8, lengthDelimited } from './byte-mutations.js';
 import { type Expectation, type FuzzCase, type FuzzRpc, hostileString, sized } from './fuzz-runner.js';

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { clusteredFixture, exactSearch, recall } from '../../support/vector-fixtures.js';
 import { EmbeddedVectorDb } from '../../../src/platform/vectordb/index.js';
+import { clusteredFixture, exactSearch, recall } from '../../support/vector-fixtures.js';
 
 const fixture = clusteredFixture({ count: 4000, dimension: 64, clusters: 2, spread: 3, seed: 5 });
 const queries = fixture.queries(100, 9);

@@ -12,12 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
-  clusteredFixture,
-  exactSearch,
-  recall,
-  type VectorFixture,
-} from '../../support/vector-fixtures.js';
-import {
   type CollectionSpec,
   createVectorDb,
   EmbeddedVectorDb,
@@ -27,6 +21,7 @@ import {
   type VectorDb,
 } from '../../../src/platform/vectordb/index.js';
 import { eventually } from '../../support/servers.js';
+import { clusteredFixture, exactSearch, recall, type VectorFixture } from '../../support/vector-fixtures.js';
 import { rejectsWith, vectorDbContract } from './contract.js';
 
 const holdIndexing = async (db: VectorDb, collection: string) => {

@@ -18,8 +18,8 @@ import {
   type ParallelBuilderConstructor,
   parallelBuilderProblem,
 } from '../../../src/platform/vectordb/embedded/parallel-builder.js';
-import { clusteredFixture } from '../../support/vector-fixtures.js';
 import type { DistanceFunction, HnswParams } from '../../../src/platform/vectordb/vector-db.js';
+import { clusteredFixture } from '../../support/vector-fixtures.js';
 
 const params: HnswParams = { m: 12, efConstruction: 64, efSearch: 64 };
 const dimension = 16;

@@ -11,13 +11,9 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { EmbeddedVectorDb } from '../../../src/platform/vectordb/embedded/embedded-vector-db.js';
-import {
-  clusteredFixture,
-  exactSearch,
-  type VectorFixture,
-} from '../../support/vector-fixtures.js';
 import type { DistanceFunction, PointInput, SearchHit } from '../../../src/platform/vectordb/vector-db.js';
 import { eventually } from '../../support/servers.js';
+import { clusteredFixture, exactSearch, type VectorFixture } from '../../support/vector-fixtures.js';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 

@@ -4,7 +4,7 @@
  * versions written the way ingestion writes them (embeddings rows with the raw index flags, and one
  * point per id whose payload holds the attributes and the membership flags), and the processor.
  */
-import { clusteredFixture, type VectorFixture } from '../../support/vector-fixtures.js';
+
 import { EmbeddedVectorDb, type Payload } from '../../../src/platform/vectordb/index.js';
 import { RealtimeProcessor } from '../../../src/vss/consumers/realtime-processor.js';
 import {
@@ -14,6 +14,7 @@ import {
   mergeAttributes,
 } from '../../../src/vss/model/index.js';
 import type { VssStore } from '../../../src/vss/store/index.js';
+import { clusteredFixture, type VectorFixture } from '../../support/vector-fixtures.js';
 
 export const MODEL = 'm';
 export const DIMENSION = 8;

@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { seededRandom } from '../../support/vector-fixtures.js';
 import type { SearchHit } from '../../../src/platform/vectordb/index.js';
 import {
   type CandidateWindow,
@@ -13,6 +12,7 @@ import {
   checkWalkDepth,
   MAX_WALK_DEPTH,
 } from '../../../src/vss/serving/candidate-window.js';
+import { seededRandom } from '../../support/vector-fixtures.js';
 
 /**
  * `total` candidates ranked by score; a search of width w returns w of them (all when fewer), best

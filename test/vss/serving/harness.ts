@@ -15,7 +15,6 @@ import {
 } from '../../../src/gen/vss/v1/vss.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { createSqlClient, type SqlClient } from '../../../src/platform/sql/index.js';
-import { clusteredFixture, type VectorFixture } from '../../support/vector-fixtures.js';
 import {
   EmbeddedVectorDb,
   type Payload,
@@ -25,6 +24,7 @@ import {
 import { collectionName } from '../../../src/vss/model/index.js';
 import { startVssServing, type VssServing, type VssServingOptions } from '../../../src/vss/serving/index.js';
 import { type DistanceFunction, openVssStore, type VssStore } from '../../../src/vss/store/index.js';
+import { clusteredFixture, type VectorFixture } from '../../support/vector-fixtures.js';
 
 export const ENTITY = 'catalog';
 export const MODEL = 'clip';

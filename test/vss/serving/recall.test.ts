@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FilterOp } from '../../../src/gen/vss/v1/vss.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
-import { exactSearch } from '../../support/vector-fixtures.js';
 import type { VectorDb } from '../../../src/platform/vectordb/index.js';
 import { RecallSampler, ServingMetrics } from '../../../src/vss/serving/index.js';
+import { exactSearch } from '../../support/vector-fixtures.js';
 import { DIMENSION, ENTITY, MODEL, openWorld, payloadOf, type World } from './harness.js';
 
 describe('vss serving: avg_recall', () => {

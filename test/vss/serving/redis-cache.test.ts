@@ -8,10 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import { type Cache, createCache } from '../../../src/platform/cache/index.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
-import { clusteredFixture } from '../../support/vector-fixtures.js';
 import type { SearchRequest, VectorDb } from '../../../src/platform/vectordb/index.js';
 import { startVssServing, type VssServing } from '../../../src/vss/serving/index.js';
 import { realServer } from '../../support/servers.js';
+import { clusteredFixture } from '../../support/vector-fixtures.js';
 import { Client, COUNT, DIMENSION, openWorld, readyVariant, type World, writeVersion } from './harness.js';
 
 const redisUrl = await realServer('redis');

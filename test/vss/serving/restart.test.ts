@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { createSqlClient } from '../../../src/platform/sql/index.js';
-import { clusteredFixture } from '../../support/vector-fixtures.js';
 import { EmbeddedVectorDb } from '../../../src/platform/vectordb/index.js';
 import { collectionName } from '../../../src/vss/model/index.js';
 import { startVssServing, type VssServing } from '../../../src/vss/serving/index.js';
 import { openVssStore } from '../../../src/vss/store/index.js';
+import { clusteredFixture } from '../../support/vector-fixtures.js';
 import { Client, ENTITY, MODEL, payloadOf, readyVariant, registerCatalog } from './harness.js';
 
 const DIMENSION = 8;

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { FilterOp, type Filter as WireFilter } from '../../../src/gen/vss/v1/vss.js';
-import { exactSearch, seededRandom } from '../../support/vector-fixtures.js';
 import { compileFilters, type Filter, matchesAll } from '../../../src/platform/vectordb/index.js';
+import { exactSearch, seededRandom } from '../../support/vector-fixtures.js';
 import { COUNT, DIMENSION, expectStatus, openWorld, type World } from './harness.js';
 
 const OP_NAMES: Record<number, Filter['op']> = {

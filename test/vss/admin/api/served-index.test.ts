@@ -9,13 +9,13 @@ import { createLogger } from '../../../../src/platform/logging/index.js';
 import { Metrics } from '../../../../src/platform/metrics/index.js';
 import { createQueue } from '../../../../src/platform/queue/index.js';
 import { createSqlClient } from '../../../../src/platform/sql/index.js';
-import { clusteredFixture } from '../../../support/vector-fixtures.js';
 import { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
 import { buildAdminApi } from '../../../../src/vss/admin/api/index.js';
 import { FileJobRunner } from '../../../../src/vss/admin/jobs/index.js';
 import { startAdminEngine } from '../../../../src/vss/admin/operations/index.js';
 import { collectionName } from '../../../../src/vss/model/index.js';
 import { openVssStore } from '../../../../src/vss/store/index.js';
+import { clusteredFixture } from '../../../support/vector-fixtures.js';
 import * as world from '../../serving/harness.js';
 
 const { ENTITY, MODEL } = world;
