@@ -144,8 +144,59 @@ function validPredict(r: Random, pattern: Pattern): PredictRequest {
 
 type Mutation<T> = (request: T, r: Random) => { summary: string; expect: Expectation; raw?: Uint8Array };
 
+/** A context feature name no other feature of the request has (two additions must not clash). */
+const extraName = (q: PredictRequest) => `extra_${q.contextFeatures.length}`;
+
+/** Mutations that only add an invalid context feature: one can follow another mutation without repairing it. */
+const contextValueLength: Mutation<PredictRequest> = (q, r) => {
+  const [type, size] = r.pick([
+    [WireType.DATA_TYPE_FP64, 8],
+    [WireType.DATA_TYPE_FP16, 2],
+    [WireType.DATA_TYPE_INT64, 8],
+    [WireType.DATA_TYPE_BOOL, 1],
+    [WireType.DATA_TYPE_FP8E4M3, 1],
+    [WireType.DATA_TYPE_UINT16, 2],
+  ] as const);
+  q.contextFeatures.push({
+    name: extraName(q),
+    dataType: type,
+    vectorDim: 0,
+    value: Buffer.alloc(wrongLength(r, size)),
+  });
+  return { summary: 'context value length', expect: IA(/^context_features\[\d+\]\.value/) };
+};
+const unknownContextType: Mutation<PredictRequest> = (q, r) => {
+  q.contextFeatures.push({
+    name: extraName(q),
+    dataType: r.pick([0, 64, -5]) as WireType,
+    vectorDim: 0,
+    value: Buffer.alloc(4),
+  });
+  return { summary: 'unknown context data type', expect: IA(/^context_features\[\d+\]\.data_type/) };
+};
+const malformedStringVector: Mutation<PredictRequest> = (q, r) => {
+  q.contextFeatures.push({
+    name: extraName(q),
+    dataType: WireType.DATA_TYPE_STRING_VECTOR,
+    vectorDim: r.pick([0, 2]),
+    value: Buffer.from([0xff, 0xff, 0, 0, 65]),
+  });
+  return { summary: 'malformed STRING_VECTOR', expect: IA(/^context_features\[\d+\]\.value/) };
+};
+const boolVectorTooShort: Mutation<PredictRequest> = (q, r) => {
+  q.contextFeatures.push({
+    name: extraName(q),
+    dataType: WireType.DATA_TYPE_BOOL_VECTOR,
+    vectorDim: 9 + r.int(7),
+    value: Buffer.alloc(1),
+  });
+  return { summary: 'BOOL_VECTOR too short', expect: IA(/^context_features\[\d+\]\.value/) };
+};
+const CONTEXT_ADDITIONS = [contextValueLength, unknownContextType, malformedStringVector, boolVectorTooShort];
+
 /** Structural mutations of a PredictRequest shared by the three patterns. */
 const PREDICT_COMMON: Mutation<PredictRequest>[] = [
+  ...CONTEXT_ADDITIONS,
   (q, r) => {
     const t = r.int(q.targets.length);
     const c = r.int(2);
@@ -156,24 +207,8 @@ const PREDICT_COMMON: Mutation<PredictRequest>[] = [
     };
   },
   (q, r) => {
-    const [type, size] = r.pick([
-      [WireType.DATA_TYPE_FP64, 8],
-      [WireType.DATA_TYPE_FP16, 2],
-      [WireType.DATA_TYPE_INT64, 8],
-      [WireType.DATA_TYPE_BOOL, 1],
-      [WireType.DATA_TYPE_FP8E4M3, 1],
-    ] as const);
-    q.contextFeatures.push({
-      name: 'extra',
-      dataType: type,
-      vectorDim: 0,
-      value: Buffer.alloc(wrongLength(r, size)),
-    });
-    return { summary: 'context value length', expect: IA(/^context_features\[\d+\]\.value/) };
-  },
-  (q, r) => {
     const i = r.int(2);
-    q.targetInputSchema[i]!.dataType = r.pick([0, 31, 77, -1, 2 ** 31 - 1]) as WireType;
+    q.targetInputSchema[i]!.dataType = r.pick([0, 31, 77, 1000, -1, 2 ** 31 - 1]) as WireType;
     return {
       summary: `unknown data type ${q.targetInputSchema[i]!.dataType}`,
       expect: IA(/target_input_schema\[\d\]\.data_type/),
@@ -184,7 +219,9 @@ const PREDICT_COMMON: Mutation<PredictRequest>[] = [
     const entry = q.targetInputSchema[i]!;
     entry.dataType = r.pick([
       WireType.DATA_TYPE_FP32_VECTOR,
+      WireType.DATA_TYPE_FP64_VECTOR,
       WireType.DATA_TYPE_BOOL_VECTOR,
+      WireType.DATA_TYPE_INT8_VECTOR,
       WireType.DATA_TYPE_STRING_VECTOR,
     ]);
     entry.vectorDim = r.pick([1e9, 2 ** 31 - 1, 123_456_789]);
@@ -283,32 +320,23 @@ const PREDICT_COMMON: Mutation<PredictRequest>[] = [
     return { summary: 'missing request feature', expect: IA(/quality/) };
   },
   (q, r) => {
-    q.contextFeatures.push({
-      name: 'extra',
-      dataType: WireType.DATA_TYPE_STRING_VECTOR,
-      vectorDim: r.pick([0, 2]),
-      value: Buffer.from([0xff, 0xff, 0, 0, 65]),
-    });
-    return { summary: 'malformed STRING_VECTOR', expect: IA(/^context_features\[\d+\]\.value/) };
-  },
-  (q, r) => {
-    q.contextFeatures.push({
-      name: 'extra',
-      dataType: WireType.DATA_TYPE_BOOL_VECTOR,
-      vectorDim: 9 + r.int(7),
-      value: Buffer.alloc(1),
-    });
-    return { summary: 'BOOL_VECTOR too short', expect: IA(/^context_features\[\d+\]\.value/) };
-  },
-  (q, r) => {
     const t = q.targets[r.int(q.targets.length)]!;
     t.featureValues[r.int(2)] = fp32(r.pick([Number.NaN, Number.POSITIVE_INFINITY, -3.4e38]));
     return { summary: 'NaN / infinite feature value', expect: ONLY(status.OK) };
   },
   (q, r) => {
-    if (r.chance(0.5)) {
+    const which = r.int(3);
+    if (which === 0) {
       q.targets = Array.from({ length: REQUEST_LIMITS.targets + 1 }, () => ({ id: '', featureValues: [] }));
       return { summary: 'targets over the limit', expect: IA(/^targets$/) };
+    }
+    if (which === 1) {
+      const t = r.int(q.targets.length);
+      q.targets[t]!.featureValues = Array.from({ length: 50_000 }, () => Buffer.alloc(0));
+      return {
+        summary: '50,000 feature_values on a target',
+        expect: IA(new RegExp(`^targets\\[${t}\\]\\.feature_values`)),
+      };
     }
     q.targetInputSchema = Array.from({ length: REQUEST_LIMITS.features + 1 }, (_, i) => ({
       name: `f${i}`,
@@ -399,6 +427,17 @@ const SLATE: Mutation<PredictRequest>[] = [
   },
 ];
 
+/**
+ * What a request broken by `first` and then by `added` (INVALID_ARGUMENT) may be answered: no longer
+ * OK, and an INVALID_ARGUMENT names the field of either (any field when `first` allowed one unnamed).
+ */
+function alsoInvalid(first: Expectation, added: Expectation): Expectation {
+  const codes = [...new Set([...first.codes.filter((c) => c !== status.OK), status.INVALID_ARGUMENT])];
+  if (!first.codes.includes(status.INVALID_ARGUMENT)) return { codes, field: added.field };
+  if (first.field === undefined || added.field === undefined) return { codes };
+  return { codes, field: new RegExp(`(?:${first.field.source})|(?:${added.field.source})`) };
+}
+
 function encodePredict(q: PredictRequest): Uint8Array {
   return PredictRequest.encode(q).finish();
 }
@@ -420,9 +459,16 @@ function predictRpc(
       const q = validPredict(r, pattern);
       let index = r.int(pool.length);
       if (index === big && !r.chance(0.05)) index = r.int(big);
-      const { summary, expect, raw } = pool[index]!(q, r);
+      let { summary, expect, raw } = pool[index]!(q, r);
+      // Now and then a second mutation that only adds an invalid context feature: either may be the
+      // one answered, and the first must not hide the second.
+      if (r.chance(0.2)) {
+        const added = r.pick(CONTEXT_ADDITIONS)(q, r);
+        summary = `${summary} + ${added.summary}`;
+        expect = alsoInvalid(expect, added.expect);
+      }
       const bytes = raw ? concat(encodePredict(q), raw) : encodePredict(q);
-      return { bytes, summary: `${summary}`, expect };
+      return { bytes, summary, expect };
     },
     byteLevel: [status.OK, status.INVALID_ARGUMENT, status.NOT_FOUND],
   };

@@ -3,7 +3,10 @@
  * own process) gets seeded mutated requests — byte-level (truncated, bit flips, bad lengths, wrong
  * wire types, deep nesting, random bytes, invalid UTF-8) and structural (valid protobuf with wrong
  * values) — and must answer each with a documented status; INVALID_ARGUMENT must name the field.
- * The known-good requests must answer correctly every CHECK_EVERY requests and at the end.
+ * The known-good requests must answer correctly every CHECK_EVERY requests and at the end, and the
+ * orchestrator's /healthz still answers 200 after its fuzz. (The Predict mutations of the former
+ * orchestrator-fuzz.test.ts live in orchestrator-rpcs.ts, as does its second mutation that adds an
+ * invalid context feature on top of the first.)
  * Bounded: at most REQUESTS per RPC and MAX_MS_PER_RPC each (under a minute in all). `npm run fuzz` is the long run (10,000 per RPC).
  */
 import assert from 'node:assert/strict';
@@ -77,6 +80,10 @@ describe('both services under fuzzed requests (issue 13)', () => {
       () => services.orchestrator,
       ['InferPointWise', 'InferPairWise', 'InferSlateWise', 'RetrieveModelScore'],
     );
+    test('after its fuzz the orchestrator still reports itself healthy', async () => {
+      const health = await fetch(`${services.orchestrator.opsUrl}/healthz`);
+      assert.equal(health.status, 200, await health.text());
+    });
   });
   describe('vss serving', () => {
     fuzzAll(() => services.vss, ['Search', 'GetEmbeddings', 'ScoreCandidates']);

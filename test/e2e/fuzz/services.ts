@@ -30,6 +30,8 @@ export interface FuzzService {
   pid: number;
   rpcs: FuzzRpc[];
   knownGood(): Promise<void>;
+  /** The ops server (/healthz, /readyz, /metrics), where the process has one. */
+  opsUrl?: string;
   /** Undefined while the process runs; its exit otherwise. */
   exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
   output(): string;
@@ -108,6 +110,7 @@ export async function startFuzzServices(
         pid: o.child.pid!,
         rpcs: orchestratorRpcs(servers),
         knownGood: orchestratorGood.check,
+        opsUrl: o.opsUrl,
         exited: o.exited,
         output: o.output,
       },
