@@ -19,6 +19,7 @@ import {
   waitForOperation,
   writeTrainingData,
 } from '../../support/admin-engine-world.js';
+import { closedPort } from '../../support/closed-port.js';
 import { inProcessVssAdmin, type VssAdminStack } from '../../support/vss-admin-stack.js';
 import { type RunOptions, runCli } from './cli-harness.js';
 
