@@ -45,6 +45,12 @@ export interface AdminClientOptions {
   tls?: ClientTls | undefined;
 }
 
+/** A parsed answer, and whether the API replayed it for a repeated Idempotency-Key. */
+export interface AdminAnswer {
+  body: unknown;
+  replayed: boolean;
+}
+
 export interface RequestOptions {
   idempotencyKey?: string | undefined;
   signal?: AbortSignal | undefined;
@@ -64,16 +70,24 @@ export class AdminClient {
   }
 
   /** POST `path` with a JSON body; the parsed JSON answer. */
-  post(path: string, body: unknown, options: RequestOptions = {}): Promise<unknown> {
+  async post(path: string, body: unknown, options: RequestOptions = {}): Promise<unknown> {
+    return (await this.#request('POST', path, body, options)).body;
+  }
+
+  /**
+   * {@link post}, also saying whether the answer is a replay: the API's answer recorded earlier under
+   * the request's Idempotency-Key (header `idempotency-replayed`), so nothing new was started.
+   */
+  postAnswer(path: string, body: unknown, options: RequestOptions = {}): Promise<AdminAnswer> {
     return this.#request('POST', path, body, options);
   }
 
   /** GET `path`; the parsed JSON answer. */
-  get(path: string, options: RequestOptions = {}): Promise<unknown> {
-    return this.#request('GET', path, undefined, options);
+  async get(path: string, options: RequestOptions = {}): Promise<unknown> {
+    return (await this.#request('GET', path, undefined, options)).body;
   }
 
-  async #request(method: string, path: string, body: unknown, options: RequestOptions): Promise<unknown> {
+  async #request(method: string, path: string, body: unknown, options: RequestOptions): Promise<AdminAnswer> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.#apiKey !== undefined && this.#apiKey !== '') headers.authorization = `Bearer ${this.#apiKey}`;
@@ -107,7 +121,7 @@ export class AdminClient {
         undefined,
       );
     }
-    return parsed;
+    return { body: parsed, replayed: response.headers.get('idempotency-replayed') === 'true' };
   }
 }
 

@@ -3,7 +3,7 @@
  * display, and turn its outcome into the exit status — 0 SUCCEEDED, 1 FAILED (with its last error),
  * 130 when the user stopped waiting (the operation runs on; the message says how to watch it again).
  */
-import { type CommandContext, printJson, printLine, stringFlag } from './command-context.js';
+import { type CommandContext, printJson, printLine } from './command-context.js';
 import { describeOperation, type OperationView } from './operation-view.js';
 import { ProgressRenderer } from './progress.js';
 import { watchOperation } from './watch-operation.js';
@@ -19,23 +19,23 @@ export function shouldWait(context: CommandContext, waitByDefault: boolean): boo
 
 /**
  * An accepted operation: its summary (or the JSON answer when not waiting), then the wait when asked.
- * `summary` is the human text of the accepted answer.
+ * `summary` is the human text of the accepted answer; `replayed`, that the API answered what it
+ * recorded earlier under the request's Idempotency-Key (the answer's own `created` describes the
+ * operation, not this request).
  */
 export async function followAccepted(
   context: CommandContext,
-  accepted: unknown,
+  accepted: { answer: unknown; replayed: boolean },
   operation: OperationView,
   text: string,
   wait: boolean,
 ): Promise<number> {
   const { stdout } = context.io;
   let summary = text;
-  const repeated =
-    stringFlag(context, 'idempotency-key') !== undefined &&
-    (accepted as { created?: unknown }).created === false;
-  if (repeated) summary += '\n(Recorded earlier under this Idempotency-Key: nothing new was started.)';
+  if (accepted.replayed)
+    summary += '\n(Recorded earlier under this Idempotency-Key: nothing new was started.)';
   if (!wait) {
-    if (context.json) printJson(stdout, accepted);
+    if (context.json) printJson(stdout, accepted.answer);
     else {
       printLine(stdout, summary);
       printLine(stdout, `Watch it with: lattice vss status ${operation.operationId} --wait`);

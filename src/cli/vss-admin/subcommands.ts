@@ -2,7 +2,9 @@
  * What each `lattice vss` admin subcommand does (subcommand-specs.ts declares its flags): the
  * request it sends and how its answer is shown.
  */
+
 import { UsageError } from '../command-kit.js';
+import type { AdminAnswer } from './admin-client.js';
 import { type CommandContext, printJson, printLine, stringFlag } from './command-context.js';
 import { followAccepted, shouldWait, waitForOperation } from './operation-flow.js';
 import { bareOperation, describeOperation, type OperationView, readOperation } from './operation-view.js';
@@ -19,7 +21,11 @@ import type { SubcommandName, SubcommandSpec } from './subcommand-specs.js';
 
 /** POST with the request's Idempotency-Key; `body` undefined sends none (the retry route takes none). */
 async function postBody(context: CommandContext, path: string, body: JsonBody | undefined): Promise<unknown> {
-  return context.client.post(path, body, { idempotencyKey: stringFlag(context, 'idempotency-key') });
+  return (await postAnswer(context, path, body)).body;
+}
+
+function postAnswer(context: CommandContext, path: string, body: JsonBody | undefined): Promise<AdminAnswer> {
+  return context.client.postAnswer(path, body, { idempotencyKey: stringFlag(context, 'idempotency-key') });
 }
 
 async function requestBody(context: CommandContext, fields: readonly BodyField[]): Promise<JsonBody> {
@@ -55,11 +61,11 @@ function operationRequest(
   return async (context, spec) => {
     const body = await requestBody(context, spec.fields);
     const path = route(body);
-    const answer = await postBody(context, path, body);
+    const { body: answer, replayed } = await postAnswer(context, path, body);
     const operation = acceptedOperation(answer, path);
     return followAccepted(
       context,
-      answer,
+      { answer, replayed },
       operation,
       summary?.(answer, operation) ?? `Accepted: ${describeOperation(operation)}`,
       shouldWait(context, spec.waitByDefault ?? false),
@@ -71,7 +77,11 @@ export const SUBCOMMAND_RUNS: Readonly<Record<SubcommandName, Run>> = {
   'register-store': registration('/register-store', describeStore),
   'register-model': registration('/register-model', describeModel),
   async 'register-variant'(context, spec) {
-    const answer = await postBody(context, '/register-variant', await requestBody(context, spec.fields));
+    const { body: answer, replayed } = await postAnswer(
+      context,
+      '/register-variant',
+      await requestBody(context, spec.fields),
+    );
     // A variant added to a model with data is filled by an operation the answer names.
     const fillId = (answer as { fill_operation_id?: unknown } | null)?.fill_operation_id;
     if (typeof fillId !== 'string') {
@@ -81,7 +91,7 @@ export const SUBCOMMAND_RUNS: Readonly<Record<SubcommandName, Run>> = {
     }
     const operation = bareOperation(fillId);
     const summary = `${describeVariant(answer)}\nFilling it from the embedding store: ${describeOperation(operation)}`;
-    return followAccepted(context, answer, operation, summary, shouldWait(context, false));
+    return followAccepted(context, { answer, replayed }, operation, summary, shouldWait(context, false));
   },
   reset: operationRequest(
     () => '/reset-model',
@@ -92,10 +102,10 @@ export const SUBCOMMAND_RUNS: Readonly<Record<SubcommandName, Run>> = {
   async retry(context) {
     const id = context.positionals[0]!;
     const path = `/operations/${encodeURIComponent(id)}/retry`;
-    const answer = await postBody(context, path, undefined);
+    const { body: answer, replayed } = await postAnswer(context, path, undefined);
     const operation = acceptedOperation(answer, path);
     const summary = `Retry accepted: ${describeOperation(operation)}`;
-    return followAccepted(context, answer, operation, summary, shouldWait(context, true));
+    return followAccepted(context, { answer, replayed }, operation, summary, shouldWait(context, true));
   },
   async status(context) {
     const id = context.positionals[0]!;

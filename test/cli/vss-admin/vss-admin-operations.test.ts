@@ -209,12 +209,9 @@ describe('--wait', () => {
     assert.equal((await api.store.operations.list({ entity: c.entity, modelName: c.modelName })).length, 1);
   });
 
-  test('the "Recorded earlier" notice follows whether this Idempotency-Key was seen before', {
-    todo:
-      'the CLI prints it when the answer says created: false, which the API sets per operation: a ' +
-      'replayed answer repeats created: true (the replay is only in the idempotency-replayed ' +
-      'header), and every retry answers created: false, so a first retry with a key says it too',
-  }, async () => {
+  // The notice follows the API's idempotency-replayed header, not the answer's `created`, which
+  // describes the operation: a replay repeats created: true, and every retry answers created: false.
+  test('the "Recorded earlier" notice follows whether this Idempotency-Key was seen before', async () => {
     const { args } = await catalog(false);
     await runCli('reset', [...args, '--idempotency-key', 'k-2', '--no-wait'], { url: api.url });
     const again = await runCli('reset', [...args, '--idempotency-key', 'k-2', '--no-wait'], {
