@@ -4,10 +4,10 @@
  * published client (src/orchestrator/client.ts) can use it alone.
  */
 
-import { checkServerIdentity } from 'node:tls';
 import { type ChannelCredentials, credentials, ServerCredentials } from '@grpc/grpc-js';
 import { LatticeError } from '../errors.js';
 import type { ClientTls, ServerTls } from '../http/tls-material.js';
+import { TlsChannelCredentials } from './tls-channel-credentials.js';
 
 /**
  * Client certificates asked for but not required. grpc-js's `createSsl` only knows "not asked" and
@@ -46,15 +46,16 @@ export function grpcServerCredentials(tls: ServerTls | undefined): ServerCredent
  */
 export function grpcChannelCredentials(tls: ClientTls | undefined): ChannelCredentials {
   if (tls === undefined) return credentials.createInsecure();
-  const serverName = tls.serverName;
-  return credentials.createSsl(
-    tls.ca ?? null,
-    tls.key ?? null,
-    tls.cert ?? null,
-    serverName === undefined
-      ? {}
-      : { checkServerIdentity: (_host, cert) => checkServerIdentity(serverName, cert) },
-  );
+  if ((tls.key === undefined) !== (tls.cert === undefined)) {
+    throw new LatticeError(
+      'INVALID_ARGUMENT',
+      'a client certificate needs its key, and a key its certificate',
+      {
+        field: tls.key === undefined ? 'tls.key' : 'tls.cert',
+      },
+    );
+  }
+  return new TlsChannelCredentials(tls);
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { Agent, request, type ServerOptions } from 'node:https';
 import type { ClientTls, ServerTls } from './tls-material.js';
+import { serverNameOptions } from './tls-server-name.js';
 
 /** Options of `https.createServer` (and Fastify's `https`) that serve `tls`. */
 export function httpsServerOptions(tls: ServerTls): ServerOptions {
@@ -44,7 +45,7 @@ export function fetchWithTls(tls: ClientTls | undefined): FetchLike {
     keepAlive: true,
     ...(tls.ca === undefined ? {} : { ca: tls.ca }),
     ...(tls.cert === undefined ? {} : { cert: tls.cert, key: tls.key }),
-    ...(tls.serverName === undefined ? {} : { servername: tls.serverName }),
+    ...(tls.serverName === undefined ? {} : serverNameOptions(tls.serverName)),
   });
   return (url, init) => {
     if (!url.startsWith('https:')) return fetch(url, init);

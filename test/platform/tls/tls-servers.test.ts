@@ -297,6 +297,11 @@ describe('client certificates', () => {
       assert.equal(await health(target, grpcChannelCredentials(named('elsewhere.example'))), 'UNAVAILABLE');
       assert.equal(await httpsStatus(base, named('localhost')), 200);
       assert.match(String(await httpsStatus(base, named('elsewhere.example'))), /elsewhere\.example/);
+      // An address as the name: checked against the certificate's IP addresses (127.0.0.1 only).
+      assert.equal(await health(target, grpcChannelCredentials(named('127.0.0.1'))), 'SERVING');
+      assert.equal(await health(target, grpcChannelCredentials(named('10.0.0.1'))), 'UNAVAILABLE');
+      assert.equal(await httpsStatus(base, named('127.0.0.1')), 200);
+      assert.match(String(await httpsStatus(base, named('10.0.0.1'))), /10\.0\.0\.1/);
     });
   });
 
