@@ -35,9 +35,21 @@ export function seededRandom(seed = 1) {
   const int = (n: number) => Math.floor(rand() * n);
   const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
   const maybe = (p: number, make: () => number[]) => (rand() < p ? make() : []);
+  /**
+   * Puts `list` in a random order, in place (Fisher–Yates). Not `sort(() => rand() - 0.5)`: the
+   * order a sort gives with an inconsistent comparator is the engine's choice (V8 in Node 26 orders
+   * differently from Node 20), so the messages would differ from one Node to the next.
+   */
+  const shuffle = <T>(list: T[]): T[] => {
+    for (let i = list.length - 1; i > 0; i--) {
+      const j = int(i + 1);
+      [list[i], list[j]] = [list[j]!, list[i]!];
+    }
+    return list;
+  };
   /** Starts the sequence again from `next`, so each test draws the same cases alone or in a run. */
   const reseed = (next: number) => {
     state = next;
   };
-  return { rand, int, pick, maybe, reseed };
+  return { rand, int, pick, maybe, shuffle, reseed };
 }

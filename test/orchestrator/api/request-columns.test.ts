@@ -8,9 +8,11 @@
  * The reference is the generated decoding it replaces: `Target.decode` / `TargetPair.decode` /
  * `TargetSlate.decode` of each row's bytes inside the sliced decoder. For well-formed messages that
  * is also what one `PredictRequest.decode` of the whole message gives (checked too). They differ
- * only where a row holds a tag 0 or a stray end-group tag (invalid protobuf): the generated decoder
- * of the whole message then ends the row there and reads the rest of the row as top-level fields,
- * while row-by-row decoding (before and after this change) ends the row at its length.
+ * only for invalid protobuf: where a row holds a tag 0 or a stray end-group tag, the generated decoder
+ * of the whole message ends the row there and reads the rest of the row as top-level fields, while
+ * row-by-row decoding (before and after this change) ends the row at its length; where a row's last
+ * field runs past the row's length, the whole-message decoder reads on into the next field, while
+ * row-by-row decoding fails.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -22,7 +24,7 @@ import { key, len, seededRandom, utf8, varint, vint } from '../../support/raw-pr
 
 // --- a protobuf writer that can write anything, unknown fields and wrong wire types included ------
 
-const { rand, int, pick, maybe, reseed } = seededRandom(1);
+const { rand, int, pick, maybe, shuffle, reseed } = seededRandom(1);
 const bytes = (n: number) => Array.from({ length: n }, () => int(256));
 
 /** An int32 as clients send it: negative ones as 10-byte varints, sometimes an out-of-range varint. */
@@ -41,9 +43,14 @@ function anInt32(): bigint | number {
   ]);
 }
 
-/** A field no decoder here knows: every wire type, groups included. */
-function unknownField(): number[] {
-  const field = pick([4, 5, 15, 16, 2047, 536870911]);
+/** Field numbers no row (Target, TargetPair, TargetSlate) knows. */
+const UNKNOWN_IN_ROWS = [4, 5, 15, 16, 2047, 536870911];
+/** Field numbers PredictRequest does not know (4 and 5 are its target schema and targets). */
+const UNKNOWN_IN_REQUEST = [11, 15, 16, 2047, 536870911];
+
+/** A field unknown where it is written: every wire type, groups included. */
+function unknownField(fields = UNKNOWN_IN_ROWS): number[] {
+  const field = pick(fields);
   switch (int(5)) {
     case 0:
       return vint(field, anInt32());
@@ -79,7 +86,7 @@ function target(edgy: boolean): number[] {
     parts.push(maybe(0.2, () => wrongWireType(2, 2)));
     parts.push(maybe(0.2, () => len(1, utf8(`again${int(9)}`)))); // the last id wins
     // Shuffle: fields in any order.
-    parts.sort(() => rand() - 0.5);
+    shuffle(parts);
   }
   return parts.flat();
 }
@@ -93,7 +100,7 @@ function pair(edgy: boolean): number[] {
     parts.push(maybe(0.2, () => wrongWireType(3, 2)));
     parts.push(maybe(0.2, () => vint(2, anInt32()))); // the last index wins
     if (rand() < 0.2) parts.splice(0, 1);
-    parts.sort(() => rand() - 0.5);
+    shuffle(parts);
   }
   return parts.flat();
 }
@@ -121,7 +128,7 @@ function slate(edgy: boolean): number[] {
       ),
     ); // packed and unpacked mixed
     parts.push(maybe(0.2, () => wrongWireType(2, 2)));
-    parts.sort(() => rand() - 0.5);
+    shuffle(parts);
   }
   return parts.flat();
 }
@@ -139,8 +146,8 @@ function request(targets: number, groups: number, edgy: boolean): Uint8Array {
   for (let i = 0; i < groups; i++) fields.push(len(7, pair(edgy)));
   for (let i = 0; i < groups; i++) fields.push(len(9, slate(edgy)));
   if (edgy) {
-    fields.push(maybe(0.5, unknownField));
-    fields.sort(() => rand() - 0.5);
+    fields.push(maybe(0.5, () => unknownField(UNKNOWN_IN_REQUEST)));
+    shuffle(fields);
   }
   return Uint8Array.from(fields.flat());
 }
@@ -281,8 +288,9 @@ describe('columnar request decoding equals the generated decoder', () => {
       ['bad wire type 7 in a slate', len(9, [...key(3, 7)])],
       ['invalid UTF-8 id', len(5, len(1, [0xff, 0xfe, 0x41]))],
       ['lone group end field 1', len(5, key(1, 4))],
+      ['a varint runs past its row, into the next field', [...len(5, [0x9d]), ...len(5, len(1, utf8('b')))]],
     ];
-    const invalid = /tag 0|end-group ends|lone group end/;
+    const invalid = /tag 0|end-group ends|lone group end|runs past its row/;
     for (const [label, fields] of cases)
       await assertSameAsGenerated(Uint8Array.from(fields), label, !invalid.test(label));
   });
