@@ -7,7 +7,7 @@
 
 # Build: install from the lockfile (dev dependencies too: buf, ts-proto and tsc generate and compile),
 # compile dist/, pack the package, then drop the dev dependencies.
-FROM node:24-bookworm AS build
+FROM node:26-bookworm AS build
 WORKDIR /build
 # onnxruntime-node's install step would download CUDA libraries (the CPU build ships in the package;
 # .npmrc says the same). hnswlib-node compiles with node-gyp (python3, make and g++ are in this image)
@@ -43,7 +43,7 @@ RUN npm run build \
 COPY deploy/docker/healthcheck.mjs /opt/lattice/healthcheck.mjs
 
 # Runtime: Node and the compiled package only (no compiler, no TypeScript loader), as a non-root user.
-FROM node:24-bookworm-slim AS runtime
+FROM node:26-bookworm-slim AS runtime
 # MALLOC_ARENA_MAX: glibc gives each thread that allocates (the PGlite and graph-build workers, the
 # libuv pool) an arena of its own that never shrinks; two keep a fresh lattice up ~140 MB smaller.
 ENV NODE_ENV=production \

@@ -154,8 +154,9 @@ export class LoadedModel {
 }
 
 /**
- * Node 24 has Float16Array: onnxruntime-node 1.30 then turns FP16 tensors into one, and its binding
- * reads no bytes from it. FP16 stays uint16 codes on both sides, as the KServe wire carries them.
+ * Node 24 and later have Float16Array: onnxruntime-node 1.30 then turns FP16 tensors into one, and
+ * its binding reads no bytes from it. FP16 stays uint16 codes on both sides, as the KServe wire
+ * carries them.
  */
 function halfFloatCodes(tensor: ort.Tensor): ort.Tensor {
   const data = (tensor as unknown as { cpuData?: unknown }).cpuData;

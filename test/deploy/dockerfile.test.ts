@@ -82,12 +82,12 @@ function withImports(scripts: string[]): string[] {
 describe('Dockerfile (offline)', () => {
   test('a build stage on the Node LTS line CI tests besides the oldest supported, then a slim runtime on the same line', () => {
     assert.ok(stages.length >= 2, 'a multi-stage build');
-    // scripts/node24.sh pins the second Node that CI runs the whole suite on: the image runs that one,
+    // scripts/node26.sh pins the second Node that CI runs the whole suite on: the image runs that one,
     // never an untested line, and never the oldest line engines.node still admits.
-    const tested = /version="\$\{LATTICE_NODE24_VERSION:-(\d+)\./.exec(
-      readFileSync(join(root, 'scripts/node24.sh'), 'utf8'),
+    const tested = /version="\$\{LATTICE_NODE26_VERSION:-(\d+)\./.exec(
+      readFileSync(join(root, 'scripts/node26.sh'), 'utf8'),
     )?.[1];
-    assert.ok(tested, 'scripts/node24.sh pins a Node version');
+    assert.ok(tested, 'scripts/node26.sh pins a Node version');
     const oldest = /(\d+)/.exec(packageJson.engines.node)![1]!;
     assert.ok(
       Number(tested) > Number(oldest),
