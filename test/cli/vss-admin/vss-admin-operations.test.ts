@@ -15,6 +15,7 @@ import { AdminClient, AdminUnreachableError } from '../../../src/cli/vss-admin/a
 import { bareOperation } from '../../../src/cli/vss-admin/operation-view.js';
 import { ProgressRenderer } from '../../../src/cli/vss-admin/progress.js';
 import { watchOperation } from '../../../src/cli/vss-admin/watch-operation.js';
+import { RESET_STEPS } from '../../../src/vss/admin/operations/index.js';
 import type { Operation } from '../../../src/vss/store/index.js';
 import {
   type Catalog,
@@ -35,16 +36,7 @@ before(async () => {
 after(() => api?.close());
 
 /** A reset's steps in order (src/vss/admin/operations/steps/reset-model.ts), after PENDING. */
-const RESET_PHASES = [
-  'PENDING',
-  'create_collections',
-  'set_write_versions',
-  'start_job',
-  'ingesting',
-  'indexing',
-  'flip',
-  'drop_previous',
-];
+const RESET_PHASES = ['PENDING', ...RESET_STEPS];
 const ROWS = 300;
 let catalogs = 0;
 

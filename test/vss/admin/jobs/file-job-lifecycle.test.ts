@@ -5,7 +5,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isLatticeError } from '../../../../src/platform/errors.js';
-import { FileJobStateStore, type JobStatus, jobFingerprint } from '../../../../src/vss/admin/jobs/index.js';
+import {
+  FileJobStateStore,
+  type JobRecord,
+  type JobStatus,
+  jobFingerprint,
+} from '../../../../src/vss/admin/jobs/index.js';
 import { eventually } from '../../../support/servers.js';
 import { assertEofLast, events, markers, PARTITIONS, RunnerTestBed } from './runner-test-bed.js';
 import {
@@ -20,6 +25,19 @@ import {
 
 const bed = new RunnerTestBed();
 const { dir, runnerOn, topic, run } = bed;
+
+/** Writes what a process that died while running the job leaves behind: its RUNNING record, lease long lapsed. */
+async function leaveRunning(
+  store: FileJobStateStore,
+  record: Omit<JobRecord, 'job'> & { job?: JobRecord['job'] },
+) {
+  assert.ok(
+    await store.claim(
+      { ...record, status: { ...record.status, state: 'RUNNING' }, owner: 'crashed', heartbeatAt: 0 },
+      0,
+    ),
+  );
+}
 
 describe('built-in job runner: one run per job, progress, resume', () => {
   test('start is idempotent by job id: concurrent and repeated starts run the job once; other parameters conflict', async () => {
@@ -136,31 +154,11 @@ describe('built-in job runner: one run per job, progress, resume', () => {
     // What a process that died while running the job leaves behind: its RUNNING record.
     const record = (await store.load('crashing'))!;
     assert.equal(record.checkpoint?.rowsDone, 45);
-    assert.ok(
-      await store.claim(
-        {
-          ...record,
-          status: { ...record.status, state: 'RUNNING' },
-          owner: 'crashed',
-          heartbeatAt: 0,
-        },
-        0,
-      ),
-    );
+    await leaveRunning(store, record);
 
     // A record written before records held their job: shown as interrupted, resumed by a start.
     const { job: _job, ...older } = record;
-    assert.ok(
-      await store.claim(
-        {
-          ...older,
-          status: { ...record.status, state: 'RUNNING' },
-          owner: 'crashed',
-          heartbeatAt: 0,
-        },
-        0,
-      ),
-    );
+    await leaveRunning(store, older);
     const counting = new RecordingQueue(bed.queue);
     const runner = runnerOn(counting, { ...options, stateStore: new FileJobStateStore(stateDir) });
     const shown = await runner.status('crashing');
@@ -169,17 +167,7 @@ describe('built-in job runner: one run per job, progress, resume', () => {
     assert.equal(shown.rowsPublished, 45);
 
     // Whoever polls the status of an interrupted job sees it taken over and finished, not failed.
-    assert.ok(
-      await store.claim(
-        {
-          ...record,
-          status: { ...record.status, state: 'RUNNING' },
-          owner: 'crashed',
-          heartbeatAt: 0,
-        },
-        0,
-      ),
-    );
+    await leaveRunning(store, record);
     const resumed = await runner.status('crashing');
     assert.equal(resumed.state, 'RUNNING');
     assert.match(resumed.message, /resuming after a\.parquet row 45/);
