@@ -207,6 +207,8 @@ describe('embedded vector db: snapshots', () => {
     await db.upsert('atomic', [{ id: 'a', vector: [1, 2] }]);
     await db.snapshot('atomic');
     await db.upsert('atomic', [{ id: 'b', vector: [3, 4] }]);
+    // Indexed first: a graph build that finished after the snapshot would be saved again by close().
+    await db.waitForIndexing('atomic');
     await db.snapshot('atomic');
     await db.close();
     // close() had nothing new to save; the second snapshot replaced the first, and the log segment
