@@ -52,6 +52,27 @@ const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const TWO_32 = 4294967296;
 const TWO_53 = 9007199254740992;
 
+type HostView = {
+  View: new (buffer: ArrayBufferLike, byteOffset: number, length: number) => NumberArray | IntegerArray;
+  /** An integer type's range, which a write saturates (or rejects) to. */
+  range?: readonly [min: number, max: number];
+};
+
+/**
+ * The element types a TypedArray over the buffer reads and writes as they are, on a little-endian
+ * host and an aligned offset; indexed by DataType.
+ */
+const HOST_VIEWS: ReadonlyArray<HostView | undefined> = (() => {
+  const views: (HostView | undefined)[] = [];
+  views[FP32] = { View: Float32Array };
+  views[FP64] = { View: Float64Array };
+  views[INT16] = { View: Int16Array, range: [-32768, 32767] };
+  views[UINT16] = { View: Uint16Array, range: [0, 65535] };
+  views[INT32] = { View: Int32Array, range: [-2147483648, 2147483647] };
+  views[UINT32] = { View: Uint32Array, range: [0, 4294967295] };
+  return views;
+})();
+
 const dataViewOf = (bytes: Uint8Array): DataView =>
   new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
@@ -94,6 +115,12 @@ export function readNumbers(
     return;
   }
   const { buffer, byteOffset } = bytes;
+  const host = aligned ? HOST_VIEWS[scalar] : undefined;
+  if (host !== undefined) {
+    // TypedArray.set converts element-wise (exactly, or rounding once into a Float32Array).
+    out.set(new host.View(buffer, byteOffset, count), outOffset);
+    return;
+  }
   // Each loop is its own small function: it gets optimized on its own, whatever happens to this
   // dispatcher, and a million-element run never stays in the interpreter.
   switch (type === BOOL_VECTOR ? type : scalar) {
@@ -109,49 +136,12 @@ export function readNumbers(
         return;
       }
       break;
-    // TypedArray.set converts element-wise (exactly, or rounding once into a Float32Array).
-    case FP32:
-      if (aligned) {
-        out.set(new Float32Array(buffer, byteOffset, count), outOffset);
-        return;
-      }
-      break;
-    case FP64:
-      if (aligned) {
-        out.set(new Float64Array(buffer, byteOffset, count), outOffset);
-        return;
-      }
-      break;
     case INT8:
       out.set(new Int8Array(buffer, byteOffset, count), outOffset);
       return;
     case UINT8:
       out.set(bytes.subarray(0, count), outOffset);
       return;
-    case INT16:
-      if (aligned) {
-        out.set(new Int16Array(buffer, byteOffset, count), outOffset);
-        return;
-      }
-      break;
-    case UINT16:
-      if (aligned) {
-        out.set(new Uint16Array(buffer, byteOffset, count), outOffset);
-        return;
-      }
-      break;
-    case INT32:
-      if (aligned) {
-        out.set(new Int32Array(buffer, byteOffset, count), outOffset);
-        return;
-      }
-      break;
-    case UINT32:
-      if (aligned) {
-        out.set(new Uint32Array(buffer, byteOffset, count), outOffset);
-        return;
-      }
-      break;
     case INT64:
     case UINT64:
       readInt64Run(scalar === INT64, dataViewOf(bytes), count, out, outOffset);
@@ -249,7 +239,13 @@ export function writeNumbers(
   }
   const { buffer } = out;
   const saturate = options.saturate === true;
-  const source = values.length === count ? values : values.subarray(0, count);
+  const host = aligned ? HOST_VIEWS[scalar] : undefined;
+  if (host !== undefined) {
+    const view = new host.View(buffer, start, count);
+    if (host.range === undefined) view.set(values.length === count ? values : values.subarray(0, count));
+    else saturateRun(view as IntegerArray, values, count, host.range[0], host.range[1]);
+    return;
+  }
   switch (type === BOOL_VECTOR ? type : scalar) {
     case FP8E5M2:
       writeFp8(encodeFp8E5M2, saturate, values, count, out, outOffset);
@@ -263,48 +259,12 @@ export function writeNumbers(
         return;
       }
       break;
-    case FP32:
-      if (aligned) {
-        new Float32Array(buffer, start, count).set(source);
-        return;
-      }
-      break;
-    case FP64:
-      if (aligned) {
-        new Float64Array(buffer, start, count).set(source);
-        return;
-      }
-      break;
     case INT8:
       saturateRun(new Int8Array(buffer, start, count), values, count, -128, 127);
       return;
     case UINT8:
       saturateRun(out.subarray(outOffset, outOffset + count), values, count, 0, 255);
       return;
-    case INT16:
-      if (aligned) {
-        saturateRun(new Int16Array(buffer, start, count), values, count, -32768, 32767);
-        return;
-      }
-      break;
-    case UINT16:
-      if (aligned) {
-        saturateRun(new Uint16Array(buffer, start, count), values, count, 0, 65535);
-        return;
-      }
-      break;
-    case INT32:
-      if (aligned) {
-        saturateRun(new Int32Array(buffer, start, count), values, count, -2147483648, 2147483647);
-        return;
-      }
-      break;
-    case UINT32:
-      if (aligned) {
-        saturateRun(new Uint32Array(buffer, start, count), values, count, 0, 4294967295);
-        return;
-      }
-      break;
     case INT64:
     case UINT64:
       writeInt64Run(scalar === INT64, new DataView(buffer, start, need), values, count);

@@ -1,3 +1,4 @@
+import type { MethodDefinition } from '@grpc/grpc-js';
 import type { DataType } from '../../datatypes/data-type.js';
 import {
   GRPCInferenceServiceService,
@@ -44,6 +45,9 @@ function tensorMetadata(t: ModelMetadataResponse_TensorMetadata): TensorMetadata
   };
 }
 
+/** The RPCs of `inference.GRPCInferenceService`. */
+const Rpc = GRPCInferenceServiceService;
+
 /**
  * KServe v2 / Open Inference Protocol client (`inference.GRPCInferenceService`), the protocol Triton
  * and our reference model server speak. Inputs travel as `raw_input_contents`, one entry per input in
@@ -77,7 +81,7 @@ export class KServeClient implements ModelInferer {
     };
     return this.policy.unary(
       { service: 'model_server', target, method: 'ModelInfer' },
-      GRPCInferenceServiceService.modelInfer,
+      Rpc.modelInfer,
       message,
       options,
       (response) => readOutputs(response, `model server ${target}: model ${request.modelName}`),
@@ -86,50 +90,50 @@ export class KServeClient implements ModelInferer {
 
   /** Whether the server is ready for inference (`ServerReady`). */
   serverReady(target: string, options: Partial<InferCallOptions> = {}): Promise<boolean> {
-    return this.policy.unary(
-      { service: 'model_server', target, method: 'ServerReady' },
-      GRPCInferenceServiceService.serverReady,
-      {},
-      probeOptions(options),
-      (response) => response.ready,
-    );
+    return this.probe(target, Rpc.serverReady, {}, options, (r) => r.ready);
   }
 
   /** Whether one model (`version` '' = the server's choice) is loaded and ready (`ModelReady`). */
   modelReady(
     target: string,
-    model: string,
+    name: string,
     version = '',
     options: Partial<InferCallOptions> = {},
   ): Promise<boolean> {
-    return this.policy.unary(
-      { service: 'model_server', target, method: 'ModelReady' },
-      GRPCInferenceServiceService.modelReady,
-      { name: model, version },
-      probeOptions(options),
-      (response) => response.ready,
-    );
+    return this.probe(target, Rpc.modelReady, { name, version }, options, (r) => r.ready);
   }
 
   /** A model's versions, platform and tensors (`ModelMetadata`); NOT_FOUND when the server has no such model. */
   modelMetadata(
     target: string,
-    model: string,
+    name: string,
     version = '',
     options: Partial<InferCallOptions> = {},
   ): Promise<ModelMetadata> {
+    return this.probe(target, Rpc.modelMetadata, { name, version }, options, (response) => ({
+      name: response.name,
+      versions: response.versions,
+      platform: response.platform,
+      inputs: response.inputs.map(tensorMetadata),
+      outputs: response.outputs.map(tensorMetadata),
+    }));
+  }
+
+  /** A health or metadata RPC, named in metrics by its method (`ModelReady`); a short deadline of its own unless the caller gives one. */
+  private probe<Req, Res, T>(
+    target: string,
+    rpc: MethodDefinition<Req, Res>,
+    request: Req,
+    options: Partial<InferCallOptions>,
+    read: (response: Res) => T,
+  ): Promise<T> {
+    const method = rpc.path.slice(rpc.path.lastIndexOf('/') + 1);
     return this.policy.unary(
-      { service: 'model_server', target, method: 'ModelMetadata' },
-      GRPCInferenceServiceService.modelMetadata,
-      { name: model, version },
+      { service: 'model_server', target, method },
+      rpc,
+      request,
       probeOptions(options),
-      (response) => ({
-        name: response.name,
-        versions: response.versions,
-        platform: response.platform,
-        inputs: response.inputs.map(tensorMetadata),
-        outputs: response.outputs.map(tensorMetadata),
-      }),
+      read,
     );
   }
 }

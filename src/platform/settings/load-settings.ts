@@ -6,9 +6,35 @@ import { describeError, invalidArgument, LatticeError } from '../errors.js';
 import { type Settings, settingsSchema } from './schema.js';
 
 type EnvKind = 'string' | 'number' | 'boolean' | 'list' | 'tokens';
+type EnvSetting = { env: string; path: string; kind: EnvKind };
+
+/** An admission class's three settings (`grpc.admission.<class>.*`). */
+function admissionEnv(admissionClass: 'light' | 'heavy'): EnvSetting[] {
+  const env = `LATTICE_GRPC_ADMISSION_${admissionClass.toUpperCase()}`;
+  const path = `grpc.admission.${admissionClass}`;
+  return [
+    { env: `${env}_CONCURRENCY`, path: `${path}.concurrency`, kind: 'number' },
+    { env: `${env}_QUEUE`, path: `${path}.queue`, kind: 'number' },
+    { env: `${env}_QUEUE_TIMEOUT_MS`, path: `${path}.queueTimeoutMs`, kind: 'number' },
+  ];
+}
+
+/**
+ * A vss cluster's vector database: its kind and directory under `<prefix>VECTOR_DB`, the Qdrant
+ * server under `<qdrantPrefix>QDRANT_` (the default cluster's Qdrant variables predate clusters).
+ */
+function vectorDbEnv(prefix: string, qdrantPrefix: string, path: string): EnvSetting[] {
+  return [
+    { env: `${prefix}VECTOR_DB`, path: `${path}.kind`, kind: 'string' },
+    { env: `${prefix}VECTOR_DB_DIR`, path: `${path}.dir`, kind: 'string' },
+    { env: `${qdrantPrefix}QDRANT_URL`, path: `${path}.url`, kind: 'string' },
+    { env: `${qdrantPrefix}QDRANT_API_KEY`, path: `${path}.apiKey`, kind: 'string' },
+    { env: `${qdrantPrefix}QDRANT_TIMEOUT_MS`, path: `${path}.timeoutMs`, kind: 'number' },
+  ];
+}
 
 /** Every environment variable Lattice reads, and the setting it sets. */
-export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKind }> = [
+export const settingsEnv: ReadonlyArray<EnvSetting> = [
   { env: 'LATTICE_DATA_DIR', path: 'dataDir', kind: 'string' },
   { env: 'LATTICE_HOST', path: 'host', kind: 'string' },
   { env: 'LATTICE_LOG_LEVEL', path: 'logLevel', kind: 'string' },
@@ -41,28 +67,8 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_GRPC_PORT', path: 'grpc.port', kind: 'number' },
   { env: 'LATTICE_GRPC_DEFAULT_DEADLINE_MS', path: 'grpc.defaultDeadlineMs', kind: 'number' },
   { env: 'LATTICE_GRPC_MAX_INFLIGHT_CALLS', path: 'grpc.maxInFlightCalls', kind: 'number' },
-  {
-    env: 'LATTICE_GRPC_ADMISSION_LIGHT_CONCURRENCY',
-    path: 'grpc.admission.light.concurrency',
-    kind: 'number',
-  },
-  { env: 'LATTICE_GRPC_ADMISSION_LIGHT_QUEUE', path: 'grpc.admission.light.queue', kind: 'number' },
-  {
-    env: 'LATTICE_GRPC_ADMISSION_LIGHT_QUEUE_TIMEOUT_MS',
-    path: 'grpc.admission.light.queueTimeoutMs',
-    kind: 'number',
-  },
-  {
-    env: 'LATTICE_GRPC_ADMISSION_HEAVY_CONCURRENCY',
-    path: 'grpc.admission.heavy.concurrency',
-    kind: 'number',
-  },
-  { env: 'LATTICE_GRPC_ADMISSION_HEAVY_QUEUE', path: 'grpc.admission.heavy.queue', kind: 'number' },
-  {
-    env: 'LATTICE_GRPC_ADMISSION_HEAVY_QUEUE_TIMEOUT_MS',
-    path: 'grpc.admission.heavy.queueTimeoutMs',
-    kind: 'number',
-  },
+  ...admissionEnv('light'),
+  ...admissionEnv('heavy'),
   { env: 'LATTICE_TLS_CERT', path: 'tls.cert', kind: 'string' },
   { env: 'LATTICE_TLS_KEY', path: 'tls.key', kind: 'string' },
   { env: 'LATTICE_TLS_CLIENT_CA', path: 'tls.clientCa', kind: 'string' },
@@ -99,35 +105,15 @@ export const settingsEnv: ReadonlyArray<{ env: string; path: string; kind: EnvKi
   { env: 'LATTICE_VSS_SERVING_PORT', path: 'vss.servingPort', kind: 'number' },
   { env: 'LATTICE_VSS_PAGE_TOKEN_SECRET', path: 'vss.pageTokenSecret', kind: 'string' },
   { env: 'LATTICE_VSS_RECALL_SAMPLE_RATE', path: 'vss.recallSampleRate', kind: 'number' },
-  { env: 'LATTICE_VSS_VECTOR_DB', path: 'vss.vectorDb.kind', kind: 'string' },
   { env: 'LATTICE_VSS_ADMIN_PORT', path: 'vss.admin.port', kind: 'number' },
   { env: 'LATTICE_VSS_ADMIN_API_KEYS', path: 'vss.admin.apiKeys', kind: 'list' },
   { env: 'LATTICE_VSS_TRAINING_DATA_ROOTS', path: 'vss.admin.trainingDataRoots', kind: 'list' },
   { env: 'LATTICE_VSS_JOB_RUNNER', path: 'vss.admin.jobRunner.kind', kind: 'string' },
   { env: 'LATTICE_VSS_JOB_RUNNER_URL', path: 'vss.admin.jobRunner.url', kind: 'string' },
   { env: 'LATTICE_VSS_JOB_LEASE_MS', path: 'vss.admin.jobRunner.leaseMs', kind: 'number' },
-  { env: 'LATTICE_VSS_VECTOR_DB_DIR', path: 'vss.vectorDb.dir', kind: 'string' },
+  ...vectorDbEnv('LATTICE_VSS_', 'LATTICE_', 'vss.vectorDb'),
   { env: 'LATTICE_VSS_VECTOR_DB_BUILD_THREADS', path: 'vss.vectorDb.buildThreads', kind: 'number' },
-  { env: 'LATTICE_QDRANT_URL', path: 'vss.vectorDb.url', kind: 'string' },
-  { env: 'LATTICE_QDRANT_API_KEY', path: 'vss.vectorDb.apiKey', kind: 'string' },
-  { env: 'LATTICE_QDRANT_TIMEOUT_MS', path: 'vss.vectorDb.timeoutMs', kind: 'number' },
-  { env: 'LATTICE_VSS_PRODUCTION_VECTOR_DB', path: 'vss.clusters.production.vectorDb.kind', kind: 'string' },
-  {
-    env: 'LATTICE_VSS_PRODUCTION_VECTOR_DB_DIR',
-    path: 'vss.clusters.production.vectorDb.dir',
-    kind: 'string',
-  },
-  { env: 'LATTICE_VSS_PRODUCTION_QDRANT_URL', path: 'vss.clusters.production.vectorDb.url', kind: 'string' },
-  {
-    env: 'LATTICE_VSS_PRODUCTION_QDRANT_API_KEY',
-    path: 'vss.clusters.production.vectorDb.apiKey',
-    kind: 'string',
-  },
-  {
-    env: 'LATTICE_VSS_PRODUCTION_QDRANT_TIMEOUT_MS',
-    path: 'vss.clusters.production.vectorDb.timeoutMs',
-    kind: 'number',
-  },
+  ...vectorDbEnv('LATTICE_VSS_PRODUCTION_', 'LATTICE_VSS_PRODUCTION_', 'vss.clusters.production.vectorDb'),
   {
     env: 'LATTICE_VSS_PRODUCTION_CACHE_KEY_PREFIX',
     path: 'vss.clusters.production.cacheKeyPrefix',

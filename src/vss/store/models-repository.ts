@@ -5,6 +5,7 @@
 import { notFound } from '../../platform/errors.js';
 import type { SqlQueryable } from '../../platform/sql/index.js';
 import { withConstraintErrors } from './database-errors.js';
+import { failFrom, retryFailed } from './failed-state.js';
 import { resourceName } from './identifiers.js';
 import { compareAndSet, integerField, json } from './sql-support.js';
 import type {
@@ -166,20 +167,12 @@ export class ModelsRepository {
 
   /** Marks the model FAILED (remembering `from`, where a retry resumes); false when not in `from`. */
   async fail(key: ModelKey, from: Exclude<ModelState, 'FAILED'>, reason: string): Promise<boolean> {
-    return this.cas(key, { state: from }, { state: 'FAILED', failed_state: from, failure_reason: reason });
+    return failFrom((expect, set) => this.cas(key, expect, set), from, reason);
   }
 
   /** Puts a FAILED model back in the state it failed in; that state, or undefined when not FAILED. */
   async retry(key: ModelKey): Promise<ModelState | undefined> {
-    const model = await this.get(key);
-    if (model.state !== 'FAILED' || model.failedState === null) return undefined;
-    const resumed = model.failedState;
-    const applied = await this.cas(
-      key,
-      { state: 'FAILED', failed_state: resumed },
-      { state: resumed, failed_state: null, failure_reason: null },
-    );
-    return applied ? resumed : undefined;
+    return retryFailed(await this.get(key), (expect, set) => this.cas(key, expect, set));
   }
 
   /**

@@ -7,6 +7,7 @@ import { notFound } from '../../platform/errors.js';
 import type { SqlQueryable, SqlValue } from '../../platform/sql/index.js';
 import { withConstraintErrors } from './database-errors.js';
 import { EntityTables } from './entity-tables.js';
+import { failFrom, retryFailed } from './failed-state.js';
 import { resourceName, variantName } from './identifiers.js';
 import { atomically, compareAndSet, integerField, json } from './sql-support.js';
 import {
@@ -181,20 +182,12 @@ export class VariantsRepository {
 
   /** Marks the variant FAILED (remembering `from`, where a retry resumes); false when not in `from`. */
   async fail(key: VariantKey, from: Exclude<VariantState, 'FAILED'>, reason: string): Promise<boolean> {
-    return this.cas(key, { state: from }, { state: 'FAILED', failed_state: from, failure_reason: reason });
+    return failFrom((expect, set) => this.cas(key, expect, set), from, reason);
   }
 
   /** Puts a FAILED variant back in the state it failed in; that state, or undefined when not FAILED. */
   async retry(key: VariantKey): Promise<VariantState | undefined> {
-    const variant = await this.get(key);
-    if (variant.state !== 'FAILED' || variant.failedState === null) return undefined;
-    const resumed = variant.failedState;
-    const applied = await this.cas(
-      key,
-      { state: 'FAILED', failed_state: resumed },
-      { state: resumed, failed_state: null, failure_reason: null },
-    );
-    return applied ? resumed : undefined;
+    return retryFailed(await this.get(key), (expect, set) => this.cas(key, expect, set));
   }
 
   /**
