@@ -1,9 +1,10 @@
 /**
- * The README's "Getting started", run as written: every ```sh block marked `<!-- getting-started -->`
- * runs with bash, in order, in a fresh directory, against `lattice up` started here in place of the
- * section's `npm start` (on a fresh data directory; its ports free ones, given to the commands
- * through their LATTICE_*_PORT variables as a user would set them, except the model server's 8001,
- * which the section's model config names). `npx lattice` resolves to this clone's bin/lattice.js,
+ * The README's first predict and first search, then docs/getting-started.md, run as written: every
+ * ```sh block marked `<!-- getting-started -->` (README's first, then the page's) runs with bash, in
+ * order, in a fresh directory, against `lattice up` started here in place of their `npm start` (on
+ * a fresh data directory; its ports free ones, given to the commands through their LATTICE_*_PORT
+ * variables as a user would set them, except the model server's 8001, which the page's model config
+ * names). `npx lattice` resolves to this clone's bin/lattice.js,
  * as it does inside the clone.
  */
 import assert from 'node:assert/strict';
@@ -21,9 +22,9 @@ import { eventually } from '../support/servers.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const MODEL_SERVER_PORT = 8001;
 
-/** Every ```sh block after a `<!-- getting-started -->` marker, in README order. */
-function gettingStartedBlocks(readme: string): string[] {
-  return [...readme.matchAll(/<!-- getting-started -->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+/** Every ```sh block after a `<!-- getting-started -->` marker, in the page's order. */
+function gettingStartedBlocks(page: string): string[] {
+  return [...page.matchAll(/<!-- getting-started -->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
 
 async function portIsFree(port: number): Promise<boolean> {
@@ -39,12 +40,12 @@ async function portIsFree(port: number): Promise<boolean> {
 const skip =
   (await portIsFree(MODEL_SERVER_PORT)) || process.env.CI
     ? false
-    : `port ${MODEL_SERVER_PORT} (the model server the README's model config names) is in use here`;
+    : `port ${MODEL_SERVER_PORT} (the model server the getting-started model config names) is in use here`;
 
-test('the README "Getting started" runs as written', { timeout: 400_000, skip }, async () => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const blocks = gettingStartedBlocks(readme);
-  assert.equal(blocks.length, 3, 'the three marked blocks: first predict and search, features, model config');
+test('the README and "Getting started" run as written', { timeout: 400_000, skip }, async () => {
+  const pages = ['README.md', 'docs/getting-started.md'].map((page) => readFileSync(join(root, page), 'utf8'));
+  const blocks = pages.flatMap(gettingStartedBlocks);
+  assert.equal(blocks.length, 4, 'the marked blocks: first predict and search, pairs and slates, features, model config');
 
   const dir = mkdtempSync(join(tmpdir(), 'lattice-getting-started-'));
   const shims = npxShim(dir);
@@ -100,16 +101,16 @@ test('the README "Getting started" runs as written', { timeout: 400_000, skip },
       assert.ok(Number(/(\S+)\s*$/.exec(line)![1]) < 20, line);
     }
     // PairWise and SlateWise on the demo model: one scored row per pair and per slate.
-    assert.match(outputs[0]!, /^pair 0\s+0\.\d+\s+0\.\d+\s+-\npair 1\s+0\.\d+\s+0\.\d+\s+-$/m);
-    assert.match(outputs[0]!, /^slate 0\s+0\.\d+\s+0\.\d+\s+-\nslate 1\s+0\.\d+\s+0\.5\s+-$/m);
+    assert.match(outputs[1]!, /^pair 0\s+0\.\d+\s+0\.\d+\s+-\npair 1\s+0\.\d+\s+0\.\d+\s+-$/m);
+    assert.match(outputs[1]!, /^slate 0\s+0\.\d+\s+0\.\d+\s+-\nslate 1\s+0\.\d+\s+0\.5\s+-$/m);
     // The features went into the running feature store.
-    assert.match(outputs[1]!, /Loaded 2 shop rows from 1 file\(s\) into the feature store at /);
+    assert.match(outputs[2]!, /Loaded 2 shop rows from 1 file\(s\) into the feature store at /);
     // The model config validated, was written, loaded by the running orchestrator and scores.
-    assert.match(outputs[2]!, /model config "shop_ranker" is valid; written to models\/shop_ranker/);
-    assert.match(outputs[2]!, /^shop_ranker\s+valid\s/m);
-    assert.match(outputs[2]!, /^s1\s+0\.\d+\s+-$/m);
-    assert.match(outputs[2]!, /^s2\s+0\.\d+\s+-$/m);
-    assert.match(outputs[2]!, /^s3\s+0\.\d+\s+shop_features: entity s3 not found$/m);
+    assert.match(outputs[3]!, /model config "shop_ranker" is valid; written to models\/shop_ranker/);
+    assert.match(outputs[3]!, /^shop_ranker\s+valid\s/m);
+    assert.match(outputs[3]!, /^s1\s+0\.\d+\s+-$/m);
+    assert.match(outputs[3]!, /^s2\s+0\.\d+\s+-$/m);
+    assert.match(outputs[3]!, /^s3\s+0\.\d+\s+shop_features: entity s3 not found$/m);
   } finally {
     up.child.kill('SIGTERM');
     await up.exited;
