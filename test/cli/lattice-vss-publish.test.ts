@@ -215,7 +215,7 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
     assert.match(logged[0]!, /"msg":"queue message dead-lettered"/);
     assert.match(logged[0]!, /"lastError":"unknown entity \\"nowhere\\": it has no store/);
 
-    // The demo model scores pairs and slates (one row each), as the README's commands show.
+    // The demo model scores pairs and slates (one row each), as docs/getting-started.md's commands show.
     const predict = [
       'predict',
       '--model-config',

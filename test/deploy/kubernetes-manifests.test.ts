@@ -314,7 +314,7 @@ describe('Kubernetes manifests (offline)', () => {
   });
 
   test('a consumers Deployment on every partition runs one pod at a time', () => {
-    // Two processes consuming one partition at once would lose its per-key order (README "Running vss").
+    // Two processes consuming one partition at once would lose its per-key order (docs/operations.md, "Running vss").
     for (const doc of workloads) {
       for (const container of containersOf(doc)) {
         const argv: string[] = container.args ?? [];

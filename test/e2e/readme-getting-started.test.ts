@@ -43,9 +43,15 @@ const skip =
     : `port ${MODEL_SERVER_PORT} (the model server the getting-started model config names) is in use here`;
 
 test('the README and "Getting started" run as written', { timeout: 400_000, skip }, async () => {
-  const pages = ['README.md', 'docs/getting-started.md'].map((page) => readFileSync(join(root, page), 'utf8'));
+  const pages = ['README.md', 'docs/getting-started.md'].map((page) =>
+    readFileSync(join(root, page), 'utf8'),
+  );
   const blocks = pages.flatMap(gettingStartedBlocks);
-  assert.equal(blocks.length, 4, 'the marked blocks: first predict and search, pairs and slates, features, model config');
+  assert.equal(
+    blocks.length,
+    4,
+    'the marked blocks: first predict and search, pairs and slates, features, model config',
+  );
 
   const dir = mkdtempSync(join(tmpdir(), 'lattice-getting-started-'));
   const shims = npxShim(dir);

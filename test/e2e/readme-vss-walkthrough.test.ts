@@ -1,7 +1,7 @@
 /**
- * The README's vss admin walkthrough, run as written: the shell blocks marked
+ * The vss admin walkthrough of docs/vss.md, run as written: the shell blocks marked
  * `<!-- walkthrough: vss-admin -->` and `<!-- walkthrough: vss-admin-curl -->` run with bash in a
- * fresh directory, against `lattice vss` started as the README says (on a free admin port, given to
+ * fresh directory, against `lattice vss` started as the page says (on a free admin port, given to
  * both through LATTICE_VSS_ADMIN_PORT, as a user would set it). `npx lattice` resolves to this
  * clone's bin/lattice.js, as it does inside the clone.
  */
@@ -19,10 +19,10 @@ import { npxShim } from '../support/npx-shim.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The first ```sh block after `<!-- walkthrough: name -->`. */
-function walkthroughBlock(readme: string, name: string): string {
-  const marker = readme.indexOf(`<!-- walkthrough: ${name} -->`);
-  assert.ok(marker >= 0, `README has no walkthrough "${name}"`);
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
+function walkthroughBlock(page: string, name: string): string {
+  const marker = page.indexOf(`<!-- walkthrough: ${name} -->`);
+  assert.ok(marker >= 0, `docs/vss.md has no walkthrough "${name}"`);
+  const block = /```sh\n([\s\S]*?)```/.exec(page.slice(marker));
   assert.ok(block, `walkthrough "${name}" has no sh block`);
   return block[1]!;
 }
@@ -35,8 +35,8 @@ async function freePort(): Promise<number> {
   return typeof address === 'object' && address !== null ? address.port : 0;
 }
 
-test('the README vss admin walkthrough runs as written', { timeout: 300_000 }, async () => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+test('the vss admin walkthrough of docs/vss.md runs as written', { timeout: 300_000 }, async () => {
+  const page = readFileSync(join(root, 'docs/vss.md'), 'utf8');
   const dir = mkdtempSync(join(tmpdir(), 'lattice-walkthrough-'));
   const shims = npxShim(dir);
   const port = String(await freePort());
@@ -47,7 +47,7 @@ test('the README vss admin walkthrough runs as written', { timeout: 300_000 }, a
   const vss = await startLatticeVss({ command: 'vss', env });
   try {
     const run = (name: string) => {
-      const result = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', walkthroughBlock(readme, name)], {
+      const result = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', walkthroughBlock(page, name)], {
         cwd: dir,
         env: { ...process.env, ...env, PATH: `${shims}:${process.env.PATH}` },
         encoding: 'utf8',

@@ -1,7 +1,7 @@
 /**
  * Real servers for integration and contract tests. On CI (env CI set) a server that cannot be
  * reached fails the run; on a developer machine the test is skipped with the reason printed.
- * Addresses come from the same variables the services use (see README), with the machine defaults.
+ * Addresses come from the same variables the services use (see docs/configuration.md), with the machine defaults.
  */
 import { Socket } from 'node:net';
 

@@ -226,15 +226,15 @@ describe('settings', () => {
     );
   });
 
-  test("every variable is documented in the README's settings table, one per setting", () => {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-    const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('The settings file takes'));
+  test('every variable is documented in the settings table of docs/configuration.md, one per setting', () => {
+    const page = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
+    const table = page.slice(page.indexOf('| Variable |'), page.indexOf('The settings file takes'));
     const paths = settingsEnv.map(({ path }) => path);
     assert.equal(new Set(paths).size, paths.length, 'one variable per setting');
     for (const { env, path } of settingsEnv) {
       const row = table.split('\n').find((line) => line.startsWith(`| \`${env}\``));
-      assert.ok(row, `README's settings table has no row for ${env}`);
-      assert.ok(row.includes(`\`${path}\``), `README's row for ${env} names ${path}: ${row}`);
+      assert.ok(row, `the settings table has no row for ${env}`);
+      assert.ok(row.includes(`\`${path}\``), `the row for ${env} names ${path}: ${row}`);
     }
   });
 
