@@ -19,7 +19,7 @@ export interface CpuProfile {
 /** Components by script URL, first match wins. */
 const BY_URL: [test: (url: string) => boolean, name: string][] = [
   [(url) => url === 'node:inspector', 'the profiler itself'],
-  [(url) => url.includes('/vectordb/embedded/hnsw-graph.ts'), 'index library (hnswlib)'],
+  [(url) => url.includes('/vectordb/embedded/index/hnsw-graph.ts'), 'index library (hnswlib)'],
   [
     (url) => url.includes('@electric-sql/pglite') || url.startsWith('wasm://'),
     'SQL engine (PGlite, JS + wasm)',

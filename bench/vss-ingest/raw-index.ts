@@ -1,6 +1,6 @@
 /**
  * The baseline of bench/vss-ingest: the index library the embedded vector DB builds its graphs with
- * (hnswlib-node, src/platform/vectordb/embedded/hnsw-graph.ts), adding the same vectors one by one on
+ * (hnswlib-node, src/platform/vectordb/embedded/index/hnsw-graph.ts), adding the same vectors one by one on
  * this thread, with the engine's parameters: the collection's space (COSINE → `cosine`), the default
  * M and ef_construction, the engine's random seed, vectors handed over as the engine does
  * (`Array.from`). Capacity is reserved up front (the engine grows its graph by doubling).

@@ -2,7 +2,7 @@
 // Compiles the native parallel graph builder (this folder) with node-gyp: npm runs this as
 // the package's install step, in a clone (`npm ci`) and wherever the package is installed. It is
 // optional: without a C++ toolchain (or with a broken one) the install goes on with a warning, and
-// the embedded vector DB builds its graphs on one thread (src/platform/vectordb/embedded/
+// the embedded vector DB builds its graphs on one thread (src/platform/vectordb/embedded/index/
 // parallel-builder.ts says which). npm hands its own node-gyp to install scripts
 // (npm_config_node_gyp); run by hand (`node native/hnsw-parallel/build.mjs`), the npm beside this node's.
 //

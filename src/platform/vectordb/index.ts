@@ -2,18 +2,18 @@
  * The vector database port and its adapters. vss imports from here only and picks the adapter by
  * configuration with `createVectorDb`; see vector-db.ts for the guarantees every adapter keeps.
  */
-import { EmbeddedVectorDb, type EmbeddedVectorDbOptions } from './embedded/embedded-vector-db.js';
+import { EmbeddedVectorDb, type EmbeddedVectorDbOptions } from './embedded/collection/embedded-vector-db.js';
 import { QdrantVectorDb, type QdrantVectorDbOptions } from './qdrant/qdrant-vector-db.js';
 import type { VectorDb } from './vector-db.js';
 
-export type { SearchStats } from './embedded/collection.js';
-export type { QueryExplanation } from './embedded/collection-search.js';
+export type { SearchStats } from './embedded/collection/collection.js';
+export type { QueryExplanation } from './embedded/collection/collection-search.js';
 export {
   EmbeddedVectorDb,
   type EmbeddedVectorDbOptions,
   type StorageStats,
-} from './embedded/embedded-vector-db.js';
-export type { PlannerSettings, QueryPlan } from './embedded/query-planner.js';
+} from './embedded/collection/embedded-vector-db.js';
+export type { PlannerSettings, QueryPlan } from './embedded/collection/query-planner.js';
 export { type CompiledFilter, compileFilters, isFilterOp, matchesAll, matchesFilter } from './filters.js';
 export { QdrantVectorDb, type QdrantVectorDbOptions } from './qdrant/qdrant-vector-db.js';
 export { LIMITS } from './validation.js';

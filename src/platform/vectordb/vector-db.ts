@@ -1,7 +1,7 @@
 /**
  * The `VectorDb` port: collections of vectors with payloads, searched by nearest neighbour under
  * payload filters. vss depends on this file only; adapters are the embedded HNSW engine
- * (`embedded/embedded-vector-db.ts`) and, later, Qdrant. Every adapter passes the contract suite in
+ * (`embedded/collection/embedded-vector-db.ts`) and, later, Qdrant. Every adapter passes the contract suite in
  * test/vss/vectordb/contract.ts.
  *
  * One collection holds one model version. Variants are not collections: a variant's membership

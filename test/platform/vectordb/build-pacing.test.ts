@@ -1,5 +1,5 @@
 /**
- * How the graph build worker gives way to writes (src/platform/vectordb/embedded/build-pacing.ts),
+ * How the graph build worker gives way to writes (src/platform/vectordb/embedded/index/build-pacing.ts),
  * on a clock the test moves: it defers to writes out of its credit, takes its share once the credit
  * is spent, and earns the credit back by running while no writes arrive.
  */
@@ -9,7 +9,7 @@ import {
   BuildPacing,
   type BuildPacingOptions,
   type PacingWait,
-} from '../../../src/platform/vectordb/embedded/build-pacing.js';
+} from '../../../src/platform/vectordb/embedded/index/build-pacing.js';
 
 const options: BuildPacingOptions = { creditMs: 100, recentMs: 50, writerShare: 2, pollMs: 20 };
 const SLICE = 10;

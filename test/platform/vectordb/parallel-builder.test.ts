@@ -1,5 +1,5 @@
 /**
- * The native parallel graph builder (native/hnsw-parallel, src/platform/vectordb/embedded/
+ * The native parallel graph builder (native/hnsw-parallel, src/platform/vectordb/embedded/index/
  * parallel-builder.ts): on one thread it writes the very graph file hnswlib-node writes for the same
  * inserts (fresh, and onto a saved graph with deleted and re-inserted labels), so its inserts are
  * hnswlib-node's; on two threads every label is in the graph and found; a cancel stops it; bad input
@@ -11,13 +11,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { Bitset } from '../../../src/platform/vectordb/embedded/bitset.js';
-import { HnswGraph, RANDOM_SEED, SPACE } from '../../../src/platform/vectordb/embedded/hnsw-graph.js';
+import { HnswGraph, RANDOM_SEED, SPACE } from '../../../src/platform/vectordb/embedded/index/hnsw-graph.js';
 import {
   loadParallelBuilder,
   type ParallelBuilderConstructor,
   parallelBuilderProblem,
-} from '../../../src/platform/vectordb/embedded/parallel-builder.js';
+} from '../../../src/platform/vectordb/embedded/index/parallel-builder.js';
+import { Bitset } from '../../../src/platform/vectordb/embedded/storage/bitset.js';
 import type { DistanceFunction, HnswParams } from '../../../src/platform/vectordb/vector-db.js';
 import { clusteredFixture } from '../../support/vector-fixtures.js';
 

@@ -19,7 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { WriteAheadLog } from '../../../src/platform/vectordb/embedded/write-ahead-log.js';
+import { WriteAheadLog } from '../../../src/platform/vectordb/embedded/storage/write-ahead-log.js';
 import { EmbeddedVectorDb, type PointInput } from '../../../src/platform/vectordb/index.js';
 import { eventually } from '../../support/servers.js';
 import { rejectsWith } from './contract.js';

@@ -1,5 +1,5 @@
 /**
- * Graph builds on the worker thread (src/platform/vectordb/embedded/worker-round.ts): the built graph
+ * Graph builds on the worker thread (src/platform/vectordb/embedded/index/worker-round.ts): the built graph
  * is the in-process one, writes during a build are in the graph after the swap, close / drop /
  * snapshots during a build, and the worker loads however the sources are started.
  */
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { EmbeddedVectorDb } from '../../../src/platform/vectordb/embedded/embedded-vector-db.js';
+import { EmbeddedVectorDb } from '../../../src/platform/vectordb/embedded/collection/embedded-vector-db.js';
 import type { DistanceFunction, PointInput, SearchHit } from '../../../src/platform/vectordb/vector-db.js';
 import { eventually } from '../../support/servers.js';
 import { clusteredFixture, exactSearch, type VectorFixture } from '../../support/vector-fixtures.js';

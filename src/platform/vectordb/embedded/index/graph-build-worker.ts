@@ -16,7 +16,7 @@
  */
 import { rmSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { Bitset } from './bitset.js';
+import { Bitset } from '../storage/bitset.js';
 import { BuildPacing, type PacingWait } from './build-pacing.js';
 import type { BuildRequest, BuildResponse } from './graph-builder.js';
 import { HnswGraph, RANDOM_SEED, SPACE } from './hnsw-graph.js';

@@ -13,8 +13,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { LatticeError } from '../../errors.js';
-import { compileFilters, filtersKey } from '../filters.js';
+import { LatticeError } from '../../../errors.js';
+import { compileFilters, filtersKey } from '../../filters.js';
 import {
   closedError,
   collectionConflict,
@@ -29,7 +29,7 @@ import {
   validatePoints,
   validateSearchShape,
   validateVector,
-} from '../validation.js';
+} from '../../validation.js';
 import type {
   CollectionInfo,
   CollectionSpec,
@@ -40,16 +40,16 @@ import type {
   SearchRequest,
   StoredPoint,
   VectorDb,
-} from '../vector-db.js';
+} from '../../vector-db.js';
+import { graphBuilder } from '../index/graph-builder.js';
+import type { IndexingOptions } from '../index/indexing-options.js';
+import { warnIfNoParallelBuilder } from '../index/parallel-builder.js';
+import type { RoundTimings } from '../index/worker-round.js';
+import { DataDirectory } from '../storage/data-directory.js';
 import { Collection, type SearchStats } from './collection.js';
 import { explainQuery, type PreparedQuery, type QueryExplanation, runQuery } from './collection-search.js';
-import { DataDirectory } from './data-directory.js';
 import { scoreOf } from './exact-scan.js';
-import { graphBuilder } from './graph-builder.js';
-import type { IndexingOptions } from './indexer.js';
-import { warnIfNoParallelBuilder } from './parallel-builder.js';
 import { PLANNER_DEFAULTS, type PlannerSettings } from './query-planner.js';
-import type { RoundTimings } from './worker-round.js';
 
 export interface EmbeddedVectorDbOptions {
   /** Data directory (snapshots and write-ahead logs); without it collections live in memory only. */
@@ -136,7 +136,7 @@ export class EmbeddedVectorDb implements VectorDb {
   /** With `dir`: snapshots and logs. */
   private directory: DataDirectory | undefined;
   private readonly planner: PlannerSettings;
-  private readonly indexing: IndexingOptions;
+  private readonly indexing: IndexingOptions<Collection>;
   private readonly searchSliceMs: number;
   private closed = false;
 

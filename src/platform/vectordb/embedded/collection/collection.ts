@@ -5,14 +5,16 @@
  * short time slices so a large upsert never blocks the event loop for long.
  */
 
-import type { CompiledFilter } from '../filters.js';
-import type { ValidatedPoint, ValidatedSpec } from '../validation.js';
-import type { Payload } from '../vector-db.js';
-import { Bitset } from './bitset.js';
-import { HnswGraph } from './hnsw-graph.js';
-import { Indexer, type IndexingOptions } from './indexer.js';
-import { PayloadIndex } from './payload-index.js';
-import { INDEXED, PENDING, PointStore } from './point-store.js';
+import type { CompiledFilter } from '../../filters.js';
+import type { ValidatedPoint, ValidatedSpec } from '../../validation.js';
+import type { Payload } from '../../vector-db.js';
+import { HnswGraph } from '../index/hnsw-graph.js';
+import type { IndexTarget } from '../index/index-target.js';
+import { Indexer } from '../index/indexer.js';
+import type { IndexingOptions } from '../index/indexing-options.js';
+import { Bitset } from '../storage/bitset.js';
+import { PayloadIndex } from '../storage/payload-index.js';
+import { INDEXED, PENDING, PointStore } from '../storage/point-store.js';
 
 /** Counters of the paths queries took, for tests and metrics. */
 export interface SearchStats {
@@ -28,11 +30,11 @@ export interface SearchStats {
 /** Distinct request-level filter sets whose rows a collection keeps. */
 const MAX_CACHED_FILTERS = 16;
 
-export class Collection {
+export class Collection implements IndexTarget {
   readonly store: PointStore;
   readonly payloads: PayloadIndex;
   private current: HnswGraph;
-  readonly indexer: Indexer;
+  readonly indexer: Indexer<Collection>;
   readonly stats: SearchStats = {
     exactScans: 0,
     graphSearches: 0,
@@ -78,12 +80,12 @@ export class Collection {
 
   constructor(
     readonly spec: ValidatedSpec,
-    options: { graph?: HnswGraph; store?: PointStore; indexing: IndexingOptions },
+    options: { graph?: HnswGraph; store?: PointStore; indexing: IndexingOptions<Collection> },
   ) {
     this.store = options.store ?? new PointStore(spec.dimension);
     this.payloads = new PayloadIndex(() => this.store.capacity);
     this.current = options.graph ?? new HnswGraph(spec.distance, spec.dimension, spec.hnsw);
-    this.indexer = new Indexer(this, options.indexing);
+    this.indexer = new Indexer<Collection>(this, options.indexing);
     if (options.store) this.restoreDerived();
   }
 

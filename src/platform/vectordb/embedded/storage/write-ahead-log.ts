@@ -27,9 +27,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describeError, invalidArgument, LatticeError } from '../../errors.js';
-import type { ValidatedPoint, ValidatedSpec } from '../validation.js';
-import type { Payload } from '../vector-db.js';
+import { describeError, invalidArgument, LatticeError } from '../../../errors.js';
+import type { ValidatedPoint, ValidatedSpec } from '../../validation.js';
+import type { Payload } from '../../vector-db.js';
 import { syncDirectory } from './fs-sync.js';
 import {
   decodeSegment,

@@ -12,7 +12,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { packageRoot } from '../../package-root.js';
+import { packageRoot } from '../../../package-root.js';
 
 /** One graph being built (hnswlib's HierarchicalNSW, owned by the addon). */
 export interface ParallelGraph {

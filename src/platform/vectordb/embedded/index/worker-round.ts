@@ -24,12 +24,12 @@ import { mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Bitset } from './bitset.js';
-import type { Collection } from './collection.js';
+import { Bitset } from '../storage/bitset.js';
+import { INDEXED, PENDING } from '../storage/point-store.js';
 import { BuildCancelled, type BuildHandle, graphBuilder } from './graph-builder.js';
 import { HnswGraph } from './hnsw-graph.js';
-import type { IndexingOptions } from './indexer.js';
-import { INDEXED, PENDING } from './point-store.js';
+import type { IndexTarget } from './index-target.js';
+import type { IndexingOptions } from './indexing-options.js';
 
 let nextRound = 0;
 
@@ -69,7 +69,7 @@ export class WorkerRound {
   private constructor(
     /** The key the worker keeps the built graph under. */
     readonly key: string,
-    private readonly collection: Collection,
+    private readonly collection: IndexTarget,
     private readonly rows: Uint32Array,
     private readonly files: { base: string | undefined; out: string },
     private readonly handle: BuildHandle,
@@ -81,7 +81,7 @@ export class WorkerRound {
 
   /** Starts a build of `collection`'s backlog; undefined when the worker is busy (another build). */
   static start(
-    collection: Collection,
+    collection: IndexTarget,
     options: Pick<IndexingOptions, 'scratchDir' | 'parallel'>,
     copy: WorkerCopy | undefined,
   ): WorkerRound | undefined {
@@ -218,7 +218,7 @@ export class WorkerRound {
 }
 
 /** The serving graph's state of the rows changed since the worker's copy was swapped in. */
-function changes(collection: Collection, copy: WorkerCopy) {
+function changes(collection: IndexTarget, copy: WorkerCopy) {
   const { graph, store, spec } = collection;
   const rows = new Uint32Array(copy.since.size);
   const live = new Uint8Array(copy.since.size);

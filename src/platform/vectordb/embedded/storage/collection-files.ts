@@ -16,16 +16,16 @@
 import { mkdirSync } from 'node:fs';
 import { readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LatticeError } from '../../errors.js';
+import { LatticeError } from '../../../errors.js';
 import {
   sameSpec,
   type ValidatedSpec,
   validateCollectionName,
   validateCollectionSpec,
-} from '../validation.js';
-import { Collection } from './collection.js';
+} from '../../validation.js';
+import { Collection } from '../collection/collection.js';
+import type { IndexingOptions } from '../index/indexing-options.js';
 import { syncDirectory } from './fs-sync.js';
-import type { IndexingOptions } from './indexer.js';
 import { loadNewestSnapshot, writeSnapshot } from './snapshot.js';
 import type { WalRecord } from './wal-record.js';
 import { removeSegmentsBefore, WriteAheadLog } from './write-ahead-log.js';
@@ -37,7 +37,7 @@ export interface StorageOptions {
   wal: boolean;
   /** A collection whose log segment grows past this many bytes asks for an early snapshot. */
   walSnapshotBytes: number;
-  indexing: IndexingOptions;
+  indexing: IndexingOptions<Collection>;
   onWalFull: (collection: string) => void;
 }
 

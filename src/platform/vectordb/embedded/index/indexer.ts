@@ -18,24 +18,12 @@
  * both before: ingestion and index build added up (bench/RESULTS.md, "vss-onboard"). Once the writes
 stop, a large round runs on every core (`parallel`, the native parallel builder).
  */
-import type { Collection } from './collection.js';
+import { INDEXED } from '../storage/point-store.js';
 import { graphBuilder } from './graph-builder.js';
 import { HnswGraph } from './hnsw-graph.js';
-import { INDEXED } from './point-store.js';
+import type { IndexTarget } from './index-target.js';
+import type { IndexingOptions } from './indexing-options.js';
 import { type RoundTimings, type WorkerCopy, WorkerRound } from './worker-round.js';
-
-export interface IndexingOptions {
-  /** Longest time the indexer holds the event loop in one go, ms. */
-  sliceMs: number;
-  /** A backlog of at least this many rows is built on the worker thread; Infinity never. */
-  workerRows: number;
-  /** Directory for the graph files handed to and from the worker (the OS's temp dir without). */
-  scratchDir: string | undefined;
-  /** Large worker rounds on several threads (graph-builder.ts, BuildRequest.parallel); undefined never. */
-  parallel: { minRows: number; threads: number } | undefined;
-  /** Called when the indexer goes idle with a graph that changed since it last called (a build ended). */
-  onBuilt?: (collection: Collection) => void;
-}
 
 /** Slices of writer time per indexer slice while writes arrive. */
 const WRITER_SHARE = 3;
@@ -50,7 +38,8 @@ interface Rebuild {
   done: (() => void)[];
 }
 
-export class Indexer {
+/** Indexes one collection (`T`: its type, handed back to {@link IndexingOptions.onBuilt}). */
+export class Indexer<T extends IndexTarget = IndexTarget> {
   private scheduled: { immediate: NodeJS.Immediate } | { timer: NodeJS.Timeout } | undefined;
   /** performance.now() of the last write that gave the indexer work. */
   private lastWriteAt = Number.NEGATIVE_INFINITY;
@@ -77,8 +66,8 @@ export class Indexer {
   private builtGraphVersion: number;
 
   constructor(
-    private readonly collection: Collection,
-    private readonly options: IndexingOptions,
+    private readonly collection: T,
+    private readonly options: IndexingOptions<T>,
   ) {
     this.sliceMs = options.sliceMs;
     this.builtGraphVersion = collection.graphVersion;

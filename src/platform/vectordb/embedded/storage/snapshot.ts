@@ -20,13 +20,13 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
-import { LatticeError } from '../../errors.js';
-import { type ValidatedSpec, validateCollectionSpec } from '../validation.js';
-import type { Payload } from '../vector-db.js';
+import { LatticeError } from '../../../errors.js';
+import { type ValidatedSpec, validateCollectionSpec } from '../../validation.js';
+import type { Payload } from '../../vector-db.js';
+import type { Collection } from '../collection/collection.js';
+import { HnswGraph } from '../index/hnsw-graph.js';
 import { Bitset } from './bitset.js';
-import type { Collection } from './collection.js';
 import { syncDirectory, writeDurably } from './fs-sync.js';
-import { HnswGraph } from './hnsw-graph.js';
 import { INDEXED, PENDING, PointStore } from './point-store.js';
 
 export const SNAPSHOT_FORMAT = 'lattice.vectordb.collection';

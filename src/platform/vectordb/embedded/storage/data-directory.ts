@@ -6,11 +6,11 @@
  * periodically, early when a collection's log grows large, on demand, and on close.
  */
 import { rm } from 'node:fs/promises';
-import { type DirLock, lockDirectory } from '../../dir-lock.js';
-import type { ValidatedSpec } from '../validation.js';
-import type { Collection } from './collection.js';
+import { type DirLock, lockDirectory } from '../../../dir-lock.js';
+import type { ValidatedSpec } from '../../validation.js';
+import type { Collection } from '../collection/collection.js';
+import type { IndexingOptions } from '../index/indexing-options.js';
 import { CollectionFiles, type StorageOptions } from './collection-files.js';
-import type { IndexingOptions } from './indexer.js';
 import type { WriteAheadLog } from './write-ahead-log.js';
 
 export interface DataDirectoryOptions {
@@ -21,7 +21,7 @@ export interface DataDirectoryOptions {
   snapshotIntervalMs: number;
   compactionThreshold: number;
   /** With `scratchDir` inside `dir`: what a crash left there is removed on open. */
-  indexing: IndexingOptions;
+  indexing: IndexingOptions<Collection>;
   onSnapshotError?: (err: unknown, collection: string) => void;
 }
 

@@ -1,5 +1,5 @@
-import { type CompiledFilter, matchTokens, valueToken } from '../filters.js';
-import type { Payload, PayloadValue } from '../vector-db.js';
+import { type CompiledFilter, matchTokens, valueToken } from '../../filters.js';
+import type { Payload, PayloadValue } from '../../vector-db.js';
 import { Bitset } from './bitset.js';
 import { NumericIndex } from './numeric-index.js';
 import { Posting } from './posting.js';

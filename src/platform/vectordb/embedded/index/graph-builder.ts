@@ -17,7 +17,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { DistanceFunction, HnswParams } from '../vector-db.js';
+import type { DistanceFunction, HnswParams } from '../../vector-db.js';
 
 export interface BuildRequest {
   id: number;

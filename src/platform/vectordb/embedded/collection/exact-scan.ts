@@ -3,9 +3,9 @@
  * the backlog of points not yet indexed, and the final scores of every hit (so scores do not depend
  * on which path found a point). Keys are "smaller is better": −dot, −cosine, squared L2.
  */
-import type { DistanceFunction } from '../vector-db.js';
-import type { Bitset } from './bitset.js';
-import type { PointStore } from './point-store.js';
+import type { DistanceFunction } from '../../vector-db.js';
+import type { Bitset } from '../storage/bitset.js';
+import type { PointStore } from '../storage/point-store.js';
 
 /** Squared L2 distance of row `base` to the query; four accumulators let the loop pipeline. */
 function squaredL2(vectors: Float32Array, base: number, query: Float32Array, dimension: number): number {

@@ -11,8 +11,8 @@
  * hands the graph back as a file that {@link loadAsync} reads on libuv's thread pool.
  */
 import hnswlib from 'hnswlib-node';
-import type { DistanceFunction, HnswParams } from '../vector-db.js';
-import { Bitset } from './bitset.js';
+import type { DistanceFunction, HnswParams } from '../../vector-db.js';
+import { Bitset } from '../storage/bitset.js';
 
 /** hnswlib's space name for each distance (the parallel builder takes the same names). */
 export const SPACE = { DOT: 'ip', COSINE: 'cosine', EUCLIDEAN: 'l2' } as const;

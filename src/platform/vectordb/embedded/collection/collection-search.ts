@@ -3,7 +3,7 @@
  * the indexed points → exact scan of the backlog (unless `indexedOnly`; then of a restart's backlog
  * only, collection.ts `recoveringRows`) → exact rescoring → the page.
  */
-import type { Bitset } from './bitset.js';
+import type { Bitset } from '../storage/bitset.js';
 import type { Collection } from './collection.js';
 import { prepareScorer, scanInto, TopK } from './exact-scan.js';
 import { type PlannerSettings, planQuery, type QueryPlan } from './query-planner.js';

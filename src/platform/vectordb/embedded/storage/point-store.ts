@@ -1,4 +1,4 @@
-import type { Payload } from '../vector-db.js';
+import type { Payload } from '../../vector-db.js';
 import { Bitset } from './bitset.js';
 
 /** A row holds no point (free for reuse). */

@@ -18,8 +18,8 @@
  * a torn or damaged record is never applied, so no call is ever applied in part.
  */
 import { crc32 } from 'node:zlib';
-import type { ValidatedPoint, ValidatedSpec } from '../validation.js';
-import type { Payload } from '../vector-db.js';
+import type { ValidatedPoint, ValidatedSpec } from '../../validation.js';
+import type { Payload } from '../../vector-db.js';
 
 export const SEGMENT_MAGIC = Buffer.from('LTVWAL01', 'latin1');
 const FRAME_HEADER = 8;
