@@ -23,9 +23,9 @@ test('the vector engine and the CLI import no file that imports them back', asyn
   const cycles = stronglyConnected(graph).filter((files) =>
     files.some((file) => FOLDERS.some((folder) => file.startsWith(folder))),
   );
-  assert.deepEqual(
-    cycles.map((files) => describeCycle(graph, files)),
-    [],
+  assert.equal(
+    cycles.length,
+    0,
     `import cycles (each line one cycle; break it with an interface or by moving a type down):\n${cycles
       .map((files) => `  ${describeCycle(graph, files)}\n    (files: ${files.join(', ')})`)
       .join('\n')}`,
