@@ -4,7 +4,6 @@
  * operator: no per-row dispatch, no per-operator allocation.
  */
 import { invalidArgument, type LatticeError } from '../platform/errors.js';
-import type { Instruction, Program } from './expression.js';
 import {
   binaryScalarVector,
   binaryVectorScalar,
@@ -13,6 +12,7 @@ import {
   unary,
   type Vector,
 } from './functions.js';
+import type { Instruction, Program } from './program.js';
 
 export type Precision = 'fp32' | 'fp64';
 

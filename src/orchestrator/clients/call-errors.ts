@@ -1,7 +1,7 @@
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { BrokenCircuitError } from 'cockatiel';
 import { describeError, type ErrorCode, LatticeError } from '../../platform/errors.js';
-import type { CallTarget, ExternalService } from './call-policy.js';
+import type { CallTarget, ExternalService } from './call-target.js';
 
 /** Failure kinds, as the errors metric labels them. */
 export type FailureKind = 'deadline' | 'unavailable' | 'circuit_open' | 'cancelled' | 'server_error';

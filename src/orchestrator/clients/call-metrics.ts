@@ -7,7 +7,7 @@ import type {
   Metrics,
   TimingMetric,
 } from '../../platform/metrics/index.js';
-import type { CallTarget } from './call-policy.js';
+import type { CallTarget } from './call-target.js';
 
 /** The outbound-call metrics, registered once per CallPolicy. */
 export interface CallInstruments {

@@ -6,6 +6,7 @@ import type { Metrics } from '../../platform/metrics/index.js';
 import { FairGates, pause } from '../../platform/scheduling/index.js';
 import { CallerCancelled, failureKind, isServiceError, NoBudget, toLatticeError } from './call-errors.js';
 import { bindCallSeries, type CallInstruments, type CallSeries, callInstruments } from './call-metrics.js';
+import type { CallTarget } from './call-target.js';
 import type { ChannelPool } from './channel-pool.js';
 import {
   type BreakerOptions,
@@ -18,16 +19,6 @@ import { unaryCall } from './unary-call.js';
 
 // The transport's pass-through serialiser, for the clients that import it from here (numerix-client).
 export { passThrough } from './unary-call.js';
-
-/** The external services the orchestrator calls; a metric label. */
-export type ExternalService = 'feature_store' | 'model_server' | 'numerix';
-
-/** One outbound call: which service, which endpoint (`host:port`), which RPC (e.g. `ModelInfer`). */
-export interface CallTarget {
-  service: ExternalService;
-  target: string;
-  method: string;
-}
 
 export interface OutboundCallOptions {
   /** Aborting it cancels the gRPC call (the server sees the cancellation). */

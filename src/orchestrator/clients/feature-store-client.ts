@@ -1,7 +1,8 @@
 import { Metadata } from '@grpc/grpc-js';
 import { FeatureServiceService, type Query, type Result } from '../../gen/retrieve/retrieve.js';
 import { LatticeError } from '../../platform/errors.js';
-import type { CallPolicy, CallTarget } from './call-policy.js';
+import type { CallPolicy } from './call-policy.js';
+import type { CallTarget } from './call-target.js';
 import type { FeatureCallOptions, FeatureFetcher, FeatureQuery, FeatureRows } from './feature-fetcher.js';
 
 export interface FeatureStoreClientOptions {
