@@ -1,11 +1,6 @@
 export { CircuitOpen, type FailureKind } from './call-errors.js';
-export {
-  CallPolicy,
-  type CallPolicyOptions,
-  type CallTarget,
-  type ExternalService,
-  type OutboundCallOptions,
-} from './call-policy.js';
+export { CallPolicy, type CallPolicyOptions, type OutboundCallOptions } from './call-policy.js';
+export type { CallTarget, ExternalService } from './call-target.js';
 export { ChannelPool, type ChannelPoolOptions } from './channel-pool.js';
 export { type BreakerOptions, defaultBreakerOptions } from './circuit-breaker.js';
 export type { FeatureCallOptions, FeatureFetcher, FeatureQuery, FeatureRows } from './feature-fetcher.js';
