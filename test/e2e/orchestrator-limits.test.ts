@@ -10,7 +10,7 @@ import { credentials, type ServiceError, status } from '@grpc/grpc-js';
 import { CATALOG_RANKER_ID } from '../../examples/catalog-ranker.js';
 import { PredictClient, PredictRequest } from '../../src/gen/orchestrator/v1/predict.js';
 import { DataType as WireType } from '../../src/gen/orchestrator/v1/types.js';
-import { SLICED_FROM_BYTES } from '../../src/orchestrator/api/request-decoding.js';
+import { SLICED_FROM_BYTES } from '../../src/orchestrator/wire/request-decoding.js';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import { expectedCatalogScore } from '../support/orchestrator-process.js';
 import { type Stack, startStack } from '../support/stack.js';

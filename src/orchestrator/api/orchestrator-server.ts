@@ -6,10 +6,10 @@ import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { MatrixBudget } from '../engine/matrix-budget.js';
+import { LegacyService } from '../wire/legacy-response-codec.js';
+import { PredictServiceAnswers } from '../wire/predict-response-codec.js';
 import { classifyPredict } from './admission-class.js';
-import { LegacyService } from './legacy-response-codec.js';
 import { type ExecutionObserver, legacyHandlers, predictHandlers } from './orchestrator-services.js';
-import { PredictServiceAnswers } from './predict-response-codec.js';
 
 export interface OrchestratorServerOptions {
   host: string;

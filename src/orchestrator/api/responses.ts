@@ -5,12 +5,13 @@ import { inChunks } from '../../platform/scheduling/index.js';
 import { quote } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
+import type { LegacyTable } from '../wire/legacy-response-codec.js';
 import {
   type AnswerColumn,
   NO_SCORES,
   type PredictAnswer,
   type ScoreTable,
-} from './predict-response-codec.js';
+} from '../wire/predict-response-codec.js';
 
 interface OutputColumn {
   schema: FeatureSchema;
@@ -124,6 +125,11 @@ export class LegacyRowErrors {
     if (this.count === 0) return '';
     return `${this.count} of ${this.context.matrix.rowCount} rows used defaults: ${this.first.join('; ')}${this.count > 5 ? '; …' : ''}`;
   }
+}
+
+/** The legacy answer of an execution, for the sliced encoder (orchestrator/wire/legacy-response-codec.ts). */
+export function legacyTable(context: ExecutionContext): LegacyTable {
+  return { ...legacyColumns(context), rows: context.matrix.rowCount, errors: new LegacyRowErrors(context) };
 }
 
 /**

@@ -1,10 +1,10 @@
 import { NumerixService } from '../../gen/numerix/numerix.js';
 import { invalidArgument } from '../../platform/errors.js';
+import { encodeComputeRequest, readComputeScores } from '../wire/numerix-compute.js';
 import { type CallPolicy, passThrough } from './call-policy.js';
-import { encodeComputeRequest, readComputeScores } from './numerix-wire.js';
 import type { RemoteCompute, RemoteComputeOptions, RemoteComputeRequest } from './remote-compute.js';
 
-/** `numerix.Numerix/Compute` with the request and the response as bytes: numerix-wire.ts does both. */
+/** `numerix.Numerix/Compute` with the request and the response as bytes: wire/numerix-compute.ts does both. */
 const compute = {
   ...NumerixService.compute,
   requestSerialize: passThrough,

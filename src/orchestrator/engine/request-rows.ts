@@ -1,6 +1,6 @@
 /**
  * The rows of a Predict request as FeatureInit reads them: targets, pairs and slates with their
- * per-row feature values. A large request is decoded straight into columns (api/request-columns.ts:
+ * per-row feature values. A large request is decoded straight into columns (wire/request-columns.ts:
  * offsets into the request bytes, no object per row or value), a small one (and every caller of the
  * engine that builds a PredictRequest itself) is read through the generated messages; FeatureInit
  * sees both through these interfaces.

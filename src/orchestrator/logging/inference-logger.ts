@@ -5,8 +5,8 @@ import type { CounterMetric, GaugeMetric, Metrics } from '../../platform/metrics
 import { MessageTooLargeError } from '../../platform/queue/index.js';
 import { withTimeout } from '../../platform/timeout.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
+import { encodeLogRecord } from '../wire/log-record-codec.js';
 import type { LogBatch } from './log-batch.js';
-import { encodeLogRecord } from './log-record-codec.js';
 import {
   encodeLogBatch,
   type LoggingConfig,

@@ -4,7 +4,7 @@
  * passed through as bytes.
  */
 import { type GetEmbeddingsResponse, SimilaritySearchService } from '../../gen/vss/v1/vss.js';
-import { precheckLookup, precheckSearch } from './request-precheck.js';
+import { precheckLookup, precheckSearch } from '../wire/request-precheck.js';
 
 /** A request decoder that first runs `check` over the bytes (request-precheck.ts). */
 function checkedDecoder<T>(decode: (bytes: Buffer) => T, check: (bytes: Uint8Array) => void) {

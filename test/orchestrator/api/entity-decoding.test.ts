@@ -1,5 +1,5 @@
 /**
- * The sliced decoding of a legacy request's entities (api/entity-decoding.ts) replaces the generated
+ * The sliced decoding of a legacy request's entities (wire/entity-decoding.ts) replaces the generated
  * `Entity.decode`: for seeded random and hand-made messages at the byte level it must give exactly
  * the generated decoder's message (compared whole, field by field), and throw wherever it throws.
  * The reference is the generated decoding it replaces, `Entity.decode` of each entity's bytes in the
@@ -11,8 +11,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Entity, OrchestratorRequestProto } from '../../../src/gen/orchestrator/v1/orchestrator.js';
-import { decodeLegacyInSlices, legacyDecoding } from '../../../src/orchestrator/api/request-decoding.js';
-import { precheckLegacy } from '../../../src/orchestrator/api/request-precheck.js';
+import { decodeLegacyInSlices, legacyDecoding } from '../../../src/orchestrator/wire/request-decoding.js';
+import { precheckLegacy } from '../../../src/orchestrator/wire/request-precheck.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
 import { decodeInSlices } from '../../../src/platform/protobuf/sliced-decode.js';
 import { key, len, seededRandom, utf8, varint } from '../../support/raw-protobuf.js';

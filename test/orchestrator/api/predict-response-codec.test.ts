@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { OrchestratorResponseProto } from '../../../src/gen/orchestrator/v1/orchestrator.js';
 import { PredictResponse } from '../../../src/gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../../src/gen/orchestrator/v1/types.js';
-import { encodeLegacyResponseInSlices } from '../../../src/orchestrator/api/legacy-response-codec.js';
+import { encodeLegacyResponseInSlices } from '../../../src/orchestrator/wire/legacy-response-codec.js';
 import {
   type AnswerColumn,
   encodePredictAnswer,
@@ -13,7 +13,7 @@ import {
   type PredictAnswer,
   type ScoreTable,
   toPredictResponse,
-} from '../../../src/orchestrator/api/predict-response-codec.js';
+} from '../../../src/orchestrator/wire/predict-response-codec.js';
 import { seededRandom } from '../../../src/platform/random.js';
 
 const random = seededRandom(5);

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
-import { predictDecoding } from '../../../src/orchestrator/api/request-decoding.js';
 import { predictRows } from '../../../src/orchestrator/engine/request-rows.js';
+import { predictDecoding } from '../../../src/orchestrator/wire/request-decoding.js';
 
 const fp32 = (x: number) => {
   const b = Buffer.alloc(4);

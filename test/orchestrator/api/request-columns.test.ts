@@ -1,5 +1,5 @@
 /**
- * The columnar decoding of a PredictRequest's targets, pairs and slates (api/request-columns.ts)
+ * The columnar decoding of a PredictRequest's targets, pairs and slates (wire/request-columns.ts)
  * replaces the generated ts-proto decoding of those rows: for every message here, seeded random and
  * hand-made edge cases at the byte level, it must yield exactly what the generated decoder yields,
  * field by field (ids, every value's bytes, pair indices, slate indices, the rest of the message),
@@ -17,8 +17,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PredictRequest, Target, TargetPair, TargetSlate } from '../../../src/gen/orchestrator/v1/predict.js';
-import { decodePredictColumns } from '../../../src/orchestrator/api/request-decoding.js';
 import { predictRows } from '../../../src/orchestrator/engine/request-rows.js';
+import { decodePredictColumns } from '../../../src/orchestrator/wire/request-decoding.js';
 import { decodeInSlices } from '../../../src/platform/protobuf/sliced-decode.js';
 import { key, len, seededRandom, utf8, varint, vint } from '../../support/raw-protobuf.js';
 

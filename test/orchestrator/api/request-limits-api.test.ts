@@ -18,8 +18,8 @@ import {
 } from '../../../src/gen/orchestrator/v1/orchestrator.js';
 import { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
 import { type RunningOrchestrator, startOrchestrator } from '../../../src/orchestrator/api/index.js';
-import { precheckLegacy, precheckPredict } from '../../../src/orchestrator/api/request-precheck.js';
 import { REQUEST_LIMIT_NAMES, REQUEST_LIMITS } from '../../../src/orchestrator/engine/request-limits.js';
+import { precheckLegacy, precheckPredict } from '../../../src/orchestrator/wire/request-precheck.js';
 import { createConfigStore } from '../../../src/platform/config-store/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
 import { createLogger } from '../../../src/platform/logging/index.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NumerixRequestProto, NumerixResponseProto } from '../../../src/gen/numerix/numerix.js';
 import type { RemoteComputeRequest } from '../../../src/orchestrator/clients/index.js';
-import { encodeComputeRequest, readComputeScores } from '../../../src/orchestrator/clients/numerix-wire.js';
+import { encodeComputeRequest, readComputeScores } from '../../../src/orchestrator/wire/numerix-compute.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
 import { seededRandom } from '../../../src/platform/random.js';
 

@@ -13,7 +13,6 @@ import { after, before, describe, test } from 'node:test';
 import { type ComputeServer, startComputeServer } from '../../../src/compute/server/index.js';
 import { DataType } from '../../../src/datatypes/data-type.js';
 import type { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
-import { toPredictResponse } from '../../../src/orchestrator/api/predict-response-codec.js';
 import { predictAnswer } from '../../../src/orchestrator/api/responses.js';
 import {
   createOrchestratorClients,
@@ -23,6 +22,7 @@ import { createComponentBuilder } from '../../../src/orchestrator/components/ind
 import type { ExecutionContext } from '../../../src/orchestrator/engine/execution-context.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
 import type { ComponentMatrix } from '../../../src/orchestrator/matrix/component-matrix.js';
+import { toPredictResponse } from '../../../src/orchestrator/wire/predict-response-codec.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';

@@ -22,7 +22,6 @@ import { type PredictRequest, PredictResponse } from '../../../src/gen/orchestra
 import { type ModelServer, startModelServer } from '../../../src/modelserver/modelserver-server.js';
 import { integerEcho, writeModel } from '../../../src/modelserver/onnx-builder.js';
 import { predictAnswer } from '../../../src/orchestrator/api/index.js';
-import { encodePredictAnswer } from '../../../src/orchestrator/api/predict-response-codec.js';
 import { createOrchestratorClients } from '../../../src/orchestrator/clients/index.js';
 import { createComponentBuilder } from '../../../src/orchestrator/components/index.js';
 import type { ExecutionContext } from '../../../src/orchestrator/engine/execution-context.js';
@@ -34,6 +33,7 @@ import {
   type LogFormatName,
   planLogBatches,
 } from '../../../src/orchestrator/logging/index.js';
+import { encodePredictAnswer } from '../../../src/orchestrator/wire/predict-response-codec.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';

@@ -1,6 +1,6 @@
 /**
  * FeatureInit reads a request's rows from the generated messages (small requests, every caller that
- * builds a PredictRequest) or from columns (large requests, decoded in slices: api/request-columns.ts).
+ * builds a PredictRequest) or from columns (large requests, decoded in slices: wire/request-columns.ts).
  * Both must build the same matrices, or fail with the same INVALID_ARGUMENT naming the same field.
  */
 import assert from 'node:assert/strict';
@@ -11,9 +11,9 @@ import { test } from 'node:test';
 import { encodeValue } from '../../../src/datatypes/codecs.js';
 import { DataType } from '../../../src/datatypes/data-type.js';
 import { PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
-import { decodePredictColumns } from '../../../src/orchestrator/api/request-decoding.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
 import type { ComponentMatrix } from '../../../src/orchestrator/matrix/component-matrix.js';
+import { decodePredictColumns } from '../../../src/orchestrator/wire/request-decoding.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { blendOnly, blendOnlyRequest, fp32, schema, testRegistry } from '../../support/orchestrator.js';
 

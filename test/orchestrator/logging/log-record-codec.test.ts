@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LogCompression, LogFormat, OrchestratorLog } from '../../../src/gen/orchestrator/v1/log.js';
-import { encodeLogRecord } from '../../../src/orchestrator/logging/log-record-codec.js';
+import { encodeLogRecord } from '../../../src/orchestrator/wire/log-record-codec.js';
 import { seededRandom } from '../../../src/platform/random.js';
 
 const random = seededRandom(17);

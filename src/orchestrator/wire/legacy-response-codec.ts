@@ -12,9 +12,7 @@ import {
 import { encodeInSlices } from '../../platform/protobuf/sliced-encode.js';
 import { fieldSize, writeVarint } from '../../platform/protobuf/wire.js';
 import { inChunks } from '../../platform/scheduling/index.js';
-import type { ExecutionContext } from '../engine/execution-context.js';
 import { legacyDecoding } from './request-decoding.js';
-import { LegacyRowErrors, legacyColumns } from './responses.js';
 
 /** Tags of OrchestratorResponseProto.component_data (1), .error (2), ComponentData.data (1) and Error.message (1). */
 const COMPONENT_DATA = 10;
@@ -57,6 +55,15 @@ function writeRow(out: Output, texts: readonly string[], lengths: number[]): voi
   out.at = at;
 }
 
+/** A legacy answer still in the matrix: the header row, each column's text for a row, and the rows' `error`. */
+export interface LegacyTable {
+  readonly names: readonly string[];
+  readonly renderers: readonly ((row: number) => string)[];
+  readonly rows: number;
+  /** Sees every row in order (`check`), then gives the answer's error message. */
+  readonly errors: { check(row: number): void; message(): string };
+}
+
 /**
  * The bytes `OrchestratorResponseProto.encode(await legacyResponse(context, call))` writes, written
  * straight from the matrix a slice of rows at a time: no ComponentData object, array or writer per
@@ -64,16 +71,14 @@ function writeRow(out: Output, texts: readonly string[], lengths: number[]): voi
  * generated encoder (test/orchestrator/api/legacy-answer-bytes.test.ts).
  */
 export async function encodeLegacyAnswerInSlices(
-  context: ExecutionContext,
+  table: LegacyTable,
   call: { signal: AbortSignal; deadline: number },
 ): Promise<Buffer> {
-  const { names, renderers } = legacyColumns(context);
-  const rows = context.matrix.rowCount;
+  const { names, renderers, rows, errors } = table;
   const out = new Output(64 + (rows + 1) * names.length * 16);
   const lengths = new Array<number>(names.length).fill(0);
   writeRow(out, names, lengths);
   const texts = new Array<string>(names.length).fill('');
-  const errors = new LegacyRowErrors(context);
   await inChunks(rows, call.signal, call.deadline, (from, to) => {
     for (let row = from; row < to; row++) {
       for (let c = 0; c < renderers.length; c++) texts[c] = renderers[c]!(row);

@@ -5,7 +5,7 @@
  */
 import { OrchestratorLog } from '../../gen/orchestrator/v1/log.js';
 import { fieldSize, varintSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
-import { featureSchemaSize, plainSchemas, writeFeatureSchema } from '../matrix/feature-schema-wire.js';
+import { featureSchemaSize, plainSchemas, writeFeatureSchema } from './feature-schema.js';
 
 const USER_ID = 0x0a; // 1
 const TRACKING_ID = 0x12; // 2

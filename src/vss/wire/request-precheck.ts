@@ -9,7 +9,7 @@
  */
 import { invalidArgument } from '../../platform/errors.js';
 import { checkUtf8 as checkText, eachField, LEN } from '../../platform/protobuf/field-scan.js';
-import { SEARCH_LIMITS, tooManyFilterValues } from './request-limits.js';
+import { SEARCH_LIMITS, tooManyFilterValues } from '../serving/request-limits.js';
 
 /** A `Filter` message: field 1 `field`, field 3 `values`; returns its value count. */
 function checkFilter(buf: Uint8Array, from: number, to: number, at: () => string): number {

@@ -7,7 +7,7 @@
  */
 import { LatticeError } from '../../platform/errors.js';
 import { copyCell, fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
-import type { RemoteComputeRequest } from './remote-compute.js';
+import type { RemoteComputeRequest } from '../clients/remote-compute.js';
 
 /** Length-delimited fields 1 to 4 (tag byte = field << 3 | 2). */
 const LEN_1 = 0x0a;

@@ -9,7 +9,7 @@ import { PredictResponse, PredictService, type Score } from '../../gen/orchestra
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
 import { copyCell, fieldSize, writeStringField, writeVarint } from '../../platform/protobuf/wire.js';
 import { nextTurn, sliceOver, stopIfOver } from '../../platform/scheduling/index.js';
-import { featureSchemaSize, plainSchemas, writeFeatureSchema } from '../matrix/feature-schema-wire.js';
+import { featureSchemaSize, plainSchemas, writeFeatureSchema } from './feature-schema.js';
 import { predictDecoding } from './request-decoding.js';
 
 const TAG = {
