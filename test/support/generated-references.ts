@@ -6,10 +6,8 @@
 import { defaultValue } from '../../src/datatypes/codecs.js';
 import { NumerixRequestProto } from '../../src/gen/numerix/numerix.js';
 import { type LogRow, LogRows } from '../../src/gen/orchestrator/v1/log.js';
-import { type ComponentData, OrchestratorResponseProto } from '../../src/gen/orchestrator/v1/orchestrator.js';
 import type { RemoteComputeRequest } from '../../src/orchestrator/clients/remote-compute.js';
 import type { LogTable } from '../../src/orchestrator/logging/log-batch.js';
-import type { LegacyTable } from '../../src/orchestrator/wire/legacy-response-codec.js';
 
 export function generatedLogRows(table: LogTable): Uint8Array {
   const rows: LogRow[] = [];
@@ -41,18 +39,5 @@ export function generatedComputeRequest(request: RemoteComputeRequest): Uint8Arr
       computeId: request.computeId,
       dataType: request.dataType === 'FP32' ? 'fp32' : 'fp64',
     },
-  }).finish();
-}
-
-/** The legacy answer as ComponentData objects: the header row, a row per matrix row, the rows' error. */
-export function generatedLegacyAnswer(table: LegacyTable): Uint8Array {
-  const componentData: ComponentData[] = [{ data: [...table.names] }];
-  for (let row = 0; row < table.rows; row++) {
-    componentData.push({ data: table.renderers.map((render) => render(row)) });
-    table.errors.check(row);
-  }
-  return OrchestratorResponseProto.encode({
-    componentData,
-    error: { message: table.errors.message() },
   }).finish();
 }

@@ -6,13 +6,11 @@
  * UTF-8 strings, NaN / ±Infinity / -0 floats, lengths past one varint byte.
  */
 import { DataType } from '../../src/datatypes/data-type.js';
-import { LogCompression, LogFormat, type OrchestratorLog } from '../../src/gen/orchestrator/v1/log.js';
 import type { OrchestratorRequestProto } from '../../src/gen/orchestrator/v1/orchestrator.js';
 import type { PredictRequest } from '../../src/gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../src/gen/orchestrator/v1/types.js';
 import type { RemoteComputeRequest } from '../../src/orchestrator/clients/remote-compute.js';
 import { cellsLogColumn, type LogColumn, type LogTable } from '../../src/orchestrator/logging/log-batch.js';
-import type { LegacyTable } from '../../src/orchestrator/wire/legacy-response-codec.js';
 import type {
   AnswerColumn,
   PredictAnswer,
@@ -158,44 +156,6 @@ export class WireMessages {
     };
   }
 
-  legacyTable(rows: number, columns = 3): LegacyTable {
-    const cells = Array.from({ length: columns }, () => Array.from({ length: rows }, () => this.text()));
-    const failed = Array.from({ length: rows }, () => (this.chance(0.1) ? this.text() : ''));
-    let count = 0;
-    return {
-      names: Array.from({ length: columns }, () => this.text()),
-      renderers: cells.map((column) => (row: number) => column[row]!),
-      rows,
-      errors: {
-        check: (row) => {
-          if (failed[row]) count++;
-        },
-        message: () => (count === 0 ? '' : `${count} rows failed`),
-      },
-    };
-  }
-
-  logRecord(entities: number): OrchestratorLog {
-    const createdAtMs =
-      this.edgy && this.chance(0.2) ? pickOf(this, [0n, 2n ** 53n + 1n, -1n]) : 1_700_000_000_000n;
-    return {
-      userId: this.text(),
-      trackingId: this.text(),
-      modelConfigId: this.text(),
-      configVersion: this.text(),
-      createdAtMs,
-      entityIds: Array.from({ length: entities }, () => this.text()),
-      schema: Array.from({ length: 3 }, () => this.featureSchema(this.edgy && this.chance(0.1))),
-      format: this.edgy && this.chance(0.2) ? LogFormat.LOG_FORMAT_UNSPECIFIED : LogFormat.LOG_FORMAT_PROTO,
-      compression:
-        this.edgy && this.chance(0.5)
-          ? LogCompression.LOG_COMPRESSION_NONE
-          : LogCompression.LOG_COMPRESSION_ZSTD,
-      payload: this.edgy && this.chance(0.2) ? new Uint8Array(0) : this.bytes(64 * entities),
-      metadata: Object.fromEntries(Array.from({ length: this.int(3) }, () => [this.text(), this.text()])),
-    };
-  }
-
   /** Logged columns: fixed-width FP32 / FP64 / FP32_VECTOR and variable STRING ones, some cells defaulted. */
   logTable(rows: number, columns = 4): LogTable {
     const made: LogColumn[] = [];
@@ -240,8 +200,4 @@ export class WireMessages {
       dataType: fp32 ? 'FP32' : 'FP64',
     };
   }
-}
-
-function pickOf<T>(messages: WireMessages, items: readonly T[]): T {
-  return items[messages.int(items.length)]!;
 }

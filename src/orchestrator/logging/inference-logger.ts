@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { OrchestratorLog } from '../../gen/orchestrator/v1/log.js';
 import { describeError, isLatticeError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { CounterMetric, GaugeMetric, Metrics } from '../../platform/metrics/index.js';
 import { MessageTooLargeError } from '../../platform/queue/index.js';
 import { withTimeout } from '../../platform/timeout.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
-import { encodeLogRecord } from '../wire/log-record-codec.js';
 import type { LogBatch } from './log-batch.js';
 import {
   encodeLogBatch,
@@ -310,7 +310,7 @@ export class InferenceLogger {
     const model = batch.request.modelConfigId;
     let bytes: Uint8Array;
     try {
-      bytes = encodeLogRecord(await encodeLogBatch(batch, logging));
+      bytes = OrchestratorLog.encode(await encodeLogBatch(batch, logging)).finish();
     } catch (err) {
       this.dropped.inc({ model, reason: 'encode_failed' });
       this.logger.error(

@@ -1,6 +1,6 @@
 /**
  * `FeatureSchema` (orchestrator/v1/types.proto) in protobuf wire format, for the hand-written
- * encoders of Predict responses and inference log records: proto3's omission of default scalars,
+ * encoder of Predict responses: proto3's omission of default scalars,
  * as the generated encoder writes it.
  */
 import type { FeatureSchema } from '../../gen/orchestrator/v1/types.js';
