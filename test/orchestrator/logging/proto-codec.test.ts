@@ -4,9 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { defaultValue } from '../../../src/datatypes/codecs.js';
 import { DataType } from '../../../src/datatypes/data-type.js';
-import { type LogRow, LogRows } from '../../../src/gen/orchestrator/v1/log.js';
 import { protoCodec } from '../../../src/orchestrator/logging/encoders/proto-codec.js';
 import {
   cellsLogColumn,
@@ -14,23 +12,7 @@ import {
   type LogTable,
 } from '../../../src/orchestrator/logging/log-batch.js';
 import { seededRandom } from '../../../src/platform/random.js';
-
-/** The reference: message objects through the generated encoder. */
-function generated(table: LogTable): Uint8Array {
-  const rows: LogRow[] = [];
-  for (let row = table.start; row < table.end; row++) {
-    const values: Uint8Array[] = [];
-    const defaultedColumns: number[] = [];
-    table.columns.forEach((column, c) => {
-      if (column.isDefaulted(row)) {
-        values.push(defaultValue(column.spec.dataType, column.spec.vectorDim));
-        defaultedColumns.push(c);
-      } else values.push(column.value(row));
-    });
-    rows.push({ values: values.map((v) => Buffer.from(v)), defaultedColumns });
-  }
-  return LogRows.encode({ rows }).finish();
-}
+import { generatedLogRows as generated } from '../../support/generated-references.js';
 
 function randomTable(random: () => number, columns: number, rows: number): LogTable {
   const made: LogColumn[] = [];
