@@ -26,12 +26,15 @@ import type { Logger } from '../../platform/logging/index.js';
 import type { Payload, PointInput, StoredPoint, VectorDb } from '../../platform/vectordb/index.js';
 import {
   ClusterVectorDbs,
+  changedRows,
   collectionName,
   EXPIRES_AT_FIELD,
   embeddingTtlSeconds,
+  membershipFlags,
   mergeAttributes,
   typedAttributes,
   variantCollections,
+  withoutFlags,
 } from '../model/index.js';
 import type {
   Attributes,
@@ -41,7 +44,7 @@ import type {
   VectorDbType,
   VssStore,
 } from '../store/index.js';
-import { changedRows, rewritesOf } from './aggregator-recheck.js';
+import { rewritesOf } from './aggregator-recheck.js';
 import { CollectionProvisioner } from './collection-provisioner.js';
 import type { EmbeddingEvent } from './embedding-event.js';
 import { parseEmbeddingEvent } from './embedding-event.js';
@@ -57,7 +60,6 @@ import type { EventBatchHandler, EventOutcome } from './event-batch.js';
 import { decodeJsonObject, eventKeyOf } from './ingestion-message.js';
 import type { CatalogModel, CatalogVariant } from './model-catalog.js';
 import { ModelCatalog } from './model-catalog.js';
-import { membershipFlags, withoutFlags } from './point-payload.js';
 
 export interface EmbeddingProcessorOptions {
   store: VssStore;

@@ -3,7 +3,6 @@
  * run by `startVssConsumers`, and the replay of dead letters.
  */
 
-export { changedRows } from './aggregator-recheck.js';
 export { ConsumerRunner, type ConsumerRunnerOptions } from './consumer-runner.js';
 export {
   type DeadLetter,
@@ -13,7 +12,6 @@ export {
   MAX_LISTED,
 } from './dead-letters.js';
 export { IngestionProgress } from './ingestion-progress.js';
-export { type FlaggedVariant, membershipFlags, withoutFlags } from './point-payload.js';
 export {
   type CheckedEvent,
   checkVssEvent,

@@ -4,6 +4,7 @@
  * DB holds a variant's points.
  */
 
+export { type AggregatorRows, changedRows } from './aggregator-rows.js';
 export { attributeValue, numberFromText, typedAttributes } from './attribute-value.js';
 export {
   ClusterVectorDbs,
@@ -28,3 +29,4 @@ export {
   membershipFlag,
   mergeAttributes,
 } from './membership.js';
+export { type FlaggedVariant, membershipFlags, withoutFlags } from './point-payload.js';

@@ -12,7 +12,7 @@
  * - await_writers: waits until every consumer has read that (`promoteSettleMs` after prepare; the
  *   consumers re-read a model's registration every `catalogTtlMs`, 5 s by default).
  * - copy: every live embedding-store row of the version, a page at a time in id order, becomes a
- *   production point built as the consumers build one (consumers/point-payload.ts): the vector from
+ *   production point built as the consumers build one (model/point-payload.ts): the vector from
  *   the store, the attributes of the experiment point (it holds the event payload, which the store
  *   does not keep) over the aggregator row, the membership flags of every variant on production
  *   using the version. After each page the aggregator rows are read again and changed ones
@@ -36,12 +36,15 @@
  */
 import { isLatticeError, LatticeError } from '../../../../platform/errors.js';
 import type { Payload, PointInput, VectorDb } from '../../../../platform/vectordb/index.js';
-import { changedRows, type FlaggedVariant, membershipFlags, withoutFlags } from '../../../consumers/index.js';
 import {
+  changedRows,
   collectionName,
   compileMembership,
   EXPIRES_AT_FIELD,
+  type FlaggedVariant,
+  membershipFlags,
   mergeAttributes,
+  withoutFlags,
 } from '../../../model/index.js';
 import type {
   JsonObject,

@@ -1,11 +1,11 @@
 /**
- * How a point's payload is built, for ingestion (embedding-processor.ts) and for promotion's copy
+ * How a point's payload is built, for ingestion (consumers/embedding-processor.ts) and for promotion's copy
  * to another cluster (admin/operations/steps/promote-steps.ts), so both write the same point: the
- * attributes (event payload over the aggregator row: model/membership.ts) and, per variant whose
+ * attributes (event payload over the aggregator row: membership.ts) and, per variant whose
  * membership the collection carries, `to_be_indexed_<variant>` = raw index flag AND its vss_filter.
  */
 import type { Payload } from '../../platform/vectordb/index.js';
-import { isMember, type MembershipRule, membershipFlag } from '../model/index.js';
+import { isMember, type MembershipRule, membershipFlag } from './membership.js';
 
 /** A variant whose membership flag a collection's points carry, with its compiled vss_filter. */
 export interface FlaggedVariant {
