@@ -13,7 +13,7 @@ import {
   CATALOG_RANKER_MODEL,
   catalogRankerConfig,
   writeCatalogRankerModel,
-} from '../../examples/catalog-ranker.js';
+} from './catalog-ranker.js';
 import { startComputeServer } from '../compute/server/index.js';
 import {
   FeatureRegistry,

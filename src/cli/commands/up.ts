@@ -178,7 +178,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
   for (const [name, where] of rows) console.log(`  ${name.padEnd(width)}  ${where}`);
   if (seeded) {
     console.log(
-      `Seeded the example model "catalog_ranker" (examples/catalog-ranker.ts) into ${settings.configStore.kind === 'file' ? settings.configStore.dir : 'the config store'}. Try:`,
+      `Seeded the example model "catalog_ranker" (src/cli/catalog-ranker.ts) into ${settings.configStore.kind === 'file' ? settings.configStore.dir : 'the config store'}. Try:`,
     );
     const orchestrator = (parts.find((p) => p.name === 'orchestrator') as { port?: number } | undefined)
       ?.port;
