@@ -3,7 +3,7 @@
  * embeddings from a Parquet directory on embedded defaults, against the raw index library building
  * the same vectors single-threaded in the same run.
  *
- * The stack is what `lattice vss` starts (src/cli: the consumers part and the admin part: HTTP API,
+ * The stack is what `lattice vss` starts (src/vss/start-vss.ts: the consumers and admin: HTTP API,
  * operations engine, file job runner) on one Platform over a temporary data directory (journaled
  * in-process queue, PGlite, embedded vector DB). The model and two variants (one admitting all
  * candidates, one a third of them) are registered over HTTP, then the clock runs from `POST
@@ -19,11 +19,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startVssConsumersPart } from '../../src/cli/parts.js';
-import { startVssAdminPart } from '../../src/cli/vss-admin-part.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Platform } from '../../src/platform/platform.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
+import { startVss } from '../../src/vss/index.js';
 import { adminCall } from '../../test/support/admin-http.js';
 import { writeParquetFile } from '../../test/vss/admin/jobs/training-data.js';
 import { printResult, round } from '../support/stats.js';
@@ -67,9 +66,8 @@ const settings = loadSettings({
   overrides: { vss: { admin: { port: 0, pollIntervalMs: 100 } } },
 });
 const platform = new Platform(settings, { logger: createLogger('bench', { level: 'warn' }) });
-const consumers = await startVssConsumersPart(platform);
-const admin = await startVssAdminPart(platform, 0);
-const base = `http://127.0.0.1:${admin.port}`;
+const vss = await startVss(platform, { consumers: {}, admin: { port: 0 } });
+const base = `http://127.0.0.1:${vss.admin!.port}`;
 let readySeconds: number;
 const steps: Record<string, number> = {};
 try {
@@ -137,8 +135,7 @@ try {
   const states = model.variants.map((v) => `${v.variant} ${v.state}`).join(', ');
   console.log(`reset → READY in ${readySeconds.toFixed(2)} s (${states}); steps ${JSON.stringify(steps)}`);
 } finally {
-  await admin.stop();
-  await consumers.stop();
+  await vss.stop();
   await platform.close();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { redactSettings } from '../../src/cli/commands/settings.js';
-import { shouldSeedExampleModel } from '../../src/cli/parts.js';
+import { shouldSeedExampleModel } from '../../src/cli/example-model.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
 
 describe('lattice up: seeding the example model', () => {

@@ -1,6 +1,6 @@
 /**
  * The vss admin HTTP API as `lattice vss` serves it, in this process: the consumers part and the
- * admin part (src/cli/parts.ts, src/cli/vss-admin-part.ts) on one Platform with the embedded
+ * admin part (src/vss/start-vss.ts) on one Platform with the embedded
  * defaults (PGlite, the memory queue, the embedded vector DB) in a data directory of its own, the
  * API on a free loopback port. For clients of the API (the `lattice vss` admin subcommands) that
  * need its real answers: operations that really ingest, index and fail. Training data written under
@@ -9,11 +9,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RunningPart, startVssConsumersPart } from '../../src/cli/parts.js';
-import { startVssAdminPart } from '../../src/cli/vss-admin-part.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Platform } from '../../src/platform/platform.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
+import { type RunningVss, startVss } from '../../src/vss/index.js';
 import { openVssStore, type VssStore } from '../../src/vss/store/index.js';
 
 export interface VssAdminStack {
@@ -54,8 +53,8 @@ export async function inProcessVssAdmin(options: VssAdminStackOptions = {}): Pro
     },
   });
   const platform = new Platform(settings, { logger: createLogger('vss-admin-stack', { level: 'silent' }) });
-  let consumers: RunningPart | undefined;
-  let admin: RunningPart | undefined;
+  let consumers: RunningVss | undefined;
+  let admin: RunningVss | undefined;
   const close = async () => {
     await admin?.stop();
     await consumers?.stop();
@@ -63,9 +62,9 @@ export async function inProcessVssAdmin(options: VssAdminStackOptions = {}): Pro
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    consumers = await startVssConsumersPart(platform);
-    const listening = await startVssAdminPart(platform, 0);
-    admin = listening;
+    consumers = await startVss(platform, { consumers: {} });
+    admin = await startVss(platform, { admin: { port: 0 } });
+    const listening = admin.admin!;
     return {
       url: `http://127.0.0.1:${listening.port}`,
       store: await openVssStore(await platform.sqlClient()),
@@ -75,7 +74,7 @@ export async function inProcessVssAdmin(options: VssAdminStackOptions = {}): Pro
         consumers = undefined;
       },
       startConsumers: async () => {
-        consumers ??= await startVssConsumersPart(platform);
+        consumers ??= await startVss(platform, { consumers: {} });
       },
       close,
     };

@@ -3,7 +3,7 @@
  * the write path, with what a test needs beside them: the SQL store (to register models, as the
  * admin will), the queue (to publish, as producers do) and a SimilaritySearch client.
  *
- * - `inProcessVssStack`: the same parts `lattice vss` starts (src/cli/parts.ts), on one Platform in
+ * - `inProcessVssStack`: the same parts `lattice vss` starts (src/vss/start-vss.ts), on one Platform in
  *   this process, on embedded defaults: the only way to publish into the in-process queue while the
  *   consumers run.
  * - `childVssStack`: `lattice vss` as a process of its own on JetStream + PostgreSQL (with its
@@ -12,7 +12,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startVssConsumersPart, startVssServingPart } from '../../src/cli/parts.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Platform } from '../../src/platform/platform.js';
 import { createQueue, type Queue } from '../../src/platform/queue/index.js';
@@ -20,6 +19,7 @@ import { type LoadedSettings, loadSettings } from '../../src/platform/settings/i
 import { createSqlClient } from '../../src/platform/sql/index.js';
 import type { VectorDb } from '../../src/platform/vectordb/index.js';
 import { type ConsumerSettings, ensureVssTopics } from '../../src/vss/consumers/index.js';
+import { startVss } from '../../src/vss/index.js';
 import { openVssStore, type VssStore } from '../../src/vss/store/index.js';
 import { Client } from '../vss/serving/harness.js';
 import { type LatticeVssProcess, metricSum, startLatticeVss } from './lattice-vss-process.js';
@@ -49,10 +49,10 @@ export async function inProcessVssStack(): Promise<VssStack> {
   });
   const platform = new Platform(settings, { logger: createLogger('vss-stack', { level: 'silent' }) });
   try {
-    const serving = await startVssServingPart(platform, 0);
-    const consumers = await startVssConsumersPart(platform);
+    const vss = await startVss(platform, { serving: { port: 0 }, consumers: {} });
+    const serving = vss.serving!;
     // Serving starts closed (UNAVAILABLE) until every part of a process has started, as in lattice vss.
-    serving.open?.();
+    vss.open();
     const store = await openVssStore(await platform.sqlClient());
     const client = new Client(`127.0.0.1:${serving.port}`);
     return {
@@ -67,8 +67,7 @@ export async function inProcessVssStack(): Promise<VssStack> {
       },
       close: async () => {
         client.close();
-        await consumers.stop();
-        await serving.stop();
+        await vss.stop();
         await platform.close();
         rmSync(dataDir, { recursive: true, force: true });
       },

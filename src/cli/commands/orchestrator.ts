@@ -1,11 +1,11 @@
 import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
+import { startOrchestratorPart } from '../../orchestrator/index.js';
 import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import { loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
 import { checkExposure } from '../exposure.js';
-import { startOrchestratorPart } from '../parts.js';
 import { acceptsConnections } from '../port-check.js';
 import type { OrchestratorOptions } from './orchestrator.command.js';
 

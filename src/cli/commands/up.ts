@@ -1,27 +1,22 @@
+import { startComputePart } from '../../compute/server/index.js';
+import { startFeatureStorePart } from '../../featurestore/index.js';
+import { startModelServerPart } from '../../modelserver/index.js';
 import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
+import { startOrchestratorPart } from '../../orchestrator/index.js';
 import { GrpcServer } from '../../platform/grpc/index.js';
 import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
+import type { RunningPart } from '../../platform/running-part.js';
 import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
+import { startVss } from '../../vss/index.js';
 import type { Invocation } from '../command-kit.js';
+import { seedExampleModel, shouldSeedExampleModel, writeExampleModels } from '../example-model.js';
 import { checkExposure, embeddedQueueRoutes } from '../exposure.js';
-import {
-  openAllPorts,
-  type RunningPart,
-  seedExampleModel,
-  shouldSeedExampleModel,
-  startComputePart,
-  startFeatureStorePart,
-  startModelServerPart,
-  startOrchestratorPart,
-  startVssConsumersPart,
-  startVssServingPart,
-} from '../parts.js';
+import { openAllPorts } from '../open-all-ports.js';
 import { acceptsConnections, checkPortsFree } from '../port-check.js';
 import { registerEmbeddedQueueRoutes } from '../queue-dead-letters-route.js';
 import { AdminClient } from '../vss-admin/index.js';
-import { startVssAdminPart } from '../vss-admin-part.js';
 import { onboardVssDemo, VSS_DEMO } from '../vss-demo.js';
 import type { UpOptions } from './up.command.js';
 
@@ -110,6 +105,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     // The reference servers first, so the orchestrator's first requests find them.
     const featureStore = await startFeatureStorePart(platform);
     parts.push(featureStore);
+    writeExampleModels(settings.modelserver.repository);
     const modelServer = await startModelServerPart(platform);
     parts.push(modelServer);
     const compute = await startComputePart(platform);
@@ -130,10 +126,9 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     parts.push(orchestrator);
     modelStatus.serve(orchestrator.modelStatus);
     // vss serving and consumers share this process's vector database (embedded: it lives here).
-    parts.push(await startVssServingPart(platform));
-    parts.push(await startVssConsumersPart(platform));
-    const admin = await startVssAdminPart(platform);
-    parts.push(admin);
+    const vss = await startVss(platform, { serving: {}, consumers: {}, admin: {} });
+    parts.push(...vss.parts);
+    const admin = vss.admin!;
     // Parts that listened from their start answered UNAVAILABLE until now (the demo's onboarding
     // below goes through the running process).
     for (const part of parts) part.open?.();

@@ -9,12 +9,11 @@ import { TopicNotFoundError } from '../../platform/queue/index.js';
 import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { replayDeadLetters, vssTopics } from '../../vss/consumers/index.js';
+import { type RunningVss, startVss } from '../../vss/index.js';
 import type { CliContext, Invocation, Runner } from '../command-kit.js';
 import { checkExposure, embeddedQueueRoutes } from '../exposure.js';
-import { type RunningPart, startVssConsumersPart, startVssServingPart } from '../parts.js';
 import { acceptsConnections, checkPortsFree } from '../port-check.js';
 import { registerEmbeddedQueueRoutes } from '../queue-dead-letters-route.js';
-import { startVssAdminPart } from '../vss-admin-part.js';
 import { describePorts } from './ports.js';
 import type { VssComponentOptions, VssComponents, VssReplayOptions } from './vss.command.js';
 
@@ -60,42 +59,26 @@ async function runComponents(
       : { setting: '--metrics-port', port: ports.metricsPort },
   ]);
   const platform = new Platform(settings);
-  const parts: RunningPart[] = [];
+  let vss: RunningVss | undefined;
   let ops: HttpServer | undefined;
   const stopAll = async () => {
-    // Serving first: no call is answered by a half-stopped process; then admin (no new operation,
-    // jobs checkpoint); then the consumers drain. A part that fails to stop does not keep the others,
-    // or the adapters, from closing.
-    const order = ['vss-serving', 'vss-admin', 'vss-consumers'];
-    const stopping = parts.splice(0).sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
-    for (const part of stopping) {
-      await part
-        .stop()
-        .catch((err: unknown) => platform.logger.error({ err, part: part.name }, 'stopping failed'));
-    }
+    // The vss parts in their stop order (serving, admin, consumers), then the ops server; a part that
+    // fails to stop does not keep the adapters from closing.
+    await vss?.stop();
     await ops
       ?.stop()
       .catch((err: unknown) => platform.logger.error({ err }, 'stopping the ops server failed'));
     await platform.close();
   };
-  let servingPort: number | undefined;
   let opsPort: number;
   try {
-    if (components.serving) {
-      const serving = await startVssServingPart(platform, ports.port ?? settings.vss.servingPort);
-      servingPort = serving.port;
-      parts.push(serving);
-    }
-    if (components.consumers) {
-      parts.push(
-        await startVssConsumersPart(
-          platform,
-          ports.partitions === undefined ? {} : { partitions: ports.partitions },
-        ),
-      );
-    }
-    // Admin after the consumers: the operations it resumes wait on what they apply.
-    if (components.admin) parts.push(await startVssAdminPart(platform));
+    vss = await startVss(platform, {
+      ...(components.serving ? { serving: { port: ports.port ?? settings.vss.servingPort } } : {}),
+      ...(components.consumers
+        ? { consumers: ports.partitions === undefined ? {} : { partitions: ports.partitions } }
+        : {}),
+      ...(components.admin ? { admin: {} } : {}),
+    });
     ops = new HttpServer({
       name: 'vss-ops',
       host: settings.host,
@@ -109,14 +92,14 @@ async function runComponents(
     // `lattice logs decode --from-queue` beside it reach it here.
     if (settings.queue.kind === 'memory') registerEmbeddedQueueRoutes(ops.app, () => platform.queue());
     // /readyz covers this process's own servers too, not only the adapters they use.
-    for (const part of parts) {
+    for (const part of vss.parts) {
       if ('port' in part && typeof part.port === 'number') {
         ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
       }
       for (const [name, check] of Object.entries(part.readiness ?? {})) ops.addReadinessCheck(name, check);
     }
     // Every part is up: those that listened from their start (answering UNAVAILABLE) now serve.
-    for (const part of parts) part.open?.();
+    vss.open();
     opsPort = await ops.start();
   } catch (err) {
     await stopAll();
@@ -136,10 +119,10 @@ async function runComponents(
   console.log(
     `Lattice ${what} is up (${adapters.sql}; ${adapters.queue}; ${adapters.cache}; vector DB ${adapters.vectorDb}):`,
   );
-  if (servingPort !== undefined) {
-    console.log(`  vss.v1.SimilaritySearch gRPC (health, reflection)  ${settings.host}:${servingPort}`);
+  if (vss.serving !== undefined) {
+    console.log(`  vss.v1.SimilaritySearch gRPC (health, reflection)  ${settings.host}:${vss.serving.port}`);
   }
-  for (const part of parts) {
+  for (const part of vss.parts) {
     if (part.name === 'vss-serving') continue;
     for (const [name, where] of part.endpoints) console.log(`  ${name}  ${where}`);
   }

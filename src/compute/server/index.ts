@@ -3,6 +3,8 @@
  * `compute/<compute_id>`, reloaded live. `startComputeServer` runs it in-process; `lattice compute`
  * runs it as a process.
  */
+
+export { startComputePart } from './compute-part.js';
 export {
   type ComputeExpression,
   compileExpressionDocument,

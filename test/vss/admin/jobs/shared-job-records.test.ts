@@ -11,7 +11,6 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { jobStateStoreOf } from '../../../../src/cli/vss-admin-part.js';
 import { LatticeError } from '../../../../src/platform/errors.js';
 import { createLogger } from '../../../../src/platform/logging/index.js';
 import { loadSettings } from '../../../../src/platform/settings/index.js';
@@ -22,6 +21,7 @@ import type {
   JobStateStore,
   JobStatus,
 } from '../../../../src/vss/admin/jobs/index.js';
+import { jobStateStoreOf } from '../../../../src/vss/index.js';
 import { migrateVssStore } from '../../../../src/vss/store/index.js';
 import { postgresSchema } from '../../../support/postgres-schema.js';
 import { eventually, realServer } from '../../../support/servers.js';

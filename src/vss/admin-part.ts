@@ -8,9 +8,10 @@
 import { join } from 'node:path';
 import { tlsOf } from '../platform/http/index.js';
 import type { Platform } from '../platform/platform.js';
+import type { ListeningPart } from '../platform/running-part.js';
 import type { Settings } from '../platform/settings/index.js';
 import type { SqlQueryable } from '../platform/sql/index.js';
-import { buildAdminApi } from '../vss/admin/api/index.js';
+import { buildAdminApi } from './admin/api/index.js';
 import {
   FileJobRunner,
   FileJobStateStore,
@@ -18,10 +19,10 @@ import {
   type JobRunner,
   type JobStateStore,
   SqlJobStateStore,
-} from '../vss/admin/jobs/index.js';
-import { startAdminEngine } from '../vss/admin/operations/index.js';
-import { openVssStore } from '../vss/store/index.js';
-import { type ListeningPart, openProductionVectorDb, openVssAdapters } from './parts.js';
+} from './admin/jobs/index.js';
+import { startAdminEngine } from './admin/operations/index.js';
+import { openVssStore } from './store/index.js';
+import { openProductionVectorDb, openVssAdapters } from './vss-adapters.js';
 
 /**
  * Where the built-in runner keeps its job records. On PGlite this process alone runs admin on the

@@ -1,0 +1,96 @@
+/**
+ * The orchestrator as a part of a process (`lattice orchestrator`, `lattice up`): Predict and the
+ * legacy APIs over the model configs under `models/` in the platform's config store, its clients to
+ * the feature store, model servers and compute servers, the feature cache, and the inference log on
+ * the platform's queue. Caller-token auth (settings `auth`) guards its API.
+ */
+import { grpcChannelCredentials, type LocalChannel } from '../platform/grpc/index.js';
+import { tlsOf } from '../platform/http/index.js';
+import type { Platform } from '../platform/platform.js';
+import type { ListeningPart } from '../platform/running-part.js';
+import { callerAuth } from '../platform/settings/index.js';
+import { startOrchestrator } from './api/index.js';
+import { createOrchestratorClients } from './clients/index.js';
+import { createComponentBuilder } from './components/index.js';
+import type { ModelStatus } from './config/index.js';
+import { InferenceLogger, QueueLogSink } from './logging/index.js';
+
+/** The orchestrator part: also says what each model config serves (the ops server's GET /models). */
+export interface OrchestratorPart extends ListeningPart {
+  modelStatus(): ModelStatus[];
+}
+
+/**
+ * The orchestrator: Predict and legacy APIs over the model configs under `models/`, live. Its feature
+ * components call `featureStoreTarget` (by default the configured one, else this stack's feature
+ * store at `<host>:<featurestore.port>`). A call to a target that names one of the `local` servers
+ * (this process's feature store, model server or compute) takes its LocalChannel instead of loopback.
+ */
+export async function startOrchestratorPart(
+  platform: Platform,
+  port = platform.settings.orchestrator.port,
+  options: { featureStoreTarget?: string; local?: readonly (LocalChannel | undefined)[] } = {},
+): Promise<OrchestratorPart> {
+  const { settings, logger, metrics } = platform;
+  const [store, cache] = await Promise.all([platform.configStore(), platform.cache()]);
+  const clients = createOrchestratorClients({
+    metrics,
+    featureStoreTarget:
+      options.featureStoreTarget ??
+      settings.orchestrator.featureStoreTarget ??
+      `${settings.host}:${settings.featurestore.port}`,
+    callerId: settings.orchestrator.featureStoreCallerId || undefined,
+    callerToken: settings.orchestrator.featureStoreCallerToken || undefined,
+    channelsPerTarget: settings.orchestrator.channelsPerTarget,
+    maxInFlightPerEndpoint: settings.orchestrator.maxInFlightPerEndpoint,
+    credentials: grpcChannelCredentials(tlsOf(settings).client),
+    local: options.local?.filter((channel) => channel !== undefined),
+  });
+  // Inference logs go through a bounded buffer to the queue: logging never blocks or fails a request.
+  // The log topic is bounded (orchestrator.logTopicRetentionMs / logTopicMaxBytes), and so is the buffer.
+  const inferenceLogger = new InferenceLogger({
+    sink: new QueueLogSink(await platform.queue(), settings.orchestrator.logTopic, {
+      retentionMs: settings.orchestrator.logTopicRetentionMs,
+      maxBytes: settings.orchestrator.logTopicMaxBytes,
+    }),
+    metrics,
+    logger,
+    maxBufferedBytes: settings.orchestrator.logBufferMaxBytes,
+  });
+  const running = await startOrchestrator({
+    host: settings.host,
+    port,
+    store,
+    buildComponent: createComponentBuilder({ ...clients, featureCache: { cache, metrics } }),
+    logger,
+    metrics,
+    observe: (context) => void inferenceLogger.log(context),
+    maxInFlightMatrixBytes: settings.orchestrator.maxInFlightMatrixBytes,
+    auth: callerAuth(settings),
+    maxMessageBytes: settings.grpc.maxMessageBytes,
+    shutdownGraceMs: settings.grpc.shutdownGraceMs,
+    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
+    maxInFlightCalls: settings.grpc.maxInFlightCalls,
+    admission: settings.grpc.admission,
+    // Listening now, answering UNAVAILABLE at once until every part of the process has started.
+    startClosed: true,
+  });
+  const models = running.registry.ids();
+  return {
+    name: 'orchestrator',
+    port: running.port,
+    modelStatus: () => running.registry.status(),
+    endpoints: [
+      [
+        `gRPC orchestrator.v1 Predict + Orchestrator (${models.length} models: ${models.join(', ') || 'none yet'})`,
+        `${settings.host}:${running.port}`,
+      ],
+    ],
+    open: () => running.open(),
+    stop: async () => {
+      await running.stop();
+      await inferenceLogger.close();
+      clients.close();
+    },
+  };
+}
