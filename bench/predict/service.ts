@@ -1,8 +1,8 @@
 /**
  * The orchestrator under test in the predict benchmark, in its own process as in production (forked by
  * index.ts with an IPC channel), so that the load client's encoding, decoding and garbage never run
- * on the orchestrator's event loop. Wired as src/cli/parts.ts wires `lattice orchestrator`, plus the
- * measurement decorators of attribution.ts. Two models: the catalog ranker, and the same config under
+ * on the orchestrator's event loop. Wired as src/orchestrator/orchestrator-part.ts wires `lattice
+ * orchestrator`, plus the measurement decorators of attribution.ts. Two models: the catalog ranker, and the same config under
  * a second id with `logging_perc: 100` (format proto), both on one InferenceLogger over a memory
  * queue (the unlogged one samples 0 %).
  *

@@ -24,8 +24,8 @@ import { EmbeddingProcessor } from '../../src/vss/consumers/embedding-processor.
 import { EofProcessor } from '../../src/vss/consumers/eof-processor.js';
 import { IngestionHandler } from '../../src/vss/consumers/ingestion-handler.js';
 import { ModelCatalog } from '../../src/vss/consumers/model-catalog.js';
-import { startVssConsumers, type VssConsumers } from '../../src/vss/consumers/vss-consumers.js';
 import { ensureVssTopics } from '../../src/vss/consumers/vss-topics.js';
+import { type RunningVss, startVss } from '../../src/vss/index.js';
 import { openVssStore, type VssStore } from '../../src/vss/store/index.js';
 
 export type Mode = 'embedded' | 'distributed';
@@ -142,20 +142,12 @@ export function ingestionHandler(stack: Stack): IngestionHandler {
 }
 
 /**
- * The vss consumers as `lattice vss consumers` starts them (src/cli/parts.ts, startVssConsumersPart):
- * both topics' runners in the settings' group, batch size, linger and retries, the expiry sweep, on
- * the platform's SQL client, vector DB, queue, metrics and logger.
+ * The vss consumers as `lattice vss consumers` starts them (src/vss/start-vss.ts): both topics'
+ * runners in the settings' group, batch size, linger and retries, the expiry sweep, on the
+ * platform's SQL client, vector DBs, queue, metrics and logger.
  */
-export function startConsumers(stack: Stack): Promise<VssConsumers> {
-  return startVssConsumers({
-    sql: stack.sql,
-    vectorDb: stack.vectorDb,
-    vectorDbType: stack.settings.vss.vectorDb.kind === 'embedded' ? 'EMBEDDED' : 'QDRANT',
-    queue: stack.queue,
-    settings: stack.settings.vss.consumers,
-    metrics: stack.platform.metrics,
-    logger: stack.platform.logger,
-  });
+export function startConsumers(stack: Stack): Promise<RunningVss> {
+  return startVss(stack.platform, { consumers: {} });
 }
 
 /**
