@@ -1,8 +1,8 @@
 /**
  * The largest request each RPC accepts, from the limits the code exports: the orchestrator's
  * REQUEST_LIMITS (engine/request-limits.ts: targets, pairs or slates, slate indices, per-row values)
- * and vss serving's MAX_QUERIES (256) × the page size reaching max_search_depth, and MAX_CANDIDATE_IDS (10,000). Each is
- * also under the 16 MiB gRPC message limit (grpc.maxMessageBytes), which is checked here. Counts
+ * and vss serving's SEARCH_LIMITS (256 queries × the page size reaching max_search_depth, 10,000
+ * candidate ids). Each is also under the 16 MiB gRPC message limit (grpc.maxMessageBytes), which is checked here. Counts
  * can be lowered with LOAD_SCALE (0..1) for a quick run.
  */
 import { OrchestratorRequestProto } from '../../src/gen/orchestrator/v1/orchestrator.js';
@@ -16,7 +16,6 @@ import {
 } from '../../src/gen/vss/v1/vss.js';
 import { REQUEST_LIMITS } from '../../src/orchestrator/engine/request-limits.js';
 import { SEARCH_LIMITS } from '../../src/vss/serving/request-limits.js';
-import { MAX_CANDIDATE_IDS, MAX_QUERIES } from '../../src/vss/serving/request-validation.js';
 import { LEGACY_ID } from '../../test/e2e/fuzz/orchestrator-rpcs.js';
 import { DUO_ID } from '../../test/support/orchestrator-process.js';
 import type { VectorFixture } from '../../test/support/vector-fixtures.js';
@@ -82,7 +81,10 @@ export function heavyRequests(options: {
     }).finish();
   const { fixture } = options;
   const vector = (i: number) => Array.from(fixture.vector(i % fixture.ids.length));
-  const ids = Array.from({ length: n(MAX_CANDIDATE_IDS) }, (_, i) => fixture.ids[i % fixture.ids.length]!);
+  const ids = Array.from(
+    { length: n(SEARCH_LIMITS.candidateIds) },
+    (_, i) => fixture.ids[i % fixture.ids.length]!,
+  );
   const requests: HeavyRequest[] = [
     {
       service: 'orchestrator',
@@ -135,17 +137,17 @@ export function heavyRequests(options: {
       service: 'vss',
       path: '/vss.v1.SimilaritySearch/Search',
       // The deepest Search accepted: max_queries queries whose pages together reach max_search_depth.
-      shape: `${n(MAX_QUERIES)} queries × page_size ${searchPageSize(n(MAX_QUERIES))}, a filter, 2 attributes`,
+      shape: `${n(SEARCH_LIMITS.queries)} queries × page_size ${searchPageSize(n(SEARCH_LIMITS.queries))}, a filter, 2 attributes`,
       bytes: SearchRequest.encode({
         entity: 'catalog',
         modelName: 'clip',
         variant: 'organic',
-        queries: Array.from({ length: n(MAX_QUERIES) }, (_, i) => ({
+        queries: Array.from({ length: n(SEARCH_LIMITS.queries) }, (_, i) => ({
           embedding: { values: vector(i * 13) },
           pageToken: '',
           filters: [{ field: 'price', op: FilterOp.FILTER_OP_LT, values: ['40'] }],
         })),
-        pageSize: searchPageSize(n(MAX_QUERIES)),
+        pageSize: searchPageSize(n(SEARCH_LIMITS.queries)),
         attributes: ['brand', 'price'],
         filters: [],
       }).finish(),

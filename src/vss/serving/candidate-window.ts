@@ -12,23 +12,27 @@
  * comes after the earlier steps' candidates (searching twice as wide as what is kept makes that
  * rare: the best half of a beam is nearly exact).
  */
-import { invalidArgument } from '../../platform/errors.js';
 import type { SearchHit } from '../../platform/vectordb/index.js';
+import { SEARCH_LIMITS } from './request-limits.js';
 
 /**
- * How deep a walk may go: a page must end at or before this candidate (`offset + page_size`). A
- * token whose next page would pass it is INVALID_ARGUMENT, never an empty page.
- */
-export const MAX_WALK_DEPTH = 5_000;
-
-/**
- * Candidates kept by each step; step j searches `min(2 × keep, 10,000)` wide (the port's limit). The
+ * Candidates kept by each step; step j searches `min(2 × keep, SEARCH_LIMITS.searchWidth)` wide. The
  * vector DB walks at least its `efSearch` wide whatever the limit, so small first steps lose no
- * recall: they only spare a first page the cost of returning hits it will not use.
+ * recall: they only spare a first page the cost of returning hits it will not use. The last step
+ * keeps the walk depth: no page of a walk ends deeper.
  */
-export const WINDOW_STEPS: readonly number[] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, MAX_WALK_DEPTH];
-
-const MAX_SEARCH_WIDTH = 10_000;
+export const WINDOW_STEPS: readonly number[] = [
+  16,
+  32,
+  64,
+  128,
+  256,
+  512,
+  1024,
+  2048,
+  4096,
+  SEARCH_LIMITS.walkDepth,
+];
 
 export interface CandidateWindow {
   /** Best first (see the file comment for the order across steps); no id twice. */
@@ -45,7 +49,7 @@ export async function candidateWindow(
   const ranked: SearchHit[] = [];
   const seen = new Set<string>();
   for (const keep of WINDOW_STEPS) {
-    const width = Math.min(2 * keep, MAX_SEARCH_WIDTH);
+    const width = Math.min(2 * keep, SEARCH_LIMITS.searchWidth);
     const hits = await search(width);
     // The port returns `width` hits whenever that many match: fewer means it returned them all.
     const complete = hits.length < width;
@@ -59,14 +63,4 @@ export async function candidateWindow(
     if (ranked.length >= depth) return { hits: ranked, complete: false };
   }
   return { hits: ranked, complete: false };
-}
-
-/** INVALID_ARGUMENT naming the token when the page it asks for would end past {@link MAX_WALK_DEPTH}. */
-export function checkWalkDepth(index: number, offset: number, pageSize: number): void {
-  if (offset + pageSize <= MAX_WALK_DEPTH) return;
-  const field = `queries[${index}].page_token`;
-  throw invalidArgument(
-    `${field}: this walk has returned ${offset} candidates; a page may end at most ${MAX_WALK_DEPTH} deep (offset + page_size), this one would end at ${offset + pageSize}: narrow the query with filters instead of paging further`,
-    field,
-  );
 }

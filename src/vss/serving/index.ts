@@ -1,7 +1,7 @@
 /**
  * vss serving: the `vss.v1.SimilaritySearch` gRPC component.
  */
-export { MAX_WALK_DEPTH, WINDOW_STEPS } from './candidate-window.js';
+export { WINDOW_STEPS } from './candidate-window.js';
 export {
   type ConfigRepositoryOptions,
   type ServedVariant,
@@ -10,6 +10,7 @@ export {
 } from './config-repository.js';
 export { type PageCursor, PageTokens } from './page-token.js';
 export { RecallSampler, type RecallSamplerOptions } from './recall-sampler.js';
+export { SEARCH_LIMITS } from './request-limits.js';
 export { type CachedPage, ResultCache, type ResultCacheOptions, resultKey } from './result-cache.js';
 export { SearchService, type SearchServiceDeps } from './search-service.js';
 export {

@@ -6,6 +6,9 @@
  * 64 characters (src/platform/quote.ts) of a name or id from the request.
  */
 import { invalidArgument } from '../../platform/errors.js';
+// validation.js rather than the port's index: the CLI reads these limits for its help text, and the
+// index loads both adapters.
+import { LIMITS as VECTOR_DB_LIMITS } from '../../platform/vectordb/validation.js';
 
 export { quote } from '../../platform/quote.js';
 
@@ -26,10 +29,22 @@ export const SEARCH_LIMITS = {
    * wide, and its candidates are encoded in the answer).
    */
   depth: 12_800,
+  /**
+   * Widest vector DB search a candidate window asks for: the VectorDb port's own `limit` bound, not a
+   * serving choice.
+   */
+  searchWidth: VECTOR_DB_LIMITS.maxLimit,
+  /**
+   * How deep one query's walk may go: a page must end at or before this candidate (`offset +
+   * page_size`). Half the widest search, because a window step searches twice as wide as it keeps
+   * (candidate-window.ts) and the last step keeps this many. A token whose next page would pass it
+   * is INVALID_ARGUMENT, never an empty page.
+   */
+  walkDepth: VECTOR_DB_LIMITS.maxLimit / 2,
   /** Ids per GetEmbeddings / ScoreCandidates call (GetEmbeddings also stops where its answer would not fit a message). */
   candidateIds: 10_000,
   /** Characters of a candidate id: the vector DB's limit, so no longer id can exist. */
-  candidateIdLength: 1024,
+  candidateIdLength: VECTOR_DB_LIMITS.maxIdLength,
 } as const;
 
 export function tooManyFilterValues(total: number): Error {
@@ -43,5 +58,15 @@ export function tooDeep(total: number): Error {
   return invalidArgument(
     `queries: ${total} candidates to rank (offset + page_size summed over queries) exceed the request limit max_search_depth (${SEARCH_LIMITS.depth}); send fewer queries, smaller pages, or split the request`,
     'queries',
+  );
+}
+
+/** INVALID_ARGUMENT naming the token when the page it asks for would end past the walk depth. */
+export function checkWalkDepth(index: number, offset: number, pageSize: number): void {
+  if (offset + pageSize <= SEARCH_LIMITS.walkDepth) return;
+  const field = `queries[${index}].page_token`;
+  throw invalidArgument(
+    `${field}: this walk has returned ${offset} candidates; a page may end at most ${SEARCH_LIMITS.walkDepth} deep (offset + page_size), this one would end at ${offset + pageSize}: narrow the query with filters instead of paging further`,
+    field,
   );
 }

@@ -9,11 +9,6 @@ import { attributeLabel, resourceName, variantName } from '../store/index.js';
 import { quote, SEARCH_LIMITS } from './request-limits.js';
 
 export const DEFAULT_PAGE_SIZE = 10;
-export const MAX_PAGE_SIZE = SEARCH_LIMITS.pageSize;
-/** Queries per Search call. */
-export const MAX_QUERIES = SEARCH_LIMITS.queries;
-/** Ids per GetEmbeddings / ScoreCandidates call. */
-export const MAX_CANDIDATE_IDS = SEARCH_LIMITS.candidateIds;
 
 const OPS: Record<number, FilterOp> = {
   [WireFilterOp.FILTER_OP_IN]: 'IN',
@@ -60,12 +55,12 @@ export function storableId(id: string): boolean {
   return !id.includes('\u0000');
 }
 
-/** 0 means the default; 1..1000 otherwise. */
+/** 0 means the default; 1 to `SEARCH_LIMITS.pageSize` otherwise. */
 export function pageSizeOf(value: number): number {
   if (value === 0) return DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(value) || value < 1 || value > MAX_PAGE_SIZE) {
+  if (!Number.isInteger(value) || value < 1 || value > SEARCH_LIMITS.pageSize) {
     throw invalidArgument(
-      `page_size must be 1 to ${MAX_PAGE_SIZE} (0 for ${DEFAULT_PAGE_SIZE}), got ${value}`,
+      `page_size must be 1 to ${SEARCH_LIMITS.pageSize} (0 for ${DEFAULT_PAGE_SIZE}), got ${value}`,
       'page_size',
     );
   }
@@ -112,9 +107,9 @@ export function vectorOf(
 export function candidateIdsOf(ids: readonly string[]): string[] {
   if (ids.length === 0)
     throw invalidArgument('candidate_ids must name at least one candidate', 'candidate_ids');
-  if (ids.length > MAX_CANDIDATE_IDS) {
+  if (ids.length > SEARCH_LIMITS.candidateIds) {
     throw invalidArgument(
-      `candidate_ids: ${ids.length} ids exceed the request limit max_candidate_ids (${MAX_CANDIDATE_IDS})`,
+      `candidate_ids: ${ids.length} ids exceed the request limit max_candidate_ids (${SEARCH_LIMITS.candidateIds})`,
       'candidate_ids',
     );
   }

@@ -24,7 +24,7 @@ import type { PageTokens } from './page-token.js';
 import type { RecallSampler } from './recall-sampler.js';
 import { quote, SEARCH_LIMITS, tooDeep, tooManyFilterValues } from './request-limits.js';
 import { pacedMap } from './request-pacing.js';
-import { attributesOf, filtersOf, MAX_QUERIES, pageSizeOf, requireName } from './request-validation.js';
+import { attributesOf, filtersOf, pageSizeOf, requireName } from './request-validation.js';
 import { type CachedPage, type ResultCache, resultKey } from './result-cache.js';
 import type { ResultPages } from './result-pages.js';
 import { type PreparedQuery, prepareQuery, sharedFilters } from './search-query.js';
@@ -61,9 +61,9 @@ export class SearchService {
     const attributes = attributesOf(request.attributes);
     if (request.queries.length === 0)
       throw invalidArgument('queries must hold at least one query', 'queries');
-    if (request.queries.length > MAX_QUERIES) {
+    if (request.queries.length > SEARCH_LIMITS.queries) {
       throw invalidArgument(
-        `queries: ${request.queries.length} queries exceed the request limit max_queries (${MAX_QUERIES})`,
+        `queries: ${request.queries.length} queries exceed the request limit max_queries (${SEARCH_LIMITS.queries})`,
         'queries',
       );
     }

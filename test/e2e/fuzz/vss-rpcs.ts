@@ -14,11 +14,7 @@ import {
   ScoreCandidatesRequest,
   SearchRequest,
 } from '../../../src/gen/vss/v1/vss.js';
-import {
-  MAX_CANDIDATE_IDS,
-  MAX_PAGE_SIZE,
-  MAX_QUERIES,
-} from '../../../src/vss/serving/request-validation.js';
+import { SEARCH_LIMITS } from '../../../src/vss/serving/request-limits.js';
 import type { VectorFixture } from '../../support/vector-fixtures.js';
 import { Client as VssClient } from '../../vss/serving/harness.js';
 import { concat, INVALID_UTF8, lengthDelimited } from './byte-mutations.js';
@@ -140,7 +136,7 @@ const SEARCH: Mutation<SearchRequest>[] = [
     };
   },
   (q, r) => {
-    q.pageSize = r.pick([-1, -(2 ** 31), MAX_PAGE_SIZE + 1, 2 ** 31 - 1, 100_000]);
+    q.pageSize = r.pick([-1, -(2 ** 31), SEARCH_LIMITS.pageSize + 1, 2 ** 31 - 1, 100_000]);
     return { summary: `page_size ${q.pageSize}`, expect: IA(/^page_size$/) };
   },
   (q) => {
@@ -148,7 +144,7 @@ const SEARCH: Mutation<SearchRequest>[] = [
     return { summary: 'no queries', expect: IA(/^queries$/) };
   },
   (q, r, w) => {
-    q.queries = Array.from({ length: MAX_QUERIES + 1 }, () => validQuery(r, w));
+    q.queries = Array.from({ length: SEARCH_LIMITS.queries + 1 }, () => validQuery(r, w));
     return { summary: 'queries over the limit', expect: IA(/^queries$/) };
   },
   (q, r) => {
@@ -313,7 +309,7 @@ function idMutations<T extends { candidateIds: string[] }>(): Mutation<T>[] {
     },
     (q, r, w) => {
       q.candidateIds = Array.from(
-        { length: MAX_CANDIDATE_IDS + 1 },
+        { length: SEARCH_LIMITS.candidateIds + 1 },
         () => w.fixture.ids[r.int(w.fixture.ids.length)]!,
       );
       return { summary: 'candidate ids over the limit', expect: IA(/^candidate_ids$/) };

@@ -6,12 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { SearchHit } from '../../../src/platform/vectordb/index.js';
-import {
-  type CandidateWindow,
-  candidateWindow,
-  checkWalkDepth,
-  MAX_WALK_DEPTH,
-} from '../../../src/vss/serving/candidate-window.js';
+import { type CandidateWindow, candidateWindow } from '../../../src/vss/serving/candidate-window.js';
+import { checkWalkDepth, SEARCH_LIMITS } from '../../../src/vss/serving/request-limits.js';
 import { seededRandom } from '../../support/vector-fixtures.js';
 
 /**
@@ -62,15 +58,15 @@ describe('vss serving: candidate window', () => {
 
   test('at the depth bound more candidates may remain: the window says so', async () => {
     const { search } = approximateSearch(50_000, 0);
-    const window = await candidateWindow(MAX_WALK_DEPTH + 1, search);
+    const window = await candidateWindow(SEARCH_LIMITS.walkDepth + 1, search);
     assert.equal(window.complete, false);
-    assert.equal(window.hits.length, MAX_WALK_DEPTH);
+    assert.equal(window.hits.length, SEARCH_LIMITS.walkDepth);
   });
 
   test('a page ending past the bound is INVALID_ARGUMENT naming the page token', () => {
-    checkWalkDepth(0, MAX_WALK_DEPTH - 10, 10);
+    checkWalkDepth(0, SEARCH_LIMITS.walkDepth - 10, 10);
     assert.throws(
-      () => checkWalkDepth(2, MAX_WALK_DEPTH - 9, 10),
+      () => checkWalkDepth(2, SEARCH_LIMITS.walkDepth - 9, 10),
       (err: { code?: string; field?: string }) =>
         err.code === 'INVALID_ARGUMENT' && err.field === 'queries[2].page_token',
     );
