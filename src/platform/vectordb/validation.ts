@@ -17,9 +17,8 @@ import {
 export const LIMITS = {
   maxDimension: 65_536,
   maxIdLength: 1_024,
+  /** Hits per query: a search costs its depth, and the answer holds them all. */
   maxLimit: 10_000,
-  /** offset + limit per query: deeper pages cost a search of that depth. */
-  maxDepth: 100_000,
 } as const;
 
 const COLLECTION_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
@@ -188,26 +187,13 @@ export function validatePoints(
   return [...byId.values()];
 }
 
-/** The scalar parts of a search request, checked; `offsetOf(i)` is query i's offset. */
-export function validateSearchShape(request: SearchRequest): { offsetOf: (i: number) => number } {
+/** The scalar parts of a search request, checked. */
+export function validateSearchShape(request: SearchRequest): void {
   if (typeof request !== 'object' || request === null) throw invalidArgument('request must be an object');
   integerIn(request.limit, 1, LIMITS.maxLimit, 'limit');
-  const offset = request.offset === undefined ? 0 : integerIn(request.offset, 0, LIMITS.maxDepth, 'offset');
   if (!Array.isArray(request.queries)) throw invalidArgument('queries must be a list', 'queries');
-  const offsets = request.queries.map((query, i) => {
-    const own =
-      query.offset === undefined
-        ? offset
-        : integerIn(query.offset, 0, LIMITS.maxDepth, `queries[${i}].offset`);
-    if (own + request.limit > LIMITS.maxDepth) {
-      const field = query.offset === undefined ? 'offset' : `queries[${i}].offset`;
-      throw invalidArgument(
-        `offset + limit must be at most ${LIMITS.maxDepth}, got ${own + request.limit}`,
-        field,
-      );
-    }
+  request.queries.forEach((query, i) => {
     if (query.excludeIds !== undefined) validateIds(query.excludeIds, `queries[${i}].excludeIds`);
-    return own;
   });
   const fields = request.withPayload;
   if (
@@ -217,7 +203,6 @@ export function validateSearchShape(request: SearchRequest): { offsetOf: (i: num
   ) {
     throw invalidArgument('withPayload must be a boolean or a list of field names', 'withPayload');
   }
-  return { offsetOf: (i) => offsets[i]! };
 }
 
 /** The payload fields a caller asked for. */

@@ -14,12 +14,10 @@
  *   EUCLIDEAN the score is the distance (not squared), lower is better, results ascend. Equal scores
  *   are ordered by id, so a ranking is deterministic.
  * - **Filters.** All filters of a query must hold (AND). See {@link FilterOp} for each operator.
- * - **Exactly `limit`.** A filtered search returns `limit` hits whenever at least `offset + limit`
- *   searchable points match; fewer only when fewer match.
- * - **Offset.** `offset` skips that many hits of the ranking, so pages `[0, n)`, `[n, 2n)`, … of one
- *   query over an unchanged collection neither overlap nor skip as long as the adapter answers them
- *   exactly (small or selective searches); approximate searches keep each page consistent with the
- *   ranking computed for it. Serving pins pages with its own tokens (vss.md).
+ * - **Exactly `limit`.** A filtered search returns `limit` hits whenever at least `limit` searchable
+ *   points match; fewer only when fewer match. There is no offset: serving cuts its pages from one
+ *   ranking of its own and pins them with its tokens (vss.md), so the port only ever answers the
+ *   best `limit`.
  * - **Indexed only.** A point is *indexed* once it is in the ANN structure. `indexedOnly` searches
  *   see indexed points only; other searches also see points still waiting to be indexed.
  * - **Errors** are {@link LatticeError}s: INVALID_ARGUMENT naming the offending field (`dimension`,
@@ -38,7 +36,7 @@ export interface HnswParams {
   m: number;
   /** Candidate list size while inserting; higher builds slower and better. */
   efConstruction: number;
-  /** Candidate list size while searching; raised per query to at least `offset + limit`. */
+  /** Candidate list size while searching; raised per query to at least `limit`. */
   efSearch: number;
 }
 
@@ -127,8 +125,6 @@ export interface SearchQuery {
   filters?: readonly Filter[];
   /** Ids never returned, such as the candidate a query-by-id starts from. */
   excludeIds?: readonly string[];
-  /** Overrides the request's offset for this query (each query pages on its own). */
-  offset?: number;
 }
 
 export interface SearchRequest {
@@ -138,8 +134,6 @@ export interface SearchRequest {
   filters?: readonly Filter[];
   /** Hits per query, 1 to 10,000. */
   limit: number;
-  /** Hits skipped per query before the first returned; default 0. */
-  offset?: number;
   /** Search indexed points only (the serving path); default false. */
   indexedOnly?: boolean;
   /** Return payloads: `true` for all fields, a list for those fields only; default false. */

@@ -419,27 +419,25 @@ describe('embedded vector db: planner and recall (5,000 × 32 clustered)', () =>
     await load(db, fixture, { name: 'ef16', distance: 'EUCLIDEAN', hnsw: { efSearch: 16 } });
   });
   after(() => db?.close());
-  const searchAll = async (collection: string, filters: Filter[] = [], limit = 10, offset = 0) =>
+  const searchAll = async (collection: string, filters: Filter[] = [], limit = 10) =>
     (
       await db.search({
         collection,
         queries: queries.map((vector) => ({ vector })),
         filters,
         limit,
-        offset,
         indexedOnly: true,
       })
     ).map(ids);
 
   test('the planner scans selective filters exactly and walks the graph for broad ones', async () => {
-    const plans = async (filters: Filter[], offset = 0) =>
+    const plans = async (filters: Filter[], limit = 10) =>
       (
         await db.explain({
           collection: 'defaults',
           queries: [{ vector: queries[0]! }],
           filters,
-          limit: 10,
-          offset,
+          limit,
         })
       )[0]!.plan;
     assert.deepEqual(await plans(flagFilter('rare')), { path: 'exact', candidates: 25 });
@@ -457,9 +455,9 @@ describe('embedded vector db: planner and recall (5,000 × 32 clustered)', () =>
     });
     // At 5,000 points a 10 % filter (500 candidates) is still cheaper to scan: the rule scales with size.
     assert.equal((await plans(flagFilter('tenth'))).path, 'exact');
-    // Deep pages raise ef to the depth, and a deep enough page is scanned.
-    assert.deepEqual(await plans([], 190), { path: 'graph', candidates: 5000, ef: 200, filtered: false });
-    assert.equal((await plans(flagFilter('half'), 2000)).path, 'exact');
+    // Deep searches raise ef to the depth, and a deep enough one is scanned.
+    assert.deepEqual(await plans([], 200), { path: 'graph', candidates: 5000, ef: 200, filtered: false });
+    assert.equal((await plans(flagFilter('half'), 2010)).path, 'exact');
     const before = db.searchStats('defaults');
     await searchAll('defaults', flagFilter('rare'));
     await searchAll('defaults', flagFilter('half'));
@@ -470,17 +468,15 @@ describe('embedded vector db: planner and recall (5,000 × 32 clustered)', () =>
   });
 
   test('filtered queries return exactly limit hits when that many match, with high recall', async () => {
-    for (const [flag, limit, offset, matching] of [
-      ['rare', 10, 0, 25],
-      ['rare', 30, 0, 25],
-      ['rare', 10, 20, 25],
-      ['half', 100, 0, 2500],
-      ['half', 50, 300, 2500],
+    for (const [flag, limit, matching] of [
+      ['rare', 10, 25],
+      ['rare', 30, 25],
+      ['half', 100, 2500],
+      ['half', 350, 2500],
     ] as const) {
-      const found = await searchAll('defaults', flagFilter(flag), limit, offset);
-      const expected = Math.max(0, Math.min(limit, matching - offset));
+      const found = await searchAll('defaults', flagFilter(flag), limit);
       for (const hits of found)
-        assert.equal(hits.length, expected, `${flag} limit ${limit} offset ${offset}`);
+        assert.equal(hits.length, Math.min(limit, matching), `${flag} limit ${limit}`);
     }
     const halfTruth = truthFor('half');
     assert.ok(recall(await searchAll('defaults', flagFilter('half')), halfTruth) >= 0.95);

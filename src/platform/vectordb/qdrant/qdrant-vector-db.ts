@@ -55,7 +55,7 @@ import {
 import { assertNoReservedField, ID_FIELD, pointUuid, storedPayload } from './point-ids.js';
 import { messageOf, statusOf, toLatticeError } from './qdrant-errors.js';
 import { addFilters, finishFilter, payloadKey, type QdrantFilter } from './qdrant-filters.js';
-import { cutPage, firstWindow, type Window, widerWindow } from './ranking.js';
+import { cutPage, firstWindow, widerWindow } from './ranking.js';
 
 export interface QdrantVectorDbOptions {
   /** REST endpoint, e.g. `http://qdrant:6333` (without a port the client uses 6333). */
@@ -88,7 +88,6 @@ const MAX_POINTS_PER_UPSERT = 1000;
 interface PreparedQuery {
   vector: number[];
   filter: QdrantFilter | undefined;
-  offset: number;
 }
 
 function plainValue(value: unknown): PayloadValue {
@@ -341,7 +340,7 @@ export class QdrantVectorDb implements VectorDb {
 
   async search(request: SearchRequest): Promise<SearchHit[][]> {
     this.assertOpen();
-    const { offsetOf } = validateSearchShape(request);
+    validateSearchShape(request);
     const name = request.collection;
     const spec = await this.spec(name);
     const shared: Required<QdrantFilter> = { must: [], must_not: [] };
@@ -353,20 +352,19 @@ export class QdrantVectorDb implements VectorDb {
       if (query.excludeIds && query.excludeIds.length > 0) {
         filter.must_not.push({ has_id: [...new Set(query.excludeIds)].map(pointUuid) });
       }
-      return { vector: Array.from(vector), filter: finishFilter(filter), offset: offsetOf(i) };
+      return { vector: Array.from(vector), filter: finishFilter(filter) };
     });
     if (queries.length === 0) return [];
 
     const { limit } = request;
-    const body = (query: PreparedQuery, window: Window, exact: boolean): Schemas['SearchRequest'] => ({
+    const body = (query: PreparedQuery, window: number, exact: boolean): Schemas['SearchRequest'] => ({
       vector: query.vector,
       ...(query.filter ? { filter: query.filter } : {}),
-      limit: window.end - window.start,
-      offset: window.start,
+      limit: window,
       with_payload: payloadSelector(request.withPayload, true),
       with_vector: request.withVector ?? false,
       params: {
-        hnsw_ef: Math.max(spec.hnsw.efSearch, window.end),
+        hnsw_ef: Math.max(spec.hnsw.efSearch, window),
         indexed_only: request.indexedOnly ?? false,
         exact,
       },
@@ -383,17 +381,17 @@ export class QdrantVectorDb implements VectorDb {
         }
         return hit;
       });
-    const fetch = async (query: PreparedQuery, window: Window, exact: boolean) =>
+    const fetch = async (query: PreparedQuery, window: number, exact: boolean) =>
       decode(
         await this.call(() => this.client.search(this.qdrantName(name), body(query, window, exact)), name),
       );
-    /** Widens the window until the page can be cut from it without splitting a tie. */
+    /** Widens the fetch until the answer can be cut from it without splitting a tie. */
     const settle = async (query: PreparedQuery, first: SearchHit[], exact: boolean) => {
-      let window = firstWindow(query.offset, limit);
+      let window = firstWindow(limit);
       let hits = first;
       for (;;) {
-        const wider = widerWindow(hits, window, query.offset, limit);
-        if (!wider) return cutPage(hits, window, query.offset, limit, spec.distance);
+        const wider = widerWindow(hits, window, limit);
+        if (!wider) return cutPage(hits, limit, spec.distance);
         window = wider;
         hits = await fetch(query, window, exact);
       }
@@ -402,7 +400,7 @@ export class QdrantVectorDb implements VectorDb {
     const firstAnswers = await this.call(
       () =>
         this.client.searchBatch(this.qdrantName(name), {
-          searches: queries.map((query) => body(query, firstWindow(query.offset, limit), false)),
+          searches: queries.map((query) => body(query, firstWindow(limit), false)),
         }),
       name,
     );
@@ -412,7 +410,7 @@ export class QdrantVectorDb implements VectorDb {
       let page = await settle(query, decode(firstAnswers[i] ?? []), false);
       // HNSW under a filter can miss matches; an exact search tells a short page from a true one.
       if (page.length < limit && query.filter) {
-        page = await settle(query, await fetch(query, firstWindow(query.offset, limit), true), true);
+        page = await settle(query, await fetch(query, firstWindow(limit), true), true);
       }
       results.push(page);
     }

@@ -1,51 +1,35 @@
 /**
- * Deterministic pages over Qdrant's ranking. Qdrant orders equal scores by its internal offsets; the
- * port orders them by id. A page `[offset, offset + limit)` is therefore fetched with one hit of
- * margin on each side: when the hit before the page ties with the page's first, or the hit after it
- * ties with its last, the window widens until the tie is inside it, and the window is re-sorted by
- * (score, id) before the page is cut out of it.
+ * Deterministic answers over Qdrant's ranking. Qdrant orders equal scores by its internal offsets;
+ * the port orders them by id. The best `limit` hits are therefore fetched with one hit of margin:
+ * when the hit after the last one kept ties with it, the fetch widens until the tie is inside it, and
+ * the hits are re-sorted by (score, id) before the answer is cut from them.
  */
-import { LIMITS } from '../validation.js';
 import type { DistanceFunction } from '../vector-db.js';
-
-export interface Window {
-  /** Qdrant offset of the first hit fetched. */
-  start: number;
-  /** Qdrant offset after the last hit fetched. */
-  end: number;
-}
 
 export interface RankedHit {
   id: string;
   score: number;
 }
 
-/** The window first fetched for a page: the page and one hit on each side. */
-export function firstWindow(offset: number, limit: number): Window {
-  return { start: offset > 0 ? offset - 1 : 0, end: offset + limit + 1 };
+/** Hits first fetched for an answer of `limit`: one more, to see whether the last one ties. */
+export function firstWindow(limit: number): number {
+  return limit + 1;
 }
 
-/** Beyond this depth a run of equal scores is cut where it is, rather than fetched whole. */
-const MAX_WINDOW = 2 * LIMITS.maxDepth;
+/** Beyond this many hits a run of equal scores is cut where it is, rather than fetched whole. */
+const MAX_WINDOW = 200_000;
 
 /**
- * The wider window `hits` (the answer for `window`) calls for, or undefined when the page can be cut
- * from it: every hit that ties with a hit of the page is in it.
+ * How many hits to fetch instead of `window` (the size `hits` was fetched with), or undefined when
+ * the answer can be cut from `hits`: every hit that ties with a kept one is in it.
  */
-export function widerWindow(
-  hits: readonly RankedHit[],
-  window: Window,
-  offset: number,
-  limit: number,
-): Window | undefined {
-  const first = offset - window.start;
-  if (hits.length <= first) return undefined; // nothing at the page's place: an empty page
-  if (window.start > 0 && hits[0]!.score === hits[first]!.score) return { start: 0, end: window.end };
-  const exhausted = hits.length < window.end - window.start;
-  const last = Math.min(offset + limit, window.start + hits.length) - 1 - window.start;
+export function widerWindow(hits: readonly RankedHit[], window: number, limit: number): number | undefined {
+  if (hits.length === 0) return undefined;
+  const exhausted = hits.length < window;
+  const last = Math.min(limit, hits.length) - 1;
   if (exhausted || hits[hits.length - 1]!.score !== hits[last]!.score) return undefined;
-  if (window.end - window.start >= MAX_WINDOW) return undefined;
-  return { start: window.start, end: window.end + Math.max(window.end - window.start, 16) };
+  if (window >= MAX_WINDOW) return undefined;
+  return window + Math.max(window, 16);
 }
 
 /** Sorts hits by the port's order: score (descending, ascending for EUCLIDEAN), then id. */
@@ -57,15 +41,7 @@ export function sortHits<T extends RankedHit>(hits: T[], distance: DistanceFunct
   });
 }
 
-/** The page `[offset, offset + limit)` of a settled window. */
-export function cutPage<T extends RankedHit>(
-  hits: T[],
-  window: Window,
-  offset: number,
-  limit: number,
-  distance: DistanceFunction,
-): T[] {
-  const first = offset - window.start;
-  if (hits.length <= first) return [];
-  return sortHits(hits, distance).slice(first, first + limit);
+/** The best `limit` of a settled fetch. */
+export function cutPage<T extends RankedHit>(hits: T[], limit: number, distance: DistanceFunction): T[] {
+  return sortHits(hits, distance).slice(0, limit);
 }

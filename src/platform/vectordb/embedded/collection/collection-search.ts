@@ -12,7 +12,6 @@ export interface PreparedQuery {
   vector: Float32Array;
   /** Live rows passing every filter; undefined when the query has no filter. */
   matches: Bitset | undefined;
-  offset: number;
   limit: number;
   /** Rows never returned. */
   excluded: ReadonlySet<number>;
@@ -35,7 +34,7 @@ interface Planned extends QueryExplanation {
 
 function plan(collection: Collection, query: PreparedQuery, settings: PlannerSettings): Planned {
   const { store, graph } = collection;
-  const depth = query.offset + query.limit + query.excluded.size;
+  const depth = query.limit + query.excluded.size;
   const indexed = query.matches ? collection.indexedMatches(query.matches) : undefined;
   const indexedMatches = indexed?.rows;
   const candidates = indexed ? indexed.count : store.indexedCount;
@@ -115,14 +114,9 @@ export function runQuery(
   const best = top.sorted();
   const rows: number[] = [];
   const keys: number[] = [];
-  let skipped = 0;
   for (let i = 0; i < best.rows.length && rows.length < query.limit; i++) {
     const row = best.rows[i]!;
     if (query.excluded.has(row)) continue;
-    if (skipped < query.offset) {
-      skipped++;
-      continue;
-    }
     rows.push(row);
     keys.push(best.keys[i]!);
   }

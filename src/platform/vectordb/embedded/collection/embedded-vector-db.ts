@@ -389,7 +389,7 @@ export class EmbeddedVectorDb implements VectorDb {
     collection: Collection;
     prepare: (i: number) => PreparedQuery;
   } {
-    const { offsetOf } = validateSearchShape(request);
+    validateSearchShape(request);
     const collection = this.collection(request.collection);
     const { store, payloads, spec } = collection;
     const shared = compileFilters(request.filters, 'filters');
@@ -412,7 +412,6 @@ export class EmbeddedVectorDb implements VectorDb {
       return {
         vector: query.vector,
         matches,
-        offset: offsetOf(i),
         limit: request.limit,
         excluded,
         indexedOnly: request.indexedOnly ?? false,

@@ -27,7 +27,7 @@ export interface PlanInput {
   candidates: number;
   /** Nodes the graph can return. */
   graphSize: number;
-  /** Hits wanted: offset + limit + excluded ids. */
+  /** Hits wanted: limit + excluded ids. */
   depth: number;
   efSearch: number;
   filtered: boolean;
