@@ -1,5 +1,5 @@
 /**
- * Applies batches of embedding events (an {@link EventBatchHandler}): the embedding-store rows and
+ * Applies batches of embedding events (for the ingestion handler): the embedding-store rows and
  * the points of each named variant's version, then the ingestion ledger (ingestion-repository.ts),
  * sent with the re-read of the aggregator rows that follows the point writes.
  *
@@ -47,7 +47,6 @@ import type {
 import { rewritesOf } from './aggregator-recheck.js';
 import { CollectionProvisioner } from './collection-provisioner.js';
 import type { EmbeddingEvent } from './embedding-event.js';
-import { parseEmbeddingEvent } from './embedding-event.js';
 import {
   type PlannedEvent,
   type PointTarget,
@@ -57,7 +56,6 @@ import {
   targetKey,
 } from './embedding-plan.js';
 import type { EventBatchHandler, EventOutcome } from './event-batch.js';
-import { decodeJsonObject, eventKeyOf } from './ingestion-message.js';
 import type { CatalogModel, CatalogVariant } from './model-catalog.js';
 import { ModelCatalog } from './model-catalog.js';
 
@@ -85,8 +83,12 @@ const MAX_RECHECKS = 5;
 /** How one event of the batch fared before the writes. */
 type Verdict = { planned: PlannedEvent } | { rejected: string };
 
-export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
-  readonly kind = 'embedding';
+/**
+ * Not an {@link EventBatchHandler} of its own: embedding events share the ingestion topic with EOF
+ * markers, so the topic's one parse entry is the ingestion handler's (ingestion-message.ts), which
+ * hands this processor the embedding runs of a batch.
+ */
+export class EmbeddingProcessor {
   readonly #store: VssStore;
   readonly #vectorDbs: ClusterVectorDbs;
   readonly #vectorDbType: VectorDbType;
@@ -111,10 +113,6 @@ export class EmbeddingProcessor implements EventBatchHandler<EmbeddingEvent> {
       this.#collections.set(cluster, provisioner);
     }
     return provisioner;
-  }
-
-  parse(payload: Uint8Array): EmbeddingEvent {
-    return parseEmbeddingEvent(decodeJsonObject(payload), eventKeyOf(payload));
   }
 
   async apply(events: readonly EmbeddingEvent[]): Promise<EventOutcome[]> {

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { EmbeddingProcessor } from '../../../src/vss/consumers/embedding-processor.js';
 import { collectionName } from '../../../src/vss/model/index.js';
 import { ENTITY, MODEL, openWorld, type World } from '../serving/harness.js';
+import { parsedEmbedding } from './ingestion-world.js';
 
 /** A direction no fixture vector is near: the top hit of a search with it is the candidate itself. */
 const FRESH = [9, -9, 9, -9, 9, -9, 9, -9];
@@ -18,8 +19,7 @@ describe('ingested embeddings through vss serving', () => {
   let world: World;
   let processor: EmbeddingProcessor;
   const deliver = async (event: Record<string, unknown>) => {
-    const parsed = processor.parse(Buffer.from(JSON.stringify(event)));
-    const outcomes = await processor.apply([parsed]);
+    const outcomes = await processor.apply([parsedEmbedding(event)]);
     assert.deepEqual(outcomes, [undefined]);
     await world.db.waitForIndexing(collectionName(ENTITY, MODEL, 1));
   };

@@ -11,7 +11,13 @@ import type { VectorDb } from '../../../src/platform/vectordb/index.js';
 import { EmbeddingProcessor } from '../../../src/vss/consumers/embedding-processor.js';
 import { RealtimeProcessor } from '../../../src/vss/consumers/realtime-processor.js';
 import { openVssStore, type VssStore } from '../../../src/vss/store/index.js';
-import { embeddingEvent, type IngestionWorld, openIngestionWorld, vectorOf } from './ingestion-world.js';
+import {
+  embeddingEvent,
+  type IngestionWorld,
+  openIngestionWorld,
+  parsedEmbedding,
+  vectorOf,
+} from './ingestion-world.js';
 import { realtimeEvent } from './realtime-world.js';
 
 /** The world's vector DB, with every `upsert` held until `release` is called once per call. */
@@ -76,9 +82,7 @@ describe('an embedding event racing a real-time update of its id', () => {
   test('a row written between the read and the point write reaches the point and its membership', async () => {
     const hold = holdingUpserts(world.db);
     const ingestion = new EmbeddingProcessor({ store, vectorDb: hold.db, vectorDbType: 'EMBEDDED' });
-    const event = ingestion.parse(
-      Buffer.from(JSON.stringify(embeddingEvent(world, { id: 'race-1', vector: vectorOf(1) }))),
-    );
+    const event = parsedEmbedding(embeddingEvent(world, { id: 'race-1', vector: vectorOf(1) }));
     const applying = ingestion.apply([event]);
     // The aggregator row has been read (no row: is_live defaults to "false") and the point is on its way.
     await hold.held();
@@ -96,9 +100,7 @@ describe('an embedding event racing a real-time update of its id', () => {
   test('a point written before the real-time update is updated by it, and no rewrite undoes that', async () => {
     const ingestion = new EmbeddingProcessor({ store, vectorDb: world.db, vectorDbType: 'EMBEDDED' });
     await deliverRealtime(realtimeEvent(world.entity, 100, [['race-2', 'is_live', 'true']]));
-    const event = ingestion.parse(
-      Buffer.from(JSON.stringify(embeddingEvent(world, { id: 'race-2', vector: vectorOf(2) }))),
-    );
+    const event = parsedEmbedding(embeddingEvent(world, { id: 'race-2', vector: vectorOf(2) }));
     assert.deepEqual(await ingestion.apply([event]), [undefined]);
     assert.equal((await world.point('race-2'))?.payload?.to_be_indexed_live, true);
     await deliverRealtime(realtimeEvent(world.entity, 200, [['race-2', 'is_live', 'false']]));

@@ -6,14 +6,25 @@
  * processors behind one ingestion handler, driven the way the consumer runner drives them.
  */
 import { EmbeddedVectorDb, type Payload, type StoredPoint } from '../../../src/platform/vectordb/index.js';
+import type { EmbeddingEvent } from '../../../src/vss/consumers/embedding-event.js';
 import { EmbeddingProcessor } from '../../../src/vss/consumers/embedding-processor.js';
 import { EofProcessor } from '../../../src/vss/consumers/eof-processor.js';
 import { RejectedEvent } from '../../../src/vss/consumers/event-batch.js';
 import { IngestionHandler } from '../../../src/vss/consumers/ingestion-handler.js';
-import type { IngestionMessage } from '../../../src/vss/consumers/ingestion-message.js';
+import {
+  type IngestionMessage,
+  parseIngestionMessage,
+} from '../../../src/vss/consumers/ingestion-message.js';
 import { ModelCatalog } from '../../../src/vss/consumers/model-catalog.js';
 import { collectionName } from '../../../src/vss/model/index.js';
 import type { IngestionRecord, StoredEmbedding, VssStore } from '../../../src/vss/store/index.js';
+
+/** An embedding event as the ingestion topic's consumer parses it (the one parse entry production runs). */
+export function parsedEmbedding(event: unknown): EmbeddingEvent {
+  const message = parseIngestionMessage(Buffer.from(JSON.stringify(event)));
+  if (message.kind !== 'embedding') throw new Error('not an embedding event');
+  return message.event;
+}
 
 export const MODEL = 'm';
 export const DIMENSION = 4;
