@@ -19,23 +19,16 @@ import {
 } from '../gen/vss/v1/vss.js';
 import { type ErrorCode, LatticeError } from '../platform/errors.js';
 import { type ClientOptions, dialClient } from '../platform/grpc/client-options.js';
+import { FILTER_OPS, type FilterOp as FilterOpName } from '../platform/vectordb/vector-db.js';
 
 export type { ClientOptions, ClientTlsOptions } from '../platform/grpc/client-options.js';
 
-/** Filter operators by name: `IN`, `NOT_IN`, `EXISTS`, `NOT_EXISTS`, `LT`, `LTE`, `GT`, `GTE`, `BETWEEN`, `BETWEEN_INCLUSIVE`. */
-export const FILTER_OPS = [
-  'IN',
-  'NOT_IN',
-  'EXISTS',
-  'NOT_EXISTS',
-  'LT',
-  'LTE',
-  'GT',
-  'GTE',
-  'BETWEEN',
-  'BETWEEN_INCLUSIVE',
-] as const;
-export type FilterOpName = (typeof FILTER_OPS)[number];
+/**
+ * Filter operators by name: `IN`, `NOT_IN`, `EXISTS`, `NOT_EXISTS`, `LT`, `LTE`, `GT`, `GTE`,
+ * `BETWEEN`, `BETWEEN_INCLUSIVE`; the VectorDb port's, which serving applies as they come.
+ */
+export { FILTER_OPS } from '../platform/vectordb/vector-db.js';
+export type { FilterOpName };
 
 export interface SearchFilter {
   field: string;
