@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { GrpcServer } from '../../src/platform/grpc/index.js';
+import { GrpcServer, listen } from '../../src/platform/grpc/index.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
@@ -33,12 +33,7 @@ async function startBare(): Promise<{ port: number; stop: () => void }> {
     Say: (call: grpc.ServerUnaryCall<{ text: string }, unknown>, cb: grpc.sendUnaryData<unknown>) =>
       cb(null, { text: call.request.text }),
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-      e ? reject(e) : resolve(p),
-    ),
-  );
-  return { port, stop: () => server.forceShutdown() };
+  return { port: await listen(server), stop: () => server.forceShutdown() };
 }
 
 async function startPlatform(): Promise<{ port: number; stop: () => Promise<void> }> {

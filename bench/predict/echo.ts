@@ -10,6 +10,7 @@ import {
   type PredictServer,
   PredictService,
 } from '../../src/gen/orchestrator/v1/predict.js';
+import { listen } from '../../src/platform/grpc/listen.js';
 
 if (process.send !== undefined) {
   process.once('message', async (message: { response: string }) => {
@@ -21,11 +22,7 @@ if (process.send !== undefined) {
       inferPairWise: answer,
       inferSlateWise: answer,
     } satisfies PredictServer);
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
+    const port = await listen(server);
     process.send!({ port });
     process.once('disconnect', () => server.forceShutdown());
   });

@@ -4,12 +4,13 @@
  * process (the round trip's cost there) and, by floor-echo.ts, in a small process of its own (what
  * this machine does to the tail of any grpc-js server).
  */
-import { Server, ServerCredentials, type ServiceError, status } from '@grpc/grpc-js';
+import { Server, type ServiceError, status } from '@grpc/grpc-js';
 import {
   type SearchResponse,
   type SimilaritySearchServer,
   SimilaritySearchService,
 } from '../../src/gen/vss/v1/vss.js';
+import { listen } from '../../src/platform/grpc/listen.js';
 
 export async function startEchoServer(canned: SearchResponse): Promise<{ port: number; server: Server }> {
   const unimplemented = (_call: unknown, callback: (error: Partial<ServiceError>) => void) =>
@@ -21,10 +22,5 @@ export async function startEchoServer(canned: SearchResponse): Promise<{ port: n
   };
   const server = new Server();
   server.addService(SimilaritySearchService, handlers);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    ),
-  );
-  return { port, server };
+  return { port: await listen(server), server };
 }

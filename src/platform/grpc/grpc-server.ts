@@ -17,9 +17,9 @@ import { packageRoot } from '../package-root.js';
 import { Admission, type AdmissionLimits, type Classify } from './admission.js';
 import { installDeadlineClamp } from './deadline-clamp.js';
 import { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
+import { listen } from './listen.js';
 import { LocalChannel, type LocalMethod } from './local-channel.js';
 import { StartGate } from './start-gate.js';
-import { grpcServerCredentials } from './tls-credentials.js';
 import { type CallLimits, classifyBySize, InFlightGate, type UnaryHandlers, unary } from './unary.js';
 import { tolerantDefinition } from './undecodable-request.js';
 
@@ -151,17 +151,9 @@ export class GrpcServer {
    */
   async start(): Promise<number> {
     const { host, port, name } = this.options;
-    const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-    this.boundPort = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(address, grpcServerCredentials(this.tls), (err, bound) => {
-        if (err) {
-          reject(new LatticeError('UNAVAILABLE', `${name}: cannot listen on ${address}: ${err.message}`));
-          return;
-        }
-        installDeadlineClamp(this.server);
-        resolve(bound);
-      });
-    });
+    this.boundPort = await listen(this.server, { name, host, port, tls: this.tls });
+    // Before any call: the continuation runs before grpc-js reads the first stream.
+    installDeadlineClamp(this.server);
     if (this.gate.isOpen) this.setServing();
     this.options.logger.info(
       { address: `${host}:${this.boundPort}`, tls: describeTls(this.tls), services: this.serviceNames },

@@ -10,6 +10,7 @@ export {
 } from './admission.js';
 export { GrpcServer, type GrpcServerOptions, protoRoot } from './grpc-server.js';
 export { type CallerAuthOptions, callerAuthInterceptor, metricsInterceptor } from './interceptors.js';
+export { type ListenOptions, listen } from './listen.js';
 export { type LocalCall, type LocalCallback, LocalChannel } from './local-channel.js';
 export { boundedText, grpcStatusOf, MAX_STATUS_MESSAGE, toServiceError } from './status.js';
 export { dialTarget, grpcChannelCredentials, grpcServerCredentials } from './tls-credentials.js';

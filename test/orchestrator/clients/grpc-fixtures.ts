@@ -1,7 +1,7 @@
 /** Real grpc-js servers on loopback for the outbound client tests, and the clients' shared plumbing. */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Server } from '@grpc/grpc-js';
 import {
   type BreakerOptions,
   CallPolicy,
@@ -9,6 +9,7 @@ import {
   type RetryOptions,
 } from '../../../src/orchestrator/clients/index.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
+import { listen } from '../../../src/platform/grpc/listen.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
 
 export interface TestServer {
@@ -21,11 +22,7 @@ export interface TestServer {
 export async function startServer(register: (server: Server) => void): Promise<TestServer> {
   const server = new Server();
   register(server);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    ),
-  );
+  const port = await listen(server);
   return {
     target: `127.0.0.1:${port}`,
     stop: () =>
