@@ -39,6 +39,7 @@ import { IngestionHandler } from '../../src/vss/consumers/ingestion-handler.js';
 import type { IngestionMessage } from '../../src/vss/consumers/ingestion-message.js';
 import { ModelCatalog } from '../../src/vss/consumers/model-catalog.js';
 import { type EmbeddingRow, openVssStore, type VssStore } from '../../src/vss/store/index.js';
+import { seededVector } from '../../test/support/vector-fixtures.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 500);
@@ -54,20 +55,7 @@ const postgresUrl = process.env.LATTICE_TEST_POSTGRES_URL ?? 'postgres://postgre
 
 type Adapter = 'pglite' | 'postgres';
 
-/** Deterministic float32 values (xorshift32), none a short decimal. */
-function vectorOf(seed: number): number[] {
-  let state = (seed * 2654435761) >>> 0 || 1;
-  const out: number[] = [];
-  for (let i = 0; i < DIMENSION; i++) {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    out.push(Math.fround(state / 2 ** 32 - 0.5));
-  }
-  return out;
-}
+const vectorOf = (seed: number): number[] => seededVector(seed, DIMENSION);
 
 /** Event i of run `run` (each measurement writes ids of its own, so every row is an insert). */
 function eventBytes(entity: string, run: string, i: number): Uint8Array {

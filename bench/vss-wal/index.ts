@@ -14,6 +14,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seededRandom } from '../../src/platform/random.js';
 import { EmbeddedVectorDb, type PointInput } from '../../src/platform/vectordb/index.js';
 import { measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
 
@@ -24,17 +25,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const HOLD_INDEXING = process.env.BENCH_HOLD_INDEXING === '1';
 const DIMENSION = 128;
 
-/** Seeded (xorshift32), so every run upserts the same points. */
+/** Seeded, so every run upserts the same points. */
 function batches(): PointInput[][] {
-  let state = 2463534242;
-  const random = () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 4294967296 - 0.5;
-  };
+  const next = seededRandom(2463534242);
+  const random = () => next() - 0.5;
   const all: PointInput[][] = [];
   for (let start = 0; start < POINTS; start += BATCH) {
     const batch: PointInput[] = [];

@@ -1,3 +1,4 @@
+import { seededRandom } from '../platform/random.js';
 import { type FeatureRowInput, writeFeatureRows } from './entity-rows.js';
 import { FeatureRegistry, type RegistryDocument } from './registry.js';
 import type { FeatureStore } from './store.js';
@@ -82,20 +83,7 @@ export function demoRegistry(): FeatureRegistry {
   return FeatureRegistry.fromDocument(DEMO_REGISTRY, 'demo feature registry');
 }
 
-/**
- * A small seeded generator (splitmix32): uniform numbers in [0, 1). Not for cryptography; for data
- * that must be the same on every run.
- */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x9e3779b9) >>> 0;
-    let z = state;
-    z = Math.imul(z ^ (z >>> 16), 0x21f0aaad);
-    z = Math.imul(z ^ (z >>> 15), 0x735a2d97);
-    return ((z ^ (z >>> 15)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../platform/random.js';
 
 const COUNTRIES = ['IN', 'US', 'BR', 'DE', 'JP', 'ID', 'GB', 'FR', 'NG', 'MX'];
 const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits;

@@ -6,17 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compileExpression, type Precision } from '../../src/compute/index.js';
 import { isLatticeError } from '../../src/platform/errors.js';
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../src/platform/random.js';
 
 const BINARY = ['+', '-', '*', '/', '^', 'min', 'max', '<', '<=', '>', '>=', '==', '&', '|'];
 const UNARY = [
@@ -192,7 +182,7 @@ function sameNumbers(actual: ArrayLike<number>, expected: number[], precision: P
 }
 
 test('vectorised evaluation matches a naive per-row reference over random expressions', () => {
-  const random = mulberry32(20240611);
+  const random = seededRandom(20240611);
   let computed = 0;
   let failed = 0;
   for (let trial = 0; trial < 400; trial++) {

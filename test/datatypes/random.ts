@@ -1,14 +1,4 @@
-/** A seeded generator (mulberry32) so that failures reproduce; values in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../../src/platform/random.js';
 
 /** Doubles spread over many binades (both signs), for round-trip and reference comparisons. */
 export function randomDoubles(

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { createQueue, MemoryQueue, type Queue, TopicNotFoundError } from '../../src/platform/queue/index.js';
+import { seededRandom } from '../../src/platform/random.js';
 import { type LoadedSettings, loadSettings } from '../../src/platform/settings/index.js';
 import { createSqlClient, type SqlClient } from '../../src/platform/sql/index.js';
 import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
@@ -43,18 +44,6 @@ const JOB = 'crash-job';
 const SEED = Number(process.env.VSS_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 const [natsUrl, postgresUrl] = [await realServer('nats'), await realServer('postgres')];
-
-/** mulberry32: the kill points of a run, from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const idOf = (i: number) => `c${i}`;
 
@@ -168,7 +157,7 @@ async function publishPortion(
 async function crashScenario(target: Target, diagnostic: (line: string) => void): Promise<void> {
   const began = performance.now();
   const log = (line: string) => diagnostic(`${((performance.now() - began) / 1000).toFixed(1)}s ${line}`);
-  const next = random(SEED);
+  const next = seededRandom(SEED);
   log(`seed ${SEED} (VSS_CRASH_SEED replays the kill points)`);
   const consumers = target.settings.vss.consumers;
   const embeddingsTopic = consumers.embeddingsTopic;

@@ -3,6 +3,7 @@
  * included (the generated encoders only write well-formed messages), and a seeded random source so
  * the generated messages are the same on every run.
  */
+import { seededRandom as uniform } from '../../src/platform/random.js';
 
 export function varint(value: bigint | number): number[] {
   let v = BigInt.asUintN(64, BigInt(value));
@@ -25,13 +26,10 @@ export const len = (field: number, payload: number[]) => [
 export const vint = (field: number, value: bigint | number) => [...key(field, 0), ...varint(value)];
 export const utf8 = (text: string) => [...Buffer.from(text)];
 
-/** A linear congruential generator: deterministic, good enough to pick test cases. */
+/** Test cases drawn from a seeded generator (platform/random.ts). */
 export function seededRandom(seed = 1) {
-  let state = seed;
-  const rand = () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
+  let next = uniform(seed);
+  const rand = () => next();
   const int = (n: number) => Math.floor(rand() * n);
   const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
   const maybe = (p: number, make: () => number[]) => (rand() < p ? make() : []);
@@ -48,8 +46,8 @@ export function seededRandom(seed = 1) {
     return list;
   };
   /** Starts the sequence again from `next`, so each test draws the same cases alone or in a run. */
-  const reseed = (next: number) => {
-    state = next;
+  const reseed = (seed: number) => {
+    next = uniform(seed);
   };
   return { rand, int, pick, maybe, shuffle, reseed };
 }

@@ -61,6 +61,12 @@ export interface VectorFixture {
 
 export { seededRandom } from '../../src/platform/random.js';
 
+/** A deterministic vector of float32 values in [-0.5, 0.5): exact through JSON and float32 storage, none a short decimal. */
+export function seededVector(seed: number, dimension: number): number[] {
+  const next = seededRandom(seed);
+  return Array.from({ length: dimension }, () => Math.fround(next() - 0.5));
+}
+
 /** Standard normal draws from a uniform source (Box-Muller, both outputs used). */
 export function seededGaussian(seed: number): () => number {
   const uniform = seededRandom(seed);

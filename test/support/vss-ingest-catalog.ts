@@ -114,20 +114,7 @@ export async function serveVersion(
   }
 }
 
-/** A deterministic vector (xorshift32 on the seed) of float32 values, exact through JSON and float32 storage. */
-export function seededVector(seed: number, dimension: number): number[] {
-  let state = (seed * 2654435761 + 12345) >>> 0 || 1;
-  const out = new Array<number>(dimension);
-  for (let i = 0; i < dimension; i++) {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    out[i] = Math.fround(state / 2 ** 32 - 0.5);
-  }
-  return out;
-}
+export { seededVector } from './vector-fixtures.js';
 
 export interface EmbeddingEventSpec {
   id: string;

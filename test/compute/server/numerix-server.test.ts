@@ -8,6 +8,7 @@ import type { NumerixClient, NumerixRequestProto } from '../../../src/gen/numeri
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
+import { seededRandom } from '../../../src/platform/random.js';
 import {
   bytesRequest,
   compute,
@@ -19,18 +20,6 @@ import {
 } from './numerix-client.js';
 
 const f32 = Math.fround;
-
-/** A seeded generator (mulberry32), so failures reproduce. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('numerix.Numerix/Compute over gRPC', () => {
   const store = new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-compute-')) });
@@ -179,7 +168,7 @@ describe('numerix.Numerix/Compute over gRPC', () => {
     });
 
     test('scores are the shortest text that reads back to the same value (seeded, fp32 and fp64)', async () => {
-      const random = seeded(7);
+      const random = seededRandom(7);
       const values = Array.from({ length: 500 }, (_, i) => {
         const magnitude = 10 ** Math.floor(random() * 40 - 20);
         return (random() - 0.5) * magnitude * (i % 7 === 0 ? 1e10 : 1);
@@ -309,7 +298,7 @@ describe('numerix.Numerix/Compute over gRPC', () => {
     });
 
     test('a large batch is scored in one vectorised pass, row order kept', async () => {
-      const random = seeded(11);
+      const random = seededRandom(11);
       const n = 20_000;
       const a = Array.from({ length: n }, () => random() * 10);
       const b = Array.from({ length: n }, () => random() * 10);

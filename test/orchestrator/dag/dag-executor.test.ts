@@ -8,6 +8,7 @@ import {
   Topology,
 } from '../../../src/orchestrator/dag/index.js';
 import { isLatticeError, LatticeError } from '../../../src/platform/errors.js';
+import { seededRandom } from '../../../src/platform/random.js';
 
 interface Deferred {
   readonly promise: Promise<void>;
@@ -242,21 +243,9 @@ describe('DagExecutor: ordering', () => {
   });
 });
 
-/** Seeded PRNG (mulberry32): the same DAGs and completion orders on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('DagExecutor: random DAGs', () => {
   test('every start follows all its predecessors, and nothing ready is left waiting', async () => {
-    const next = random(42);
+    const next = seededRandom(42);
     for (let round = 0; round < 25; round++) {
       const size = 3 + Math.floor(next() * 8);
       const dependency: Record<string, string[]> = {};

@@ -4,6 +4,7 @@ import { PredictRequest, Target, TargetPair, TargetSlate } from '../../../src/ge
 import { isLatticeError } from '../../../src/platform/errors.js';
 import { eachField } from '../../../src/platform/protobuf/field-scan.js';
 import { decodeInSlices } from '../../../src/platform/protobuf/sliced-decode.js';
+import { seededRandom } from '../../../src/platform/random.js';
 
 const ROWS = [
   { field: 5, property: 'targets', decode: (b: Uint8Array) => Target.decode(b) },
@@ -12,11 +13,7 @@ const ROWS = [
 ];
 
 function randomRequest(seed: number, targets: number): PredictRequest {
-  let state = seed;
-  const rand = () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
+  const rand = seededRandom(seed);
   const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(rand() * 256)));
   return PredictRequest.fromPartial({
     modelConfigId: `model-${seed}`,

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { seededRandom } from '../../../src/platform/random.js';
 import type { SqlClient } from '../../../src/platform/sql/index.js';
 import { ExpirySweep } from '../../../src/vss/consumers/expiry-sweep.js';
 import { openVssStore, type VssStore } from '../../../src/vss/store/index.js';
@@ -30,11 +31,7 @@ const f32 = (values: readonly number[]) => [...Float32Array.from(values)];
 
 /** A seeded random sequence of valid events over a few ids: every operation, flags and payloads. */
 function randomEvents(seed: number, count: number): EventSpec[] {
-  let state = seed;
-  const next = () => {
-    state = (state * 1103515245 + 12345) >>> 0;
-    return state / 2 ** 32;
-  };
+  const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const events: EventSpec[] = [];
   for (let i = 0; i < count; i++) {

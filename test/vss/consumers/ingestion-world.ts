@@ -18,6 +18,7 @@ import {
 import { ModelCatalog } from '../../../src/vss/consumers/model-catalog.js';
 import { collectionName } from '../../../src/vss/model/index.js';
 import type { IngestionRecord, StoredEmbedding, VssStore } from '../../../src/vss/store/index.js';
+import { seededVector } from '../../support/vector-fixtures.js';
 
 /** An embedding event as the ingestion topic's consumer parses it (the one parse entry production runs). */
 export function parsedEmbedding(event: unknown): EmbeddingEvent {
@@ -275,17 +276,7 @@ export function eofMarker(
   return { eof: true, entity: world.entity, model_name: MODEL, version, job_id: jobId, partition };
 }
 
-/** Deterministic vectors (xorshift32) whose values no decimal literal rounds to exactly. */
+/** Deterministic vectors whose values no decimal literal rounds to exactly. */
 export function vectorOf(seed: number, dimension = DIMENSION): number[] {
-  let state = (seed * 2654435761) >>> 0 || 1;
-  const out: number[] = [];
-  for (let i = 0; i < dimension; i++) {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    out.push(Math.fround(state / 2 ** 32 - 0.5));
-  }
-  return out;
+  return seededVector(seed, dimension);
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { seededRandom } from '../../../src/platform/random.js';
 import { type EmbeddingRow, openVssStore } from '../../../src/vss/store/index.js';
 import {
   type Context,
@@ -11,17 +12,9 @@ import {
   tablesOf,
 } from './fixtures.js';
 
-/** Deterministic vectors with values no decimal literal rounds to exactly (xorshift32). */
+/** Deterministic vectors with values no decimal literal rounds to exactly. */
 function vectors(count: number, dimension: number, seed: number): Float32Array[] {
-  let state = seed >>> 0 || 1;
-  const next = () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 2 ** 32;
-  };
+  const next = seededRandom(seed);
   return Array.from({ length: count }, () =>
     Float32Array.from({ length: dimension }, () => (next() - 0.5) * 10 ** (next() * 8 - 4)),
   );
