@@ -12,8 +12,8 @@
  * events of both shapes.
  */
 import type { Payload, PayloadValue } from '../../platform/vectordb/index.js';
-import type { EmbeddingEvent } from './embedding-event.js';
 import {
+  type EmbeddingEvent,
   FLAG_PREFIX,
   FLOAT32_MAX,
   MAX_CANDIDATE_ID,

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { Payload, PayloadValue } from '../../platform/vectordb/index.js';
 import { plainEmbeddingEvent } from './embedding-event-fast-path.js';
 import {
+  type EmbeddingEvent,
   type EmbeddingOperation,
   FLAG_PREFIX,
   FLOAT32_MAX,
@@ -37,30 +38,7 @@ import {
   versionField,
 } from './event-fields.js';
 
-export type { EmbeddingOperation };
-
-export interface EmbeddingEvent {
-  entity: string;
-  modelName: string;
-  candidateId: string;
-  /** The embedding-store version the row is written in. */
-  version: number;
-  /** The batch job that sent it, when the producer says (a Lattice addition; see ingestion counts). */
-  jobId: string | undefined;
-  operation: EmbeddingOperation;
-  /** `index_space.variants_version_map`: the version (collection) each named variant's point goes to. */
-  variantVersions: ReadonlyMap<string, number>;
-  /** `index_space.variants_index_map`: each variant's raw index flag; undefined when not sent. */
-  indexFlags: ReadonlyMap<string, boolean> | undefined;
-  /** The index embedding; always present for `A`. */
-  embedding: Float32Array | undefined;
-  /** `search_space.embedding`, when sent (queries by this candidate search with it). */
-  searchEmbedding: Float32Array | undefined;
-  /** `index_space.payload`, when sent; null values are left out (the aggregator's value applies). */
-  payload: Payload | undefined;
-  /** Identifies the event across redeliveries (a hash of its bytes): the ingestion ledger's key. */
-  eventKey: string;
-}
+export type { EmbeddingEvent, EmbeddingOperation };
 
 /** The longest id the vector databases accept; PostgreSQL text refuses NUL. */
 const candidateIdField = z.union(
