@@ -29,6 +29,7 @@ import {
   VARIANT_KEY,
 } from './embedding-event-rules.js';
 import {
+  checkVersionSpellings,
   expect,
   expectType,
   jobIdField,
@@ -152,24 +153,7 @@ const embeddingEventSchema = z
     { error: expect('a JSON object') },
   )
   .superRefine((event, ctx) => {
-    if (event.version === undefined && event.embedding_store_version === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['version'],
-        message: 'is required (or embedding_store_version)',
-      });
-    }
-    if (
-      event.version !== undefined &&
-      event.embedding_store_version !== undefined &&
-      event.version !== event.embedding_store_version
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['embedding_store_version'],
-        message: `must equal version when both are sent (${event.embedding_store_version} vs ${event.version})`,
-      });
-    }
+    checkVersionSpellings(event, ctx);
     const operation = OPERATIONS[event.index_space.operation];
     const embedding = event.index_space.embedding;
     if (operation === 'A' && (embedding === undefined || embedding.length === 0)) {

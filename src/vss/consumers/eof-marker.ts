@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import {
+  checkVersionSpellings,
   expect,
   integerField,
   jobIdField,
@@ -47,26 +48,7 @@ const eofSchema = z
     },
     { error: expect('a JSON object') },
   )
-  .superRefine((marker, ctx) => {
-    if (marker.version === undefined && marker.embedding_store_version === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['version'],
-        message: 'is required (or embedding_store_version)',
-      });
-    }
-    if (
-      marker.version !== undefined &&
-      marker.embedding_store_version !== undefined &&
-      marker.version !== marker.embedding_store_version
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['embedding_store_version'],
-        message: `must equal version when both are sent (${marker.embedding_store_version} vs ${marker.version})`,
-      });
-    }
-  });
+  .superRefine(checkVersionSpellings);
 
 /** Whether a decoded message is an EOF marker in either shape (else it is an embedding event). */
 export function isEofMarker(message: unknown): boolean {

@@ -57,6 +57,27 @@ export const MAX_VERSION = 2 ** 31 - 1;
 /** A version: a positive 32-bit integer. */
 export const versionField = integerField(MIN_VERSION, MAX_VERSION, 'a positive integer below 2^31');
 
+/**
+ * An event names its store version as `version` (the design's) or `embedding_store_version` (the
+ * original system's): at least one, and the same when both are sent.
+ */
+export function checkVersionSpellings(
+  fields: { version?: number; embedding_store_version?: number },
+  ctx: z.RefinementCtx,
+): void {
+  const { version, embedding_store_version: storeVersion } = fields;
+  if (version === undefined && storeVersion === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['version'], message: 'is required (or embedding_store_version)' });
+  }
+  if (version !== undefined && storeVersion !== undefined && version !== storeVersion) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['embedding_store_version'],
+      message: `must equal version when both are sent (${storeVersion} vs ${version})`,
+    });
+  }
+}
+
 export const MAX_JOB_ID = 256;
 
 export const jobIdField = z
