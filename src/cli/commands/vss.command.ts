@@ -91,56 +91,43 @@ export function defineVss(program: Command, session: CliSession): void {
   };
   lazyAction<VssComponentOptions>(vss, session, components({ serving: true, consumers: true, admin: true }));
 
-  const serving = vss
-    .command('serving')
-    .summary('vss serving alone (serving replicas, with a vector database server)')
-    .description(
-      'Serves vss.v1.SimilaritySearch on the configured SQL store, cache and vector database (settings ' +
-        'vss.vectorDb: embedded in <dataDir>/vectordb by default). Settings vss.pageTokenSecret ' +
-        '(LATTICE_VSS_PAGE_TOKEN_SECRET) sets the page-token key (share it between replicas); ' +
-        'vss.recallSampleRate (LATTICE_VSS_RECALL_SAMPLE_RATE, 0..1, default 0.01) the share of queries ' +
-        're-run for avg_recall.' +
-        ALONE,
-    )
-    .option('--port <N>', PORT_HELP, portNumber)
-    .option('--metrics-port <N>', METRICS_PORT_HELP, portNumber);
-  lazyAction<VssComponentOptions>(
-    serving,
-    session,
-    components({ serving: true, consumers: false, admin: false }),
+  // Each component alone: its own flags, its own share of the parts.
+  const alone = (name: keyof VssComponents, summary: string, description: string, flags: string[]) => {
+    const command = vss
+      .command(name)
+      .summary(summary)
+      .description(description + ALONE);
+    if (flags.includes('port')) command.option('--port <N>', PORT_HELP, portNumber);
+    command.option('--metrics-port <N>', METRICS_PORT_HELP, portNumber);
+    if (flags.includes('partitions')) command.option('--partitions <LIST>', PARTITIONS_HELP, parsePartitions);
+    const which = { serving: false, consumers: false, admin: false, [name]: true };
+    lazyAction<VssComponentOptions>(command, session, components(which));
+  };
+  alone(
+    'serving',
+    'vss serving alone (serving replicas, with a vector database server)',
+    'Serves vss.v1.SimilaritySearch on the configured SQL store, cache and vector database (settings ' +
+      'vss.vectorDb: embedded in <dataDir>/vectordb by default). Settings vss.pageTokenSecret ' +
+      '(LATTICE_VSS_PAGE_TOKEN_SECRET) sets the page-token key (share it between replicas); ' +
+      'vss.recallSampleRate (LATTICE_VSS_RECALL_SAMPLE_RATE, 0..1, default 0.01) the share of queries ' +
+      're-run for avg_recall.',
+    ['port'],
   );
-
-  const consumers = vss
-    .command('consumers')
-    .summary('the vss consumers alone (consumer processes splitting the partitions)')
-    .description(
-      'Applies embedding events, EOF markers and real-time events from the vss topics (settings ' +
-        'vss.consumers: embeddingsTopic, realtimeTopic, group, partitions, batchSize, lingerMs, retries, ' +
-        'ackWaitMs) to the SQL store and the vector database, and sweeps expired embedding-store rows.' +
-        ALONE,
-    )
-    .option('--metrics-port <N>', METRICS_PORT_HELP, portNumber)
-    .option('--partitions <LIST>', PARTITIONS_HELP, parsePartitions);
-  lazyAction<VssComponentOptions>(
-    consumers,
-    session,
-    components({ serving: false, consumers: true, admin: false }),
+  alone(
+    'consumers',
+    'the vss consumers alone (consumer processes splitting the partitions)',
+    'Applies embedding events, EOF markers and real-time events from the vss topics (settings ' +
+      'vss.consumers: embeddingsTopic, realtimeTopic, group, partitions, batchSize, lingerMs, retries, ' +
+      'ackWaitMs) to the SQL store and the vector database, and sweeps expired embedding-store rows.',
+    ['partitions'],
   );
-
-  const admin = vss
-    .command('admin')
-    .summary('the vss admin HTTP API and its operations engine alone')
-    .description(
-      'The admin HTTP API (settings vss.admin.port, default 8090; OpenAPI at /docs; API keys ' +
-        'vss.admin.apiKeys) and the operations engine that runs its operations (outbox relay, admin ' +
-        'consumers, scheduled resets; ingestion jobs on vss.admin.jobRunner).' +
-        ALONE,
-    )
-    .option('--metrics-port <N>', METRICS_PORT_HELP, portNumber);
-  lazyAction<VssComponentOptions>(
-    admin,
-    session,
-    components({ serving: false, consumers: false, admin: true }),
+  alone(
+    'admin',
+    'the vss admin HTTP API and its operations engine alone',
+    'The admin HTTP API (settings vss.admin.port, default 8090; OpenAPI at /docs; API keys ' +
+      'vss.admin.apiKeys) and the operations engine that runs its operations (outbox relay, admin ' +
+      'consumers, scheduled resets; ingestion jobs on vss.admin.jobRunner).',
+    [],
   );
 
   const replay = vss
