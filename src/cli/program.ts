@@ -65,7 +65,7 @@ export function createProgram(session: CliSession): Command {
     .addOption(settingsOption())
     .addHelpText(
       'after',
-      '\nConfiguration is read from LATTICE_* environment variables and the settings file; see README.md.\n' +
+      '\nConfiguration is read from LATTICE_* environment variables and the settings file; see docs/configuration.md.\n' +
         '"lattice <command> --help" (or "lattice help <command>") shows a command\'s own usage.',
     );
   defineUp(program, session);

@@ -6,7 +6,7 @@ import { MAX_NAME_LENGTH } from '../config/index.js';
  * the limit and the field, before the matrix is allocated. Each bounds a cost that grows with it
  * (FeatureInit, the DAG's per-cell work, the answer) and was measured on a 2-core VM so that the
  * largest request of each shape that passes takes well under a second of server CPU (see the
- * README's "Request limits" table). Costs multiply: a context feature is counted once per target.
+ * docs/orchestrator.md, "Request limits"). Costs multiply: a context feature is counted once per target.
  */
 export const REQUEST_LIMITS = {
   /** Characters of `model_config_id` (no model can have a longer one). */
@@ -31,7 +31,7 @@ export const REQUEST_LIMITS = {
 
 export type RequestLimit = keyof typeof REQUEST_LIMITS;
 
-/** The names messages and the README give the limits. */
+/** The names messages and the docs give the limits. */
 export const REQUEST_LIMIT_NAMES: Record<RequestLimit, string> = {
   modelConfigIdLength: 'max_model_config_id_length',
   targets: 'max_targets',

@@ -29,7 +29,7 @@ export interface AdmissionClassLimits {
 
 export type AdmissionLimits = Record<AdmissionClass, AdmissionClassLimits>;
 
-/** Sized for a 2-core machine serving everything in one process (README "Admission control"). */
+/** Sized for a 2-core machine serving everything in one process (docs/operations.md, "Admission control"). */
 export const DEFAULT_ADMISSION: AdmissionLimits = {
   light: { concurrency: 64, queue: 256, queueTimeoutMs: 1000 },
   heavy: { concurrency: 2, queue: 4, queueTimeoutMs: 250 },

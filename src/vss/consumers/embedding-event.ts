@@ -1,6 +1,6 @@
 /**
  * The embedding event (reset or delta) as the consumers accept it, validated at the boundary. Two
- * shapes are accepted, field by field, so producers written for either work unchanged (README,
+ * shapes are accepted, field by field, so producers written for either work unchanged (docs/vss.md,
  * "Embedding events"):
  *
  * - the design's (vss.md): `version`, the maps and `payload` as JSON strings, operations `A`, `D`, `P`;

@@ -3,7 +3,7 @@
  * the points of each named variant's version, then the ingestion ledger (ingestion-repository.ts),
  * sent with the re-read of the aggregator rows that follows the point writes.
  *
- * What is written, per event (README, "What ingestion writes"):
+ * What is written, per event (docs/vss.md, "What ingestion writes"):
  * - the embedding-store row (`model_name`, `version`, `id`, `embedding`, `search_embedding`, one
  *   `to_be_indexed_<variant>` column per variant of `variants_index_map` holding the raw flag, and
  *   an expiry when the model's embedding store is enabled with a TTL);

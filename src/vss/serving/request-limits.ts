@@ -1,6 +1,6 @@
 /**
  * What one vss.v1 request may cost. Each limit bounds a cost of serving it, at a value whose largest
- * request takes well under a second of server CPU on a 2-core VM (README, "vss serving: request
+ * request takes well under a second of server CPU on a 2-core VM (docs/vss.md, "vss serving: request
  * limits", has the measurements). Past any of them the call is INVALID_ARGUMENT, its message naming
  * the limit and the `field` trailer the field; error messages quote at most
  * 64 characters (src/platform/quote.ts) of a name or id from the request.

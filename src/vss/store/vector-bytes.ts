@@ -2,7 +2,7 @@
  * How the embeddings tables hold vectors: `bytea` of float32 little-endian values, dimension × 4
  * bytes, bit for bit what the Float32Array held (-0, subnormals, infinities and NaN payloads
  * included). Text arrays (`real[]`) cost the database a float parse per value on every write and
- * limited ingestion to ~1,500 events/s (README, "vss embedding ingestion").
+ * limited ingestion to ~1,500 events/s (docs/vss.md, "vss embedding ingestion").
  *
  * Writes send a whole statement's vectors as one parameter, back to back, which the statement cuts
  * per row (embeddings-repository.ts); {@link VectorTransport} is how that parameter travels, the one

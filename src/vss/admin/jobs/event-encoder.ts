@@ -1,5 +1,5 @@
 /**
- * One training row → one embedding event in the design's shape (README, "vss embedding
+ * One training row → one embedding event in the design's shape (docs/vss.md, "vss embedding
  * ingestion"): the maps and the payload as JSON strings, operation `A`, the job id, keyed by the
  * candidate id. A row the consumers would refuse is a bad row here instead, with its reason, so it
  * is reported against its file and row rather than dead-lettered.

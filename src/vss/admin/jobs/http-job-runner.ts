@@ -1,6 +1,6 @@
 /**
  * The `JobRunner` of an external batch platform (Spark, Databricks, Airflow, …) over HTTP and JSON.
- * The platform does what the built-in runner does (README, "vss ingestion jobs"): it reads the
+ * The platform does what the built-in runner does (docs/vss.md, "vss ingestion jobs"): it reads the
  * training data, publishes one embedding event per row (with `job_id`) and then one EOF marker per
  * partition of `topic`. This runner only starts and watches it.
  *
