@@ -10,8 +10,9 @@
 FROM node:26-bookworm AS build
 WORKDIR /build
 # onnxruntime-node's install step would download CUDA libraries (the CPU build ships in the package;
-# .npmrc says the same). hnswlib-node compiles with node-gyp (python3, make and g++ are in this image)
-# against this Node's own headers instead of downloading them.
+# package.json's allowScripts denies that step to the npm versions that read it, the variable to the
+# others). hnswlib-node compiles with node-gyp (python3, make and g++ are in this image) against this
+# Node's own headers instead of downloading them.
 ENV ONNXRUNTIME_NODE_INSTALL=skip \
     npm_config_nodedir=/usr/local
 # `npm ci` runs the prepare script, which generates src/gen from proto/ with buf.
