@@ -1,3 +1,5 @@
+import { backoffDelay as exponentialDelay } from '../../platform/scheduling/index.js';
+
 export interface RetryOptions {
   /** Attempts in all, the first included; 1 disables retries. */
   maxAttempts: number;
@@ -17,6 +19,5 @@ export const defaultRetryOptions: RetryOptions = {
 
 /** The backoff before the retry that follows attempt `attempt` (1-based): full jitter, capped. */
 export function backoffDelay(retry: RetryOptions, attempt: number): number {
-  const bound = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
-  return Math.floor(Math.random() * bound);
+  return exponentialDelay({ initialMs: retry.baseDelayMs, maxMs: retry.maxDelayMs, jitter: 'full' }, attempt);
 }

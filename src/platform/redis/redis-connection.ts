@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { LatticeError } from '../errors.js';
+import { backoffDelay } from '../scheduling/index.js';
 import { withTimeout } from '../timeout.js';
 
 /** `Redis at host:port`, for messages; INVALID_ARGUMENT when `url` is not a URL. */
@@ -33,7 +34,7 @@ export async function connectRedis(options: RedisConnectOptions): Promise<{ redi
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+    retryStrategy: (times) => backoffDelay({ initialMs: 100, maxMs: 2000 }, times),
     ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
   });
   let lastError: Error | undefined;

@@ -1,11 +1,10 @@
 /**
  * How long the consumer runner waits between attempts at a batch whose `apply` threw (a transient
  * failure: SQL or the vector DB unavailable). Exponential from `baseMs`, capped at `maxMs`, with
- * half jitter (each delay drawn between half and all of the exponential value, cockatiel's
- * `halfJitterGenerator`): replicas that failed together do not retry in lockstep, and a recovering
+ * half jitter (each delay drawn between half and all of the exponential value): replicas that failed together do not retry in lockstep, and a recovering
  * database always gets at least half the nominal pause.
  */
-import { ExponentialBackoff, halfJitterGenerator, type IBackoff } from 'cockatiel';
+import { Backoff } from '../../platform/scheduling/index.js';
 
 export interface RetrySettings {
   /** Attempts at a batch, the first included, before its failing events are dead-lettered. */
@@ -30,17 +29,6 @@ export class RetryBackoff {
 
   /** A fresh schedule for one batch: call `next()` after each failed attempt. */
   schedule(): { next(): number } {
-    const factory = new ExponentialBackoff({
-      initialDelay: this.#settings.baseMs,
-      maxDelay: this.#settings.maxMs,
-      generator: halfJitterGenerator,
-    });
-    let backoff: IBackoff<unknown> | undefined;
-    return {
-      next: () => {
-        backoff = backoff ? backoff.next(undefined) : factory.next();
-        return backoff.duration;
-      },
-    };
+    return new Backoff({ initialMs: this.#settings.baseMs, maxMs: this.#settings.maxMs, jitter: 'half' });
   }
 }

@@ -14,6 +14,7 @@
  * entity, model, variant or filter field reaches SQL once, not once per call.
  */
 import { LatticeError, notFound } from '../../platform/errors.js';
+import { backoffDelay } from '../../platform/scheduling/index.js';
 import { embeddingTtlSeconds } from '../model/index.js';
 import {
   type ModelConfig,
@@ -279,7 +280,7 @@ export class ServingConfigRepository {
         this.failures++;
         this.dirty = false;
         const cap = Math.max(1000, Math.min(MAX_RETRY_MS, this.pollMs || MAX_RETRY_MS));
-        this.schedule(Math.min(cap, 1000 * 2 ** (this.failures - 1)));
+        this.schedule(backoffDelay({ initialMs: 1000, maxMs: cap }, this.failures));
       },
     );
   }

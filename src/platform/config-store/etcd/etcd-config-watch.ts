@@ -1,5 +1,6 @@
 import type { IKeyValue, IWatchResponse, Namespace, Watcher } from 'etcd3';
 import { describeError, LatticeError } from '../../errors.js';
+import { Backoff } from '../../scheduling/index.js';
 import { withTimeout } from '../../timeout.js';
 import type { ConfigEvent, ConfigWatch } from '../config-store.js';
 import type { ConfigEventSink } from '../event-sink.js';
@@ -43,7 +44,9 @@ export class EtcdConfigWatch implements ConfigWatch {
   private delivered = 0;
   private watcher: Watcher | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
+  /** Wait before the next re-read: none at first, then backing off while re-reads fail. */
   private resyncDelayMs = 0;
+  private readonly resyncBackoff = new Backoff({ initialMs: 200, maxMs: RESYNC_MAX_DELAY_MS });
   private disconnected = false;
   private closed = false;
 
@@ -173,6 +176,7 @@ export class EtcdConfigWatch implements ConfigWatch {
     if (watcher !== this.watcher || this.closed) return;
     this.disconnected = false;
     this.resyncDelayMs = 0;
+    this.resyncBackoff.reset();
     if (Number(res.header.revision) < this.delivered) {
       this.options.sink.error(
         new LatticeError(
@@ -229,9 +233,10 @@ export class EtcdConfigWatch implements ConfigWatch {
         this.apply(snapshot, 'diff');
         await this.attach();
         this.resyncDelayMs = 0;
+        this.resyncBackoff.reset();
       } catch (err) {
         if (this.closed) return;
-        this.resyncDelayMs = Math.min(Math.max(this.resyncDelayMs * 2, 200), RESYNC_MAX_DELAY_MS);
+        this.resyncDelayMs = this.resyncBackoff.next();
         this.options.sink.error(
           new LatticeError(
             'UNAVAILABLE',

@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { LatticeError } from '../../errors.js';
+import { Backoff } from '../../scheduling/index.js';
 import { withTimeout } from '../../timeout.js';
 import {
   assertOpen,
@@ -137,7 +138,7 @@ export class PostgresSqlClient implements SqlClient {
     let open = true;
     let connection: pg.Client | undefined;
     let retry: NodeJS.Timeout | undefined;
-    let backoffMs = 1000;
+    const backoff = new Backoff({ initialMs: 1000, maxMs: 30_000 });
     const attach = async (): Promise<void> => {
       const client = new pg.Client(this.#pool.options);
       const lost = (err: unknown) => {
@@ -173,14 +174,13 @@ export class PostgresSqlClient implements SqlClient {
         if (!open) return;
         attach().then(
           () => {
-            backoffMs = 1000;
+            backoff.reset();
             if (open) onNotify(undefined);
           },
-          () => {
-            backoffMs = Math.min(backoffMs * 2, 30_000);
-          },
+          // attach() reported the failure (lost() scheduled the next attempt).
+          () => {},
         );
-      }, backoffMs);
+      }, backoff.next());
       retry.unref();
     };
     try {

@@ -33,6 +33,7 @@
 import { z } from 'zod';
 import { describeError, type ErrorCode, LatticeError } from '../../../platform/errors.js';
 import { type ClientTls, type FetchLike, fetchWithTls } from '../../../platform/http/index.js';
+import { backoffDelay } from '../../../platform/scheduling/index.js';
 import { validateJob } from './ingestion-job.js';
 import { type IngestionJob, JOB_STATES, type JobRunner, type JobStatus } from './job-runner.js';
 
@@ -146,8 +147,8 @@ export class HttpJobRunner implements JobRunner {
           cause: failure.cause,
         });
       }
-      const delay = this.#backoffMs * 2 ** (attempt - 1);
-      await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)));
+      const delay = backoffDelay({ initialMs: this.#backoffMs, jitter: 'half' }, attempt);
+      await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
 

@@ -8,6 +8,7 @@
  */
 import { describeError, isLatticeError, LatticeError } from '../../../platform/errors.js';
 import { MessageTooLargeError, type PublishOptions, type Queue } from '../../../platform/queue/index.js';
+import { backoffDelay } from '../../../platform/scheduling/index.js';
 
 export interface PublishRetry {
   /** Attempts per message, the first included. */
@@ -110,8 +111,11 @@ export class PublishWindow {
             { cause: err },
           );
         }
-        const delay = Math.min(this.#retry.maxMs, this.#retry.baseMs * 2 ** (attempt - 1));
-        await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)));
+        const delay = backoffDelay(
+          { initialMs: this.#retry.baseMs, maxMs: this.#retry.maxMs, jitter: 'half' },
+          attempt,
+        );
+        await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
   }
