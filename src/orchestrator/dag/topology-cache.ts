@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { type ComponentDependency, normalizeDependency, Topology, type TopologyOptions } from './topology.js';
 
 export interface TopologyCacheOptions {
@@ -17,14 +18,13 @@ interface Remembered {
  * dependency object already seen is answered by identity without normalizing it again.
  */
 export class TopologyCache {
-  private readonly maxEntries: number;
-  private readonly byKey = new Map<string, Topology>();
+  private readonly byKey: LRUCache<string, Topology>;
   private byObject = new WeakMap<ComponentDependency, Remembered>();
 
   constructor(options: TopologyCacheOptions = {}) {
     const max = options.maxEntries ?? 256;
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxEntries must be ≥ 1, got ${max}`);
-    this.maxEntries = max;
+    this.byKey = new LRUCache({ max });
   }
 
   /** Distinct topologies held. */
@@ -54,22 +54,11 @@ export class TopologyCache {
     this.byObject = new WeakMap();
   }
 
-  /**
-   * The topology held under `key` (or `candidate`, now held), marked most recently used: a Map
-   * iterates in insertion order, so re-inserting moves it last and the first key is the eviction victim.
-   */
+  /** The topology held under `key` (or `candidate`, now held), marked most recently used. */
   private share(key: string, candidate: Topology): Topology {
     const held = this.byKey.get(key);
-    if (held !== undefined) {
-      this.byKey.delete(key);
-      this.byKey.set(key, held);
-      return held;
-    }
+    if (held !== undefined) return held;
     this.byKey.set(key, candidate);
-    if (this.byKey.size > this.maxEntries) {
-      const oldest = this.byKey.keys().next();
-      if (oldest.done !== true) this.byKey.delete(oldest.value);
-    }
     return candidate;
   }
 }
