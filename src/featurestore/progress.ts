@@ -1,8 +1,12 @@
+import {
+  ProgressLine,
+  type ProgressStream,
+  progressBar,
+  progressPercent,
+} from '../platform/progress-line.js';
+
 /** Where progress goes: a writable stream, drawn as a bar when it is a terminal. */
-export interface ProgressStream {
-  write(text: string): unknown;
-  isTTY?: boolean;
-}
+export type { ProgressStream };
 
 export interface ProgressOptions {
   /** Default: process.stderr. */
@@ -14,7 +18,6 @@ export interface ProgressOptions {
 }
 
 const numberFormat = new Intl.NumberFormat('en-US');
-const BAR_WIDTH = 24;
 const TTY_REDRAW_MS = 100;
 
 /**
@@ -24,7 +27,7 @@ const TTY_REDRAW_MS = 100;
  */
 export class ProgressBar {
   readonly #label: string;
-  readonly #stream: ProgressStream;
+  readonly #line: ProgressLine;
   readonly #tty: boolean;
   readonly #intervalMs: number;
   readonly #now: () => number;
@@ -33,8 +36,8 @@ export class ProgressBar {
 
   constructor(label: string, options: ProgressOptions = {}) {
     this.#label = label;
-    this.#stream = options.stream ?? process.stderr;
-    this.#tty = this.#stream.isTTY === true;
+    this.#line = new ProgressLine(options.stream ?? process.stderr);
+    this.#tty = this.#line.tty;
     this.#intervalMs = options.intervalMs ?? 5000;
     this.#now = options.now ?? (() => performance.now());
     this.#started = this.#now();
@@ -46,8 +49,7 @@ export class ProgressBar {
     const now = this.#now();
     if (now - this.#lastDraw < (this.#tty ? TTY_REDRAW_MS : this.#intervalMs)) return;
     this.#lastDraw = now;
-    if (this.#tty) this.#stream.write(`\r${this.#line(rows, fraction, badRows, now)}\x1b[K`);
-    else this.#stream.write(`${this.#line(rows, fraction, badRows, now)}\n`);
+    this.#line.draw(this.#text(rows, fraction, badRows, now));
   }
 
   /** The final state: ends the terminal line, or prints a summary line. */
@@ -55,24 +57,19 @@ export class ProgressBar {
     const now = this.#now();
     const seconds = Math.max((now - this.#started) / 1000, 1e-3);
     const summary = `${this.#label}: ${numberFormat.format(rows)} rows in ${seconds.toFixed(1)} s (${numberFormat.format(Math.round(rows / seconds))} rows/s)${badRows > 0 ? `, ${numberFormat.format(badRows)} bad` : ''}`;
-    this.#stream.write(this.#tty ? `\r${summary}\x1b[K\n` : `${summary}\n`);
+    this.#line.end(summary);
   }
 
-  #line(rows: number, fraction: number | undefined, badRows: number, now: number): string {
+  #text(rows: number, fraction: number | undefined, badRows: number, now: number): string {
     const seconds = Math.max((now - this.#started) / 1000, 1e-3);
     const rate = `${numberFormat.format(Math.round(rows / seconds))} rows/s`;
     const bad = badRows > 0 ? `, ${numberFormat.format(badRows)} bad` : '';
     const count = `${numberFormat.format(rows)} rows`;
     if (!this.#tty) {
-      const percent = fraction === undefined ? '' : ` (${formatPercent(fraction)})`;
+      const percent = fraction === undefined ? '' : ` (${progressPercent(fraction)})`;
       return `${this.#label}: ${count}${percent}, ${rate}${bad}`;
     }
     if (fraction === undefined) return `${this.#label} ${count} ${rate}${bad}`;
-    const filled = Math.round(Math.min(1, Math.max(0, fraction)) * BAR_WIDTH);
-    const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`;
-    return `${this.#label} [${bar}] ${formatPercent(fraction).padStart(4)} ${count} ${rate}${bad}`;
+    return `${this.#label} ${progressBar(fraction)} ${progressPercent(fraction).padStart(4)} ${count} ${rate}${bad}`;
   }
 }
-
-const formatPercent = (fraction: number): string =>
-  `${Math.floor(Math.min(1, Math.max(0, fraction)) * 100)}%`;
