@@ -30,61 +30,74 @@ export function fillKey(key: VariantKey): string {
   return `fill-${createHash('sha256').update(name, 'utf8').digest('hex')}`;
 }
 
+type SchemaName = Parameters<typeof ref>[0];
+
 export function registrationRoutes(app: FastifyInstance, context: RouteContext): void {
   const { store, lifecycle, idempotent } = context;
 
-  app.post<{ Body: RegisterStoreRequest }>(
+  /** One POST /register-*: 201 with the resource when `handle` created it, else 200 with the stored one. */
+  const registration = <Body>(
+    path: string,
+    schema: { summary: string; body: unknown; resource: SchemaName; jsonFields?: readonly string[] },
+    handle: (body: Body) => Promise<{ created: boolean; json: unknown }>,
+  ) =>
+    app.post<{ Body: Body }>(
+      path,
+      {
+        schema: {
+          summary: schema.summary,
+          tags: ['registration'],
+          body: schema.body,
+          response: { 200: ref(schema.resource), 201: ref(schema.resource), ...POST_ERRORS },
+        },
+        preValidation: bodyPreparation(schema.jsonFields),
+        preHandler: idempotent,
+      },
+      async (request, reply) => {
+        const { created, json } = await handle(request.body as Body);
+        return reply.status(created ? 201 : 200).send(json);
+      },
+    );
+
+  registration<RegisterStoreRequest>(
     '/register-store',
     {
-      schema: {
-        summary: 'Register the store of an entity (creates its embeddings and aggregator tables)',
-        tags: ['registration'],
-        body: registerStoreBody,
-        response: { 200: ref('Store'), 201: ref('Store'), ...POST_ERRORS },
-      },
-      preValidation: bodyPreparation(),
-      preHandler: idempotent,
+      summary: 'Register the store of an entity (creates its embeddings and aggregator tables)',
+      body: registerStoreBody,
+      resource: 'Store',
     },
-    async (request, reply) => {
-      const { resource, created } = await registerStore(store, request.body);
-      return reply.status(created ? 201 : 200).send(storeJson(resource));
+    async (body) => {
+      const { resource, created } = await registerStore(store, body);
+      return { created, json: storeJson(resource) };
     },
   );
 
-  app.post<{ Body: RegisterModelRequest }>(
+  registration<RegisterModelRequest>(
     '/register-model',
     {
-      schema: {
-        summary: 'Register a model on its entity’s store',
-        tags: ['registration'],
-        body: registerModelBody,
-        response: { 200: ref('Model'), 201: ref('Model'), ...POST_ERRORS },
-      },
-      preValidation: bodyPreparation(JSON_FIELDS.registerModel),
-      preHandler: idempotent,
+      summary: 'Register a model on its entity’s store',
+      body: registerModelBody,
+      resource: 'Model',
+      jsonFields: JSON_FIELDS.registerModel,
     },
-    async (request, reply) => {
+    async (body) => {
       const roots = context.trainingDataRoots;
-      if (roots !== undefined) await confineTrainingDataPath(request.body.training_data_path, roots);
-      const { resource, created } = await registerModel(store, request.body);
-      return reply.status(created ? 201 : 200).send(modelJson(resource));
+      if (roots !== undefined) await confineTrainingDataPath(body.training_data_path, roots);
+      const { resource, created } = await registerModel(store, body);
+      return { created, json: modelJson(resource) };
     },
   );
 
-  app.post<{ Body: RegisterVariantRequest }>(
+  registration<RegisterVariantRequest>(
     '/register-variant',
     {
-      schema: {
-        summary: 'Register a variant of a model (filled from the embedding store when the model has data)',
-        tags: ['registration'],
-        body: registerVariantBody,
-        response: { 200: ref('Variant'), 201: ref('Variant'), ...POST_ERRORS },
-      },
-      preValidation: bodyPreparation(JSON_FIELDS.registerVariant),
-      preHandler: idempotent,
+      summary: 'Register a variant of a model (filled from the embedding store when the model has data)',
+      body: registerVariantBody,
+      resource: 'Variant',
+      jsonFields: JSON_FIELDS.registerVariant,
     },
-    async (request, reply) => {
-      const { resource, created } = await registerVariant(store, request.body);
+    async (body) => {
+      const { resource, created } = await registerVariant(store, body);
       const key: VariantKey = {
         entity: resource.entity,
         modelName: resource.modelName,
@@ -92,9 +105,9 @@ export function registrationRoutes(app: FastifyInstance, context: RouteContext):
       };
       // Also on a repeat: a first attempt may have stored the variant and died before this call.
       const fill = await lifecycle.variantRegistered(key, { idempotencyKey: fillKey(key) });
-      const body = variantJson(resource);
-      if (fill !== undefined) body.fill_operation_id = fill.operation.operationId;
-      return reply.status(created ? 201 : 200).send(body);
+      const json = variantJson(resource);
+      if (fill !== undefined) json.fill_operation_id = fill.operation.operationId;
+      return { created, json };
     },
   );
 }
