@@ -3,4 +3,9 @@
  * adapters). Its layers are api (gRPC servers), clients, components, config, dag, engine, logging
  * and matrix; other services and the CLI reach it here or through its client (client.ts).
  */
-export { type OrchestratorPart, startOrchestratorPart } from './orchestrator-part.js';
+export {
+  type DownstreamClients,
+  type OrchestratorPart,
+  type OrchestratorPartOptions,
+  startOrchestratorPart,
+} from './orchestrator-part.js';

@@ -11,13 +11,36 @@ import type { ListeningPart } from '../platform/running-part.js';
 import { callerAuth } from '../platform/settings/index.js';
 import { startOrchestrator } from './api/index.js';
 import { createOrchestratorClients } from './clients/index.js';
-import { createComponentBuilder } from './components/index.js';
+import { type ComponentClients, createComponentBuilder } from './components/index.js';
 import type { ModelStatus } from './config/index.js';
+import type { ExecutionContext } from './engine/execution-context.js';
 import { InferenceLogger, QueueLogSink } from './logging/index.js';
 
 /** The orchestrator part: also says what each model config serves (the ops server's GET /models). */
 export interface OrchestratorPart extends ListeningPart {
   modelStatus(): ModelStatus[];
+  /**
+   * Stops inference logging now and waits up to `timeoutMs` (default 5 s) for what is buffered to be
+   * written; says how many requests were dropped unwritten. `stop()` does it after draining calls.
+   */
+  closeInferenceLog(timeoutMs?: number): Promise<{ dropped: number }>;
+}
+
+/** The downstream clients the orchestrator's components call. */
+export type DownstreamClients = Pick<ComponentClients, 'featureFetcher' | 'modelInferer' | 'remoteCompute'>;
+
+export interface OrchestratorPartOptions {
+  /** The feature store the feature components call; by default the configured one, else this stack's. */
+  featureStoreTarget?: string;
+  /** Servers of this process, called through their LocalChannel instead of loopback. */
+  local?: readonly (LocalChannel | undefined)[];
+  /**
+   * Wraps the downstream clients before any component is built on them (the predict benchmark
+   * times each call here); the clients' own channels are still closed by `stop()`.
+   */
+  decorateClients?: (clients: DownstreamClients) => DownstreamClients;
+  /** Sees every finished execution, after the inference logger took it. */
+  onExecution?: (context: ExecutionContext) => void;
 }
 
 /**
@@ -29,7 +52,7 @@ export interface OrchestratorPart extends ListeningPart {
 export async function startOrchestratorPart(
   platform: Platform,
   port = platform.settings.orchestrator.port,
-  options: { featureStoreTarget?: string; local?: readonly (LocalChannel | undefined)[] } = {},
+  options: OrchestratorPartOptions = {},
 ): Promise<OrchestratorPart> {
   const { settings, logger, metrics } = platform;
   const [store, cache] = await Promise.all([platform.configStore(), platform.cache()]);
@@ -57,14 +80,29 @@ export async function startOrchestratorPart(
     logger,
     maxBufferedBytes: settings.orchestrator.logBufferMaxBytes,
   });
+  const downstream: DownstreamClients = {
+    featureFetcher: clients.featureFetcher,
+    modelInferer: clients.modelInferer,
+    remoteCompute: clients.remoteCompute,
+  };
+  const { onExecution } = options;
   const running = await startOrchestrator({
     host: settings.host,
     port,
     store,
-    buildComponent: createComponentBuilder({ ...clients, featureCache: { cache, metrics } }),
+    buildComponent: createComponentBuilder({
+      ...(options.decorateClients?.(downstream) ?? downstream),
+      featureCache: { cache, metrics },
+    }),
     logger,
     metrics,
-    observe: (context) => void inferenceLogger.log(context),
+    observe:
+      onExecution === undefined
+        ? (context) => void inferenceLogger.log(context)
+        : (context) => {
+            inferenceLogger.log(context);
+            onExecution(context);
+          },
     maxInFlightMatrixBytes: settings.orchestrator.maxInFlightMatrixBytes,
     auth: callerAuth(settings),
     maxMessageBytes: settings.grpc.maxMessageBytes,
@@ -75,6 +113,11 @@ export async function startOrchestratorPart(
     // Listening now, answering UNAVAILABLE at once until every part of the process has started.
     startClosed: true,
   });
+  let inferenceLogClosed: Promise<{ dropped: number }> | undefined;
+  const closeInferenceLog = (timeoutMs?: number) => {
+    inferenceLogClosed ??= inferenceLogger.close(timeoutMs);
+    return inferenceLogClosed;
+  };
   const models = running.registry.ids();
   return {
     name: 'orchestrator',
@@ -87,9 +130,10 @@ export async function startOrchestratorPart(
       ],
     ],
     open: () => running.open(),
+    closeInferenceLog,
     stop: async () => {
       await running.stop();
-      await inferenceLogger.close();
+      await closeInferenceLog();
       clients.close();
     },
   };
