@@ -4,7 +4,11 @@ export { type PreparedInfer, prepareInfer } from './infer-request.js';
 export { LoadedModel, type TensorSpec, type TensorValue } from './loaded-model.js';
 export { type ModelConfig, modelConfigSchema } from './model-config.js';
 export { ModelRepository, type ModelRepositoryOptions } from './model-repository.js';
-export { startModelServerPart } from './modelserver-part.js';
+export {
+  type ModelServerPart,
+  type ModelServerPartOptions,
+  startModelServerPart,
+} from './modelserver-part.js';
 export {
   inferenceHandlers,
   type ModelServer,

@@ -8,7 +8,7 @@ import { grpcChannelCredentials, type LocalChannel } from '../platform/grpc/inde
 import { tlsOf } from '../platform/http/index.js';
 import type { Platform } from '../platform/platform.js';
 import type { ListeningPart } from '../platform/running-part.js';
-import { callerAuth } from '../platform/settings/index.js';
+import { grpcServerSettings } from '../platform/settings/index.js';
 import { startOrchestrator } from './api/index.js';
 import { createOrchestratorClients } from './clients/index.js';
 import { type ComponentClients, createComponentBuilder } from './components/index.js';
@@ -104,12 +104,7 @@ export async function startOrchestratorPart(
             onExecution(context);
           },
     maxInFlightMatrixBytes: settings.orchestrator.maxInFlightMatrixBytes,
-    auth: callerAuth(settings),
-    maxMessageBytes: settings.grpc.maxMessageBytes,
-    shutdownGraceMs: settings.grpc.shutdownGraceMs,
-    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
-    maxInFlightCalls: settings.grpc.maxInFlightCalls,
-    admission: settings.grpc.admission,
+    ...grpcServerSettings(settings),
     // Listening now, answering UNAVAILABLE at once until every part of the process has started.
     startClosed: true,
   });

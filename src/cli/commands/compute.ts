@@ -4,14 +4,14 @@ import {
   EXPRESSIONS_PREFIX,
   type ExpressionDocument,
   expressionKey,
-  startComputeServer,
+  startComputePart,
 } from '../../compute/server/index.js';
 import { describeError, invalidArgument } from '../../platform/errors.js';
 import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import { Platform } from '../../platform/platform.js';
-import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
+import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { type Invocation, UsageError } from '../command-kit.js';
 import { checkExposure } from '../exposure.js';
@@ -31,20 +31,7 @@ export async function runComputeServe({ options, context }: Invocation<ComputeSe
   let stopServer: (() => Promise<void>) | undefined;
   let stopOps: (() => Promise<void>) | undefined;
   try {
-    const store = await platform.configStore();
-    const server = await startComputeServer({
-      store,
-      host: settings.host,
-      port,
-      logger,
-      metrics,
-      auth: callerAuth(settings),
-      maxMessageBytes: settings.grpc.maxMessageBytes,
-      shutdownGraceMs: settings.grpc.shutdownGraceMs,
-      defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
-      maxInFlightCalls: settings.grpc.maxInFlightCalls,
-      admission: settings.grpc.admission,
-    });
+    const server = await startComputePart(platform, port, { ownProcess: true });
     stopServer = () => server.stop();
     const rows: [string, string][] = [
       ['numerix.Numerix gRPC (health, reflection)', `${settings.host}:${server.port}`],

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { writeDemoModels } from '../../modelserver/demo-models.js';
-import { startModelServer } from '../../modelserver/modelserver-server.js';
+import { startModelServerPart } from '../../modelserver/index.js';
 import { LatticeError } from '../../platform/errors.js';
 import { serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
-import { callerAuth, loadSettings } from '../../platform/settings/index.js';
+import { Platform } from '../../platform/platform.js';
+import { loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
 import { checkExposure } from '../exposure.js';
@@ -46,20 +47,13 @@ export async function runModelServer({
 
   const logger = createLogger('modelserver', { level: settings.logLevel });
   serveTlsByDefault(tlsOf(settings).server);
-  const server = await startModelServer({
+  const platform = new Platform(settings, { logger, metrics: new Metrics() });
+  const server = await startModelServerPart(platform, values.port ?? settings.modelserver.port, {
     repository,
-    host: values.host ?? settings.host,
-    port: values.port ?? settings.modelserver.port,
+    host: values.host,
     batchWindowMs: values.batchWindowMs,
     maxBatchRows: values.maxBatchRows,
-    logger,
-    metrics: new Metrics(),
-    auth: callerAuth(settings),
-    maxMessageBytes: settings.grpc.maxMessageBytes,
-    shutdownGraceMs: settings.grpc.shutdownGraceMs,
-    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
-    maxInFlightCalls: settings.grpc.maxInFlightCalls,
-    admission: settings.grpc.admission,
+    ownProcess: true,
   });
   process.on('SIGHUP', () => {
     server.reload().then(
@@ -67,7 +61,10 @@ export async function runModelServer({
       (err: unknown) => logger.error({ err }, 'reload failed; the previous models keep serving'),
     );
   });
-  onShutdownSignal(logger, () => server.stop());
+  onShutdownSignal(logger, async () => {
+    await server.stop();
+    await platform.close();
+  });
 
   const host = values.host ?? settings.host;
   console.log(`Model server (KServe v2 gRPC) listening on ${host}:${server.port}, repository ${repository}:`);

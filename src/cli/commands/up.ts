@@ -7,7 +7,7 @@ import { GrpcServer } from '../../platform/grpc/index.js';
 import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import type { RunningPart } from '../../platform/running-part.js';
-import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
+import { grpcServerSettings, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { startVss } from '../../vss/index.js';
 import type { Invocation } from '../command-kit.js';
@@ -75,12 +75,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     port: settings.grpc.port,
     logger,
     metrics,
-    auth: callerAuth(settings),
-    maxMessageBytes: settings.grpc.maxMessageBytes,
-    shutdownGraceMs: settings.grpc.shutdownGraceMs,
-    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
-    maxInFlightCalls: settings.grpc.maxInFlightCalls,
-    admission: settings.grpc.admission,
+    ...grpcServerSettings(settings),
   });
 
   const parts: RunningPart[] = [];

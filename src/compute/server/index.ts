@@ -4,7 +4,7 @@
  * runs it as a process.
  */
 
-export { startComputePart } from './compute-part.js';
+export { type ComputePart, type ComputePartOptions, startComputePart } from './compute-part.js';
 export {
   type ComputeExpression,
   compileExpressionDocument,

@@ -1,5 +1,6 @@
 export {
   callerAuth,
+  grpcServerSettings,
   type LoadedSettings,
   type LoadSettingsOptions,
   loadSettings,

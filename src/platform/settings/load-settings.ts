@@ -350,3 +350,26 @@ export function callerAuth(settings: Settings): {
     tokenHeader: settings.auth.callerTokenHeader,
   };
 }
+
+/**
+ * What the settings give a gRPC server that is guarded like the platform's own: caller-token auth and
+ * the `grpc.*` limits (message size, shutdown grace, default deadline, calls in flight, admission).
+ */
+export function grpcServerSettings(settings: Settings): {
+  auth: ReturnType<typeof callerAuth>;
+  maxMessageBytes: number;
+  shutdownGraceMs: number;
+  defaultDeadlineMs: number;
+  maxInFlightCalls: number;
+  admission: Settings['grpc']['admission'];
+} {
+  const { maxMessageBytes, shutdownGraceMs, defaultDeadlineMs, maxInFlightCalls, admission } = settings.grpc;
+  return {
+    auth: callerAuth(settings),
+    maxMessageBytes,
+    shutdownGraceMs,
+    defaultDeadlineMs,
+    maxInFlightCalls,
+    admission,
+  };
+}
