@@ -17,7 +17,11 @@ export { encodeGroupValues, type FeatureRowInput, toStoredRow, writeFeatureRows 
 export { FeatureRetriever, type FeatureRetrieverOptions } from './feature-retriever.js';
 export { encodeFeatureValue, type FeatureType } from './feature-value.js';
 export { MAX_ROWS_PER_CALL } from './feature-writer-service.js';
-export { startFeatureStorePart } from './featurestore-part.js';
+export {
+  type FeatureStorePart,
+  type FeatureStorePartOptions,
+  startFeatureStorePart,
+} from './featurestore-part.js';
 export {
   type FeatureStoreServerOptions,
   type RunningFeatureStore,

@@ -8,12 +8,13 @@ import {
   openFeatureStore,
   RemoteFeatureStore,
   seedDemoData,
-  startFeatureStore,
+  startFeatureStorePart,
 } from '../../featurestore/index.js';
 import { serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { createLogger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
-import { callerAuth, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
+import { Platform } from '../../platform/platform.js';
+import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { type Invocation, UsageError } from '../command-kit.js';
 import { checkExposure } from '../exposure.js';
@@ -72,23 +73,16 @@ export async function runFeatureStoreServe({
     throw err;
   }
 
-  const running = await startFeatureStore({
-    registry,
-    store,
-    host: settings.host,
-    port,
+  const platform = new Platform(settings, { logger, metrics: new Metrics() });
+  const running = await startFeatureStorePart(platform, port, {
+    served: { store, registry },
     fillDefaults: values.fillDefaults === true,
-    auth: callerAuth(settings),
-    logger,
-    metrics: new Metrics(),
-    maxMessageBytes: settings.grpc.maxMessageBytes,
-    shutdownGraceMs: settings.grpc.shutdownGraceMs,
-    defaultDeadlineMs: settings.grpc.defaultDeadlineMs,
-    maxInFlightCalls: settings.grpc.maxInFlightCalls,
-    admission: settings.grpc.admission,
-    closeStore: true,
+    ownProcess: true,
   });
-  onShutdownSignal(logger, () => running.stop());
+  onShutdownSignal(logger, async () => {
+    await running.stop();
+    await platform.close();
+  });
   const entities = registry.entities.map((entity) => entity.name).join(', ');
   console.log(
     `Feature store listening on ${running.address} (${kind} store; entities: ${entities}${values.fillDefaults ? '; unknown keys get defaults' : ''})`,
