@@ -63,7 +63,8 @@ console.log(`baseline: hnswlib adds ${ROWS} vectors in ${baseline.build_s} s (${
 
 const settings = loadSettings({
   env: { LATTICE_DATA_DIR: join(dir, 'data') },
-  overrides: { vss: { admin: { port: 0, pollIntervalMs: 100 } } },
+  // The admin API reads training data only under its roots: the bench's Parquet files are one.
+  overrides: { vss: { admin: { port: 0, pollIntervalMs: 100, trainingDataRoots: [training] } } },
 });
 const platform = new Platform(settings, { logger: createLogger('bench', { level: 'warn' }) });
 const vss = await startVss(platform, { consumers: {}, admin: { port: 0 } });
