@@ -12,12 +12,14 @@ import { grpcServerSettings } from '../platform/settings/index.js';
 import { startOrchestrator } from './api/index.js';
 import { createOrchestratorClients } from './clients/index.js';
 import { type ComponentClients, createComponentBuilder } from './components/index.js';
-import type { ModelStatus } from './config/index.js';
+import type { ModelRegistry, ModelStatus } from './config/index.js';
 import type { ExecutionContext } from './engine/execution-context.js';
 import { InferenceLogger, QueueLogSink } from './logging/index.js';
 
 /** The orchestrator part: also says what each model config serves (the ops server's GET /models). */
 export interface OrchestratorPart extends ListeningPart {
+  /** The live model configs under `models/`: each one's version changes when its config does. */
+  readonly registry: ModelRegistry<ExecutionContext>;
   modelStatus(): ModelStatus[];
   /**
    * Stops inference logging now and waits up to `timeoutMs` (default 5 s) for what is buffered to be
@@ -117,6 +119,7 @@ export async function startOrchestratorPart(
   return {
     name: 'orchestrator',
     port: running.port,
+    registry: running.registry,
     modelStatus: () => running.registry.status(),
     endpoints: [
       [

@@ -1,8 +1,9 @@
 /**
  * The whole orchestrator stack in one test process, on loopback ports: the reference feature store
  * (seeded demo data), model server (the catalog ranker), compute server (the blend), and the
- * orchestrator wired to them through its real gRPC clients. `startReferenceServers` starts the
- * three servers alone, for tests that run the orchestrator as its own process.
+ * orchestrator calling them through its real gRPC clients, each started by its part's start function
+ * as `lattice up` starts it. `startReferenceServers` starts the three servers alone, for tests that
+ * run the orchestrator as its own process.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,24 +15,22 @@ import {
   catalogRankerConfig,
   writeCatalogRankerModel,
 } from '../../examples/catalog-ranker.js';
-import { startComputeServer } from '../../src/compute/server/index.js';
+import { startComputePart } from '../../src/compute/server/index.js';
 import {
   type DemoData,
   MemoryFeatureStore,
   seedDemoData,
-  startFeatureStore,
+  startFeatureStorePart,
 } from '../../src/featurestore/index.js';
 import type { FeatureStore } from '../../src/featurestore/store.js';
-import { startModelServer } from '../../src/modelserver/index.js';
-import { type RunningOrchestrator, startOrchestrator } from '../../src/orchestrator/api/index.js';
-import { createOrchestratorClients } from '../../src/orchestrator/clients/index.js';
-import { createComponentBuilder } from '../../src/orchestrator/components/index.js';
-import { type Cache, createCache } from '../../src/platform/cache/index.js';
-import { type ConfigStore, createConfigStore } from '../../src/platform/config-store/index.js';
+import { startModelServerPart } from '../../src/modelserver/index.js';
+import { type OrchestratorPart, startOrchestratorPart } from '../../src/orchestrator/index.js';
+import type { ConfigStore } from '../../src/platform/config-store/index.js';
 import type { CallerAuthOptions, LocalChannel } from '../../src/platform/grpc/index.js';
 import { type ServerTls, serveTlsByDefault } from '../../src/platform/http/index.js';
-import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
+import { Platform } from '../../src/platform/platform.js';
+import { loadSettings } from '../../src/platform/settings/index.js';
 
 /** Counts the feature store's reads, by entity, so tests can see what the cache saved. */
 export class CountingStore implements FeatureStore {
@@ -74,9 +73,32 @@ export interface ReferenceServerOptions {
   prepareModels?: (repository: string) => void;
 }
 
+/**
+ * A platform of the stack, as `lattice up` builds one from its settings: the file config store in
+ * `configDir` (the servers' platform and the orchestrator's share its documents), the memory queue
+ * and cache, loopback, silent, none of this process's LATTICE_* environment.
+ */
+function stackPlatform(
+  configDir: string,
+  metrics: Metrics,
+  overrides: Record<string, unknown> = {},
+): Platform {
+  const settings = loadSettings({
+    env: {},
+    overrides: {
+      host: '127.0.0.1',
+      logLevel: 'silent',
+      configStore: { kind: 'file', dir: configDir },
+      queue: { kind: 'memory', journalDir: '' },
+      cache: { kind: 'memory' },
+      ...overrides,
+    },
+  });
+  return new Platform(settings, { metrics });
+}
+
 /** Starts the reference feature store (seeded demo data), model server and compute server on loopback ports. */
 export async function startReferenceServers(options: ReferenceServerOptions = {}): Promise<ReferenceServers> {
-  const logger = createLogger('stack', { level: 'silent' });
   const featureStore = new CountingStore(new MemoryFeatureStore());
   const data = await seedDemoData(featureStore, {
     users: options.users ?? 20,
@@ -84,23 +106,20 @@ export async function startReferenceServers(options: ReferenceServerOptions = {}
     categories: 6,
   });
   const metrics = new Metrics();
-  const fs = await startFeatureStore({
-    registry: data.registry,
-    store: featureStore,
-    port: 0,
-    logger,
-    metrics,
+  const configDir = mkdtempSync(join(tmpdir(), 'lattice-stack-config-'));
+  const platform = stackPlatform(configDir, metrics);
+  const fs = await startFeatureStorePart(platform, 0, {
+    served: { store: featureStore, registry: data.registry },
   });
   const repository = mkdtempSync(join(tmpdir(), 'lattice-stack-models-'));
   const { weights, bias } = writeCatalogRankerModel(repository);
   options.prepareModels?.(repository);
-  const ms = await startModelServer({ repository, port: 0, logger, metrics });
-  const configDir = mkdtempSync(join(tmpdir(), 'lattice-stack-config-'));
-  const config = await createConfigStore({ kind: 'file', dir: configDir });
+  const ms = await startModelServerPart(platform, 0, { repository });
+  const config = await platform.configStore();
   await config.put(`compute/${BLEND_COMPUTE_ID}`, { expression: BLEND_EXPRESSION });
-  const cs = await startComputeServer({ store: config, host: '127.0.0.1', port: 0, logger, metrics });
+  const cs = await startComputePart(platform, 0);
   const targets = {
-    featureStore: `127.0.0.1:${fs.port}`,
+    featureStore: fs.address,
     modelServer: `127.0.0.1:${ms.port}`,
     computeServer: `127.0.0.1:${cs.port}`,
   };
@@ -125,7 +144,7 @@ export async function startReferenceServers(options: ReferenceServerOptions = {}
       await cs.stop();
       await ms.stop();
       if (!fsStopped) await fs.stop();
-      await config.close();
+      await platform.close();
     },
   };
 }
@@ -137,7 +156,7 @@ export interface Stack {
   featureStore: CountingStore;
   config: ConfigStore;
   metrics: Metrics;
-  orchestrator: RunningOrchestrator;
+  orchestrator: OrchestratorPart;
   address: string;
   targets: { featureStore: string; modelServer: string; computeServer: string };
   /** The reference servers' own metrics. */
@@ -146,10 +165,13 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/**
+ * The reference servers and the orchestrator part in front of them, on a platform of its own (its
+ * metrics apart from the servers'; its feature cache and inference-log queue in memory).
+ */
 export async function startStack(
   options: {
     metrics?: Metrics;
-    cache?: Cache;
     users?: number;
     catalogs?: number;
     /** Caller-token auth of the orchestrator. */
@@ -160,46 +182,46 @@ export async function startStack(
     local?: boolean;
   } = {},
 ): Promise<Stack> {
-  const logger = createLogger('stack', { level: 'silent' });
   const metrics = options.metrics ?? new Metrics();
   const servers = await startReferenceServers({ users: options.users, catalogs: options.catalogs });
-  const { config, targets } = servers;
-  const clients = createOrchestratorClients({
-    metrics,
-    featureStoreTarget: targets.featureStore,
-    local: options.local ? servers.local : undefined,
+  const { auth } = options;
+  const platform = stackPlatform(servers.configDir, metrics, {
+    ...(auth
+      ? {
+          auth: {
+            callerTokens: auth.tokens,
+            callerIdHeader: auth.idHeader,
+            callerTokenHeader: auth.tokenHeader,
+          },
+        }
+      : {}),
   });
-  const cache = options.cache ?? (await createCache({ kind: 'memory' }));
-  // The server reads the process's default TLS when it is created.
+  // The server reads the process's default TLS when it is created; its clients follow the
+  // platform's settings, whose TLS is off.
   if (options.tls) serveTlsByDefault(options.tls);
-  const orchestrator = await startOrchestrator({
-    host: '127.0.0.1',
-    port: 0,
-    store: config,
-    buildComponent: createComponentBuilder({ ...clients, featureCache: { cache, metrics } }),
-    logger,
-    metrics,
-    ...(options.auth ? { auth: options.auth } : {}),
+  const orchestrator = await startOrchestratorPart(platform, 0, {
+    featureStoreTarget: servers.targets.featureStore,
+    local: options.local ? servers.local : undefined,
   }).finally(() => {
     if (options.tls) serveTlsByDefault(undefined);
   });
+  orchestrator.open?.();
   return {
     data: servers.data,
     weights: servers.weights,
     bias: servers.bias,
     featureStore: servers.featureStore,
-    config,
+    config: servers.config,
     metrics,
     orchestrator,
     address: `127.0.0.1:${orchestrator.port}`,
-    targets,
+    targets: servers.targets,
     serverMetrics: servers.metrics,
     stopFeatureStore: servers.stopFeatureStore,
     stop: async () => {
       await orchestrator.stop();
-      clients.close();
+      await platform.close();
       await servers.stop();
-      await cache.close();
     },
   };
 }
