@@ -16,7 +16,10 @@ import { FeatureSchema } from '../../src/gen/orchestrator/v1/types.js';
 import { SearchRequest } from '../../src/gen/vss/v1/vss.js';
 import { overLimit, REQUEST_LIMITS } from '../../src/orchestrator/engine/request-limits.js';
 import { featureSchemaSize, writeFeatureSchema } from '../../src/orchestrator/wire/feature-schema.js';
-import { encodeLegacyResponseInSlices } from '../../src/orchestrator/wire/legacy-response-codec.js';
+import {
+  encodeLegacyAnswerInSlices,
+  encodeLegacyResponseInSlices,
+} from '../../src/orchestrator/wire/legacy-response-codec.js';
 import { encodeLogRows } from '../../src/orchestrator/wire/log-rows-encoder.js';
 import { encodeComputeRequest, readComputeScores } from '../../src/orchestrator/wire/numerix-compute.js';
 import {
@@ -30,7 +33,11 @@ import { decodeInSlices } from '../../src/platform/protobuf/sliced-decode.js';
 import { fieldSize, writeStringField, writeVarint } from '../../src/platform/protobuf/wire.js';
 import { SEARCH_LIMITS } from '../../src/vss/serving/request-limits.js';
 import { precheckSearch } from '../../src/vss/wire/request-precheck.js';
-import { generatedComputeRequest, generatedLogRows } from '../../test/support/generated-references.js';
+import {
+  generatedComputeRequest,
+  generatedLegacyResponse,
+  generatedLogRows,
+} from '../../test/support/generated-references.js';
 import { WireMessages } from '../../test/support/wire-messages.js';
 
 export interface WireCase {
@@ -65,8 +72,9 @@ const numbers = Array.from({ length: 64 }, () => m.int(100_000));
 // feature-schema.ts: a response's 16 schema entries.
 const schemas = Array.from({ length: 16 }, () => m.featureSchema());
 
-// predict-response-codec.ts: 1,000 rows.
+// predict-response-codec.ts and the legacy answer: 1,000 rows.
 const answer = m.predictAnswer(1000, 3);
+const legacyTable = m.legacyTable(5000, 3);
 
 // sliced-encode.ts: a 50,000-row legacy response (answers past 4,096 rows are sliced).
 const legacyResponse = {
@@ -237,6 +245,13 @@ export const CASES: WireCase[] = [
     what: '1,000 rows × 3 columns vs PredictResponse.encode(objects)',
     hand: () => encodePredictAnswer(answer),
     generated: () => PredictResponse.encode(toPredictResponse(answer)).finish(),
+  },
+  {
+    file: 'orchestrator/wire/legacy-response-codec.ts',
+    what: '5,000 rows × 3 texts from the matrix vs ComponentData objects encoded in slices (what serves a large answer without it)',
+    hand: () => encodeLegacyAnswerInSlices(legacyTable, call),
+    generated: () =>
+      encodeLegacyResponseInSlices(generatedLegacyResponse(legacyTable), call.signal, call.deadline),
   },
   {
     file: 'orchestrator/wire/log-rows-encoder.ts',

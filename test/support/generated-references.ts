@@ -6,8 +6,10 @@
 import { defaultValue } from '../../src/datatypes/codecs.js';
 import { NumerixRequestProto } from '../../src/gen/numerix/numerix.js';
 import { type LogRow, LogRows } from '../../src/gen/orchestrator/v1/log.js';
+import { type ComponentData, OrchestratorResponseProto } from '../../src/gen/orchestrator/v1/orchestrator.js';
 import type { RemoteComputeRequest } from '../../src/orchestrator/clients/remote-compute.js';
 import type { LogTable } from '../../src/orchestrator/logging/log-batch.js';
+import type { LegacyTable } from '../../src/orchestrator/wire/legacy-response-codec.js';
 
 export function generatedLogRows(table: LogTable): Uint8Array {
   const rows: LogRow[] = [];
@@ -40,4 +42,19 @@ export function generatedComputeRequest(request: RemoteComputeRequest): Uint8Arr
       dataType: request.dataType === 'FP32' ? 'fp32' : 'fp64',
     },
   }).finish();
+}
+
+/** The legacy answer as ComponentData objects: the header row, a row per matrix row, the rows' error. */
+export function generatedLegacyResponse(table: LegacyTable): OrchestratorResponseProto {
+  const componentData: ComponentData[] = [{ data: [...table.names] }];
+  for (let row = 0; row < table.rows; row++) {
+    componentData.push({ data: table.renderers.map((render) => render(row)) });
+    table.errors.check(row);
+  }
+  return { componentData, error: { message: table.errors.message() } };
+}
+
+/** {@link generatedLegacyResponse}, encoded at once by the generated encoder. */
+export function generatedLegacyAnswer(table: LegacyTable): Uint8Array {
+  return OrchestratorResponseProto.encode(generatedLegacyResponse(table)).finish();
 }

@@ -11,6 +11,7 @@ import type { PredictRequest } from '../../src/gen/orchestrator/v1/predict.js';
 import type { FeatureSchema } from '../../src/gen/orchestrator/v1/types.js';
 import type { RemoteComputeRequest } from '../../src/orchestrator/clients/remote-compute.js';
 import { cellsLogColumn, type LogColumn, type LogTable } from '../../src/orchestrator/logging/log-batch.js';
+import type { LegacyTable } from '../../src/orchestrator/wire/legacy-response-codec.js';
 import type {
   AnswerColumn,
   PredictAnswer,
@@ -153,6 +154,23 @@ export class WireMessages {
       entities: Array.from({ length: this.edgy ? this.int(3) : 1 }, entity),
       modelConfigId: this.text(),
       trackingId: this.text(),
+    };
+  }
+
+  legacyTable(rows: number, columns = 3): LegacyTable {
+    const cells = Array.from({ length: columns }, () => Array.from({ length: rows }, () => this.text()));
+    const failed = Array.from({ length: rows }, () => (this.chance(0.1) ? this.text() : ''));
+    let count = 0;
+    return {
+      names: Array.from({ length: columns }, () => this.text()),
+      renderers: cells.map((column) => (row: number) => column[row]!),
+      rows,
+      errors: {
+        check: (row) => {
+          if (failed[row]) count++;
+        },
+        message: () => (count === 0 ? '' : `${count} rows failed`),
+      },
     };
   }
 

@@ -4,13 +4,13 @@ import type { CallContext, UnaryHandlers } from '../../platform/grpc/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
 import { checkModelConfigId } from '../engine/request-limits.js';
-import { encodeLegacyResponseInSlices, type LegacyService } from '../wire/legacy-response-codec.js';
+import { encodeLegacyAnswerInSlices, type LegacyService } from '../wire/legacy-response-codec.js';
 import {
   answerRows,
   encodePredictAnswerInSlices,
   type PredictServiceAnswers,
 } from '../wire/predict-response-codec.js';
-import { legacyResponse, predictAnswer } from './responses.js';
+import { legacyResponse, legacyTable, predictAnswer } from './responses.js';
 
 /** Answers of more rows than this are encoded in time slices by the handler rather than at once by grpc-js. */
 const SLICED_ANSWER_ROWS = 4096;
@@ -63,9 +63,9 @@ export function legacyHandlers(
         },
       );
       observe?.(context);
-      // A large answer is encoded here, a slice of rows at a time, not in grpc-js's serializer.
+      // A large answer is written straight to bytes, a slice of rows at a time.
       return context.matrix.rowCount + 1 > SLICED_ANSWER_ROWS
-        ? encodeLegacyResponseInSlices(await legacyResponse(context, call), call.signal, call.deadline)
+        ? encodeLegacyAnswerInSlices(legacyTable(context), call)
         : legacyResponse(context, call);
     },
   };

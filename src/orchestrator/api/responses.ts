@@ -5,6 +5,7 @@ import { inChunks } from '../../platform/scheduling/index.js';
 import { quote } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { ComponentMatrix } from '../matrix/component-matrix.js';
+import type { LegacyTable } from '../wire/legacy-response-codec.js';
 import {
   type AnswerColumn,
   NO_SCORES,
@@ -126,11 +127,16 @@ export class LegacyRowErrors {
   }
 }
 
+/** The legacy answer of an execution, for the sliced encoder (orchestrator/wire/legacy-response-codec.ts). */
+export function legacyTable(context: ExecutionContext): LegacyTable {
+  return { ...legacyColumns(context), rows: context.matrix.rowCount, errors: new LegacyRowErrors(context) };
+}
+
 /**
  * The legacy entity response: a header row of column names (the target id column, then the
  * model's response columns), then one row per id with every value rendered as text. Rows scored
- * with defaulted inputs are summarised in `error`. A large one is encoded in time slices
- * (legacy-response-codec.ts).
+ * with defaulted inputs are summarised in `error`. A large one is written straight to bytes
+ * instead (legacy-response-codec.ts).
  */
 export async function legacyResponse(
   context: ExecutionContext,

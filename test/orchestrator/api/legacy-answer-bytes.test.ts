@@ -1,7 +1,7 @@
 /**
- * A large RetrieveModelScore answer is encoded a slice of rows at a time
- * (encodeLegacyResponseInSlices): the bytes must be exactly those
- * `OrchestratorResponseProto.encode(legacyResponse(...))` writes.
+ * A large RetrieveModelScore answer is written straight from the matrix to bytes
+ * (encodeLegacyAnswerInSlices) instead of ComponentData objects encoded by the generated encoder:
+ * the bytes must be exactly those `OrchestratorResponseProto.encode(legacyResponse(...))` writes.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { OrchestratorResponseProto } from '../../../src/gen/orchestrator/v1/orchestrator.js';
-import { legacyResponse } from '../../../src/orchestrator/api/responses.js';
+import { legacyResponse, legacyTable } from '../../../src/orchestrator/api/responses.js';
 import { InferenceEngine } from '../../../src/orchestrator/engine/inference-engine.js';
-import { encodeLegacyResponseInSlices } from '../../../src/orchestrator/wire/legacy-response-codec.js';
+import { encodeLegacyAnswerInSlices } from '../../../src/orchestrator/wire/legacy-response-codec.js';
 import { FileConfigStore } from '../../../src/platform/config-store/index.js';
 import { blendOnly, testRegistry } from '../../support/orchestrator.js';
 
@@ -45,11 +45,7 @@ async function context(ids: string[], prices: string[]) {
 
 async function assertSameBytes(label: string, ctx: Awaited<ReturnType<typeof context>>) {
   const expected = OrchestratorResponseProto.encode(await legacyResponse(ctx, call)).finish();
-  const written = await encodeLegacyResponseInSlices(
-    await legacyResponse(ctx, call),
-    call.signal,
-    call.deadline,
-  );
+  const written = await encodeLegacyAnswerInSlices(legacyTable(ctx), call);
   assert.equal(written.length, expected.length, `${label}: length`);
   assert.ok(Buffer.from(expected).equals(written), `${label}: bytes differ`);
 }
