@@ -12,8 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import {
+  restorePoints,
+  sha256Yielding,
+} from '../../../src/platform/vectordb/embedded/collection/snapshot.js';
 import { INDEXED, PointStore } from '../../../src/platform/vectordb/embedded/storage/point-store.js';
-import { restorePoints, sha256Yielding } from '../../../src/platform/vectordb/embedded/storage/snapshot.js';
 import { EmbeddedVectorDb } from '../../../src/platform/vectordb/index.js';
 import { seededVector } from '../../support/vss-ingest-catalog.js';
 

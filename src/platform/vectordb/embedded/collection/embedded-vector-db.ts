@@ -45,9 +45,9 @@ import { graphBuilder } from '../index/graph-builder.js';
 import type { IndexingOptions } from '../index/indexing-options.js';
 import { warnIfNoParallelBuilder } from '../index/parallel-builder.js';
 import type { RoundTimings } from '../index/worker-round.js';
-import { DataDirectory } from '../storage/data-directory.js';
 import { Collection, type SearchStats } from './collection.js';
 import { explainQuery, type PreparedQuery, type QueryExplanation, runQuery } from './collection-search.js';
+import { DataDirectory } from './data-directory.js';
 import { scoreOf } from './exact-scan.js';
 import { PLANNER_DEFAULTS, type PlannerSettings } from './query-planner.js';
 

@@ -23,11 +23,11 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { LatticeError } from '../../../errors.js';
 import { type ValidatedSpec, validateCollectionSpec } from '../../validation.js';
 import type { Payload } from '../../vector-db.js';
-import type { Collection } from '../collection/collection.js';
 import { HnswGraph } from '../index/hnsw-graph.js';
-import { Bitset } from './bitset.js';
-import { syncDirectory, writeDurably } from './fs-sync.js';
-import { INDEXED, PENDING, PointStore } from './point-store.js';
+import { Bitset } from '../storage/bitset.js';
+import { syncDirectory, writeDurably } from '../storage/fs-sync.js';
+import { INDEXED, PENDING, PointStore } from '../storage/point-store.js';
+import type { Collection } from './collection.js';
 
 export const SNAPSHOT_FORMAT = 'lattice.vectordb.collection';
 export const SNAPSHOT_VERSION = 1;

@@ -8,10 +8,10 @@
 import { rm } from 'node:fs/promises';
 import { type DirLock, lockDirectory } from '../../../dir-lock.js';
 import type { ValidatedSpec } from '../../validation.js';
-import type { Collection } from '../collection/collection.js';
 import type { IndexingOptions } from '../index/indexing-options.js';
+import type { WriteAheadLog } from '../storage/write-ahead-log.js';
+import type { Collection } from './collection.js';
 import { CollectionFiles, type StorageOptions } from './collection-files.js';
-import type { WriteAheadLog } from './write-ahead-log.js';
 
 export interface DataDirectoryOptions {
   dir: string;

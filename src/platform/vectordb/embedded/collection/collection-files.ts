@@ -23,12 +23,12 @@ import {
   validateCollectionName,
   validateCollectionSpec,
 } from '../../validation.js';
-import { Collection } from '../collection/collection.js';
 import type { IndexingOptions } from '../index/indexing-options.js';
-import { syncDirectory } from './fs-sync.js';
+import { syncDirectory } from '../storage/fs-sync.js';
+import type { WalRecord } from '../storage/wal-record.js';
+import { removeSegmentsBefore, WriteAheadLog } from '../storage/write-ahead-log.js';
+import { Collection } from './collection.js';
 import { loadNewestSnapshot, writeSnapshot } from './snapshot.js';
-import type { WalRecord } from './wal-record.js';
-import { removeSegmentsBefore, WriteAheadLog } from './write-ahead-log.js';
 
 export interface StorageOptions {
   /** The database directory. */
