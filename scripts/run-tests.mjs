@@ -28,6 +28,14 @@ function findTests(dir) {
   return found;
 }
 
+/**
+ * Node's on-disk compile cache (Node 22.1+; Node 20 ignores the variable) for the test processes and
+ * every process they start: each of the suite's hundreds of processes loads the same dependencies,
+ * and V8's cached code for them saves about a tenth of a process's start (a caller's own
+ * NODE_COMPILE_CACHE wins).
+ */
+const compileCache = join(tmpdir(), 'lattice-test-compile-cache');
+
 function run(files, tapFile) {
   const result = spawnSync(
     process.execPath,
@@ -42,7 +50,7 @@ function run(files, tapFile) {
       '--test-concurrency=2',
       ...files,
     ],
-    { stdio: 'inherit' },
+    { stdio: 'inherit', env: { NODE_COMPILE_CACHE: compileCache, ...process.env } },
   );
   return result.status ?? 1;
 }

@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { FREE_PORTS } from '../support/lattice-up-process.js';
 import { eventually } from '../support/servers.js';
@@ -39,10 +39,17 @@ async function portFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * One data directory for both signals: the second `npm start` is a restart of what the first
+ * stopped (so it also shows a signalled stop leaves a directory the next start opens), and it skips
+ * the vss demo's onboarding, which only a fresh directory needs.
+ */
+const dataDir = mkdtempSync(join(tmpdir(), 'lattice-npm-start-'));
+after(() => rmSync(dataDir, { recursive: true, force: true }));
+
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   describe(`npm start, ${signal} to its pid`, () => {
     test('every part stops, exit 0, no process, port or lock left', { timeout: 240_000 }, async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), `lattice-npm-start-${signal}-`));
       const npm = spawn('npm', ['start', '--silent'], {
         cwd: root,
         env: { ...process.env, ...FREE_PORTS, LATTICE_DATA_DIR: dataDir, LATTICE_LOG_LEVEL: 'warn' },
