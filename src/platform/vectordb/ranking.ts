@@ -1,10 +1,11 @@
 /**
- * Deterministic answers over Qdrant's ranking. Qdrant orders equal scores by its internal offsets;
- * the port orders them by id. The best `limit` hits are therefore fetched with one hit of margin:
+ * Deterministic answers over a server's ranking (Qdrant's, pgvector's). A server orders equal scores
+ * its own way (Qdrant by internal offsets, PostgreSQL by its collation); the port orders them by id
+ * (JavaScript's string order). The best `limit` hits are therefore fetched with one hit of margin:
  * when the hit after the last one kept ties with it, the fetch widens until the tie is inside it, and
  * the hits are re-sorted by (score, id) before the answer is cut from them.
  */
-import type { DistanceFunction } from '../vector-db.js';
+import type { DistanceFunction } from './vector-db.js';
 
 export interface RankedHit {
   id: string;
