@@ -29,6 +29,8 @@ export type SqlClientOptions =
       /** The database on a worker thread of its own (default), or false: on the caller's thread. */
       worker?: boolean;
       sharedBuffersMb?: number;
+      /** Make pgvector available (`CREATE EXTENSION vector`), for the pgvector vector DB adapter. */
+      vector?: boolean;
     }
   | {
       kind: 'postgres';

@@ -5,6 +5,7 @@
  * for either.
  */
 import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
 import { durableStartParams, FlushingNodeFS } from './flushing-node-fs.js';
 
 export interface StatementResult<Row> {
@@ -71,6 +72,12 @@ export interface PgliteTuning {
    * cache anyway. Default PostgreSQL's own (128 MB) when undefined.
    */
   sharedBuffersMb?: number | undefined;
+  /**
+   * Make pgvector available (`CREATE EXTENSION vector` then works), for the pgvector vector DB
+   * adapter. Off by default: the extension's files are unpacked into the database's file system at
+   * every open, which a database without vectors need not pay for.
+   */
+  vector?: boolean | undefined;
 }
 
 /**
@@ -85,11 +92,13 @@ export function openPglite(
 ): Promise<PGlite> {
   const buffers =
     tuning.sharedBuffersMb === undefined ? [] : ['-c', `shared_buffers=${tuning.sharedBuffersMb}MB`];
+  const extensions = tuning.vector === true ? { extensions: { vector } } : {};
   if (dataDir === undefined)
-    return PGlite.create({ startParams: [...PGlite.defaultStartParams, ...buffers] });
+    return PGlite.create({ startParams: [...PGlite.defaultStartParams, ...buffers], ...extensions });
   return PGlite.create({
     fs: new FlushingNodeFS(dataDir, onFlush),
     startParams: [...durableStartParams(), ...buffers],
+    ...extensions,
   });
 }
 

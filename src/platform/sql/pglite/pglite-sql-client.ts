@@ -44,6 +44,8 @@ export interface PgliteSqlClientOptions {
   worker?: boolean;
   /** PostgreSQL's `shared_buffers` in MB (see PgliteTuning); PostgreSQL's default when omitted. */
   sharedBuffersMb?: number;
+  /** Make pgvector available (`CREATE EXTENSION vector`), for the pgvector vector DB adapter. */
+  vector?: boolean;
 }
 
 async function run<Row>(
@@ -155,7 +157,7 @@ export class PgliteSqlClient implements SqlClient {
         },
       );
     }
-    const tuning = { sharedBuffersMb: options.sharedBuffersMb };
+    const tuning = { sharedBuffersMb: options.sharedBuffersMb, vector: options.vector };
     // Two processes on one data directory would corrupt it: the first one owns it until it closes.
     if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
     const lock = dataDir === undefined ? undefined : lockDirectory(dataDir, 'PGlite data directory');
