@@ -1,8 +1,8 @@
 /**
  * The `VectorDb` port: collections of vectors with payloads, searched by nearest neighbour under
  * payload filters. vss depends on this file only; adapters are the embedded HNSW engine
- * (`embedded/collection/embedded-vector-db.ts`) and, later, Qdrant. Every adapter passes the contract suite in
- * test/vss/vectordb/contract.ts.
+ * (`embedded/collection/embedded-vector-db.ts`), Qdrant (`qdrant/`) and pgvector (`pgvector/`).
+ * Every adapter passes the contract suite in test/platform/vectordb/contract.ts.
  *
  * One collection holds one model version. Variants are not collections: a variant's membership
  * (`to_be_indexed_<variant>`) and the aggregator attributes are payload fields, and a variant's
