@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Makes the servers the integration tests use available on loopback: PostgreSQL (5432, database
-# `test`, trust auth), Redis (6379), NATS with JetStream (4222) and etcd (2379). Idempotent: a server
+# `test`, trust auth) with pgvector, Redis (6379), NATS with JetStream (4222) and etcd (2379). Idempotent: a server
 # that already answers is left alone, so developers and .ci/run can call it any number of times.
 # Prints one line per server (ok / started / FAILED: reason) and exits non-zero if any server
 # cannot be made available. Logs and data of servers it starts go under ${TMPDIR:-/tmp}/lattice-*.
 set -u
 
 STATE_ROOT="${TMPDIR:-/tmp}"
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Debian's PostgreSQL has no pgvector package: the upstream release source sits beside the clone.
+PGVECTOR_VERSION=0.8.6
+PGVECTOR_SOURCE="$REPO_ROOT/../shared/vendor/pgvector-$PGVECTOR_VERSION.tar.gz"
 failures=0
 apt_updated=0
 
@@ -89,6 +93,72 @@ check_postgres() {
   local why
   why="$(psql -h 127.0.0.1 -p 5432 -U postgres -d test -w -tAc 'select 1' 2>&1 | head -n 1)"
   fail postgres "server answers but database test is not usable with trust auth as postgres: ${why:-unknown}"
+}
+
+# The server's pgvector version when `CREATE EXTENSION vector` works in database test (the adapter
+# creates it in its own databases as the same superuser), else nothing.
+pgvector_installed() {
+  psql -h 127.0.0.1 -p 5432 -U postgres -d test -w -qtA \
+    -c 'CREATE EXTENSION IF NOT EXISTS vector' \
+    -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'" 2> /dev/null
+}
+
+# pgvector 0.8 or later (iterative index scans); older ones are updated by building the vendored release.
+pgvector_recent() {
+  local version="$1"
+  [ -n "$version" ] && [ "$(printf '%s\n0.8.0\n' "$version" | sort -V | head -n 1)" = 0.8.0 ]
+}
+
+check_pgvector() {
+  if ! postgres_ready > /dev/null 2>&1; then
+    fail pgvector "PostgreSQL is not available"
+    return
+  fi
+  local version
+  version="$(pgvector_installed)"
+  if pgvector_recent "$version"; then
+    report pgvector "ok (vector $version)"
+    return
+  fi
+  if [ ! -f "$PGVECTOR_SOURCE" ]; then
+    fail pgvector "CREATE EXTENSION vector fails and $PGVECTOR_SOURCE is missing"
+    return
+  fi
+  local major
+  major="$(psql -h 127.0.0.1 -p 5432 -U postgres -d test -w -tAc 'SHOW server_version_num' 2> /dev/null)"
+  major="${major:0:2}"
+  local pg_config="/usr/lib/postgresql/$major/bin/pg_config"
+  local log="$STATE_ROOT/lattice-pgvector-build.log"
+  : > "$log"
+  if [ ! -x "$pg_config" ] || [ ! -f "$("$pg_config" --pgxs 2> /dev/null)" ]; then
+    if ! apt_install "$log" "postgresql-server-dev-$major" make gcc || [ ! -x "$pg_config" ]; then
+      fail pgvector "CREATE EXTENSION vector fails and apt-get install postgresql-server-dev-$major failed (see $log)"
+      return
+    fi
+  fi
+  local build
+  build="$(mktemp -d "$STATE_ROOT/lattice-pgvector-XXXXXX")" || {
+    fail pgvector "cannot create a build directory under $STATE_ROOT"
+    return
+  }
+  # OPTFLAGS="" keeps the build portable across CPUs; with_llvm=no skips the JIT bitcode (clang).
+  if tar -xzf "$PGVECTOR_SOURCE" -C "$build" >> "$log" 2>&1 &&
+    make -C "$build/pgvector-$PGVECTOR_VERSION" PG_CONFIG="$pg_config" OPTFLAGS="" with_llvm=no >> "$log" 2>&1 &&
+    as_root make -C "$build/pgvector-$PGVECTOR_VERSION" PG_CONFIG="$pg_config" OPTFLAGS="" with_llvm=no install >> "$log" 2>&1; then
+    rm -rf "$build"
+  else
+    rm -rf "$build"
+    fail pgvector "building pgvector $PGVECTOR_VERSION for PostgreSQL $major failed (see $log)"
+    return
+  fi
+  # An older extension already created in database test is brought to the new release.
+  psql -h 127.0.0.1 -p 5432 -U postgres -d test -w -qtAc 'ALTER EXTENSION vector UPDATE' > /dev/null 2>&1
+  version="$(pgvector_installed)"
+  if pgvector_recent "$version"; then
+    report pgvector "built and installed pgvector $PGVECTOR_VERSION for PostgreSQL $major (vector $version)"
+  else
+    fail pgvector "installed pgvector $PGVECTOR_VERSION but CREATE EXTENSION vector still fails (see $log)"
+  fi
 }
 
 check_redis() {
@@ -178,6 +248,7 @@ check_etcd() {
 }
 
 check_postgres
+check_pgvector
 check_redis
 check_nats
 check_etcd
