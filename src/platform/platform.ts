@@ -101,6 +101,8 @@ export class Platform {
                 dataDir: s.dataDir,
                 statementTimeoutMs: s.statementTimeoutMs,
                 sharedBuffersMb: s.sharedBuffersMb,
+                // pgvector's files are unpacked at every open: only when a vector DB is on it.
+                vector: this.pgvectorOnSql(),
               }
             : {
                 kind: 'postgres',
@@ -114,6 +116,12 @@ export class Platform {
       (sql) => sql.query('select 1'),
       (sql) => sql.close(),
     );
+  }
+
+  /** Whether a vss cluster keeps its vector database in the SQL database (kind `pgvector`). */
+  private pgvectorOnSql(): boolean {
+    const { vectorDb, clusters } = this.settings.vss;
+    return vectorDb.kind === 'pgvector' || clusters.production.vectorDb.kind === 'pgvector';
   }
 
   cache(): Promise<Cache> {
@@ -176,11 +184,11 @@ export class Platform {
 
   /**
    * The vector database of vss (the experiment cluster's): embedded (snapshots in
-   * `vss.vectorDb.dir`) or Qdrant, which is reached once on opening so an unreachable one fails at
-   * start-up naming its URL.
+   * `vss.vectorDb.dir`), Qdrant, which is reached once on opening so an unreachable one fails at
+   * start-up naming its URL, or pgvector on the SQL client (tables `vectordb_*`).
    */
   vectorDb(): Promise<VectorDb> {
-    return this.openVectorDb('vectorDb', 'vss.vectorDb', this.settings.vss.vectorDb);
+    return this.openVectorDb('vectorDb', 'vss.vectorDb', this.settings.vss.vectorDb, 'vectordb_');
   }
 
   /**
@@ -193,25 +201,31 @@ export class Platform {
       'productionVectorDb',
       'vss.clusters.production.vectorDb',
       this.settings.vss.clusters.production.vectorDb,
+      'vectordb_production_',
     );
   }
 
+  /** `tablePrefix`: pgvector's tables, apart per cluster when both clusters share the SQL database. */
   private openVectorDb(
     name: string,
     path: string,
     s: {
-      kind: 'embedded' | 'qdrant';
+      kind: 'embedded' | 'qdrant' | 'pgvector';
       dir: string;
       buildThreads?: number;
       url?: string;
       apiKey?: string;
       timeoutMs: number;
     },
+    tablePrefix: string,
   ): Promise<VectorDb> {
     return this.open(
       name,
       async () => {
         const { createVectorDb } = await import('./vectordb/index.js');
+        if (s.kind === 'pgvector') {
+          return createVectorDb({ kind: 'pgvector', sql: await this.sqlClient(), tablePrefix });
+        }
         if (s.kind === 'embedded') {
           return createVectorDb({
             kind: 'embedded',

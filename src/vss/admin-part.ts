@@ -22,7 +22,7 @@ import {
 } from './admin/jobs/index.js';
 import { startAdminEngine } from './admin/operations/index.js';
 import { openVssStore } from './store/index.js';
-import { openProductionVectorDb, openVssAdapters } from './vss-adapters.js';
+import { openProductionVectorDb, openVssAdapters, vectorDbTypeOf } from './vss-adapters.js';
 
 /**
  * Where the built-in runner keeps its job records. On PGlite this process alone runs admin on the
@@ -73,7 +73,7 @@ export async function startVssAdminPart(
     queue,
     vectorDb,
     ...(productionVectorDb === undefined ? {} : { productionVectorDb }),
-    vectorDbType: settings.vss.vectorDb.kind === 'embedded' ? 'EMBEDDED' : 'QDRANT',
+    vectorDbType: vectorDbTypeOf(settings.vss.vectorDb.kind),
     jobRunner,
     embeddingsTopic: settings.vss.consumers.embeddingsTopic,
     partitions: settings.vss.consumers.partitions,

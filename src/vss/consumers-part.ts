@@ -1,7 +1,7 @@
 import type { Platform } from '../platform/platform.js';
 import type { RunningPart } from '../platform/running-part.js';
 import { startVssConsumers } from './consumers/index.js';
-import { openVssAdapters } from './vss-adapters.js';
+import { openVssAdapters, vectorDbTypeOf } from './vss-adapters.js';
 
 /**
  * The vss consumers (consumers/vss-consumers.ts): the vss topics ensured (settings
@@ -21,7 +21,7 @@ export async function startVssConsumersPart(
     sql,
     vectorDb,
     vectorDbs,
-    vectorDbType: settings.vss.vectorDb.kind === 'embedded' ? 'EMBEDDED' : 'QDRANT',
+    vectorDbType: vectorDbTypeOf(settings.vss.vectorDb.kind),
     queue,
     settings: settings.vss.consumers,
     metrics,

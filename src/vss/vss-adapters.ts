@@ -6,10 +6,23 @@
 import type { Platform } from '../platform/platform.js';
 import type { VectorDb } from '../platform/vectordb/index.js';
 import { ClusterVectorDbs } from './model/index.js';
+import type { VectorDbType } from './store/index.js';
+
+/** The `vectordb_type` variants name for a vector database kind of the settings (`vss.vectorDb.kind`). */
+export function vectorDbTypeOf(kind: 'embedded' | 'qdrant' | 'pgvector'): VectorDbType {
+  switch (kind) {
+    case 'embedded':
+      return 'EMBEDDED';
+    case 'qdrant':
+      return 'QDRANT';
+    case 'pgvector':
+      return 'PGVECTOR';
+  }
+}
 
 /**
  * The vector database first: when another process owns the embedded one's data directory, its lock
- * says to run the vss components together or use Qdrant (the SQL and queue locks would not).
+ * says to run the vss components together or use a server (the SQL and queue locks would not).
  */
 export async function openVssAdapters(platform: Platform) {
   const vectorDb = await platform.vectorDb();
@@ -20,8 +33,8 @@ export async function openVssAdapters(platform: Platform) {
 
 /**
  * The production cluster's vector DB, unless it is the embedded default beside an experiment vector
- * DB server: an embedded database lives inside one process, which a scaled-out deployment (Qdrant,
- * processes per component) does not have; configure a production server there to promote.
+ * DB server: an embedded database lives inside one process, which a scaled-out deployment (Qdrant
+ * or pgvector, processes per component) does not have; configure a production server there to promote.
  */
 export async function openProductionVectorDb(platform: Platform): Promise<VectorDb | undefined> {
   const { vectorDb, clusters } = platform.settings.vss;

@@ -109,7 +109,10 @@ function dataDirectoryOf(settings: LoadedSettings, port: PortName): string | und
     case 'sql':
       return settings.sql.kind === 'pglite' ? settings.sql.dataDir : undefined;
     case 'vectorDb':
-      return settings.vss.vectorDb.kind === 'embedded' ? settings.vss.vectorDb.dir : undefined;
+      if (settings.vss.vectorDb.kind === 'embedded') return settings.vss.vectorDb.dir;
+      // pgvector lives in the SQL database: on PGlite, the directory that one owns.
+      if (settings.vss.vectorDb.kind === 'pgvector' && settings.sql.kind === 'pglite') return settings.sql.dataDir;
+      return undefined;
     default:
       return undefined;
   }

@@ -24,6 +24,8 @@ export function describePorts(platform: Platform): Record<string, string> {
     vectorDb:
       s.vss.vectorDb.kind === 'embedded'
         ? `embedded, snapshots in ${s.vss.vectorDb.dir}`
-        : `Qdrant ${s.vss.vectorDb.url}`,
+        : s.vss.vectorDb.kind === 'pgvector'
+          ? 'pgvector on the SQL database'
+          : `Qdrant ${s.vss.vectorDb.url}`,
   };
 }

@@ -64,7 +64,7 @@ const PARTITIONS_HELP =
 const OPS_ADDRESS_HELP =
   'the ops server of the running process holding the embedded queue (default from the settings: host and metrics.port)';
 const ALONE =
-  ' Alone only with a vector database server (Qdrant); on the embedded one (it lives in one process) run "lattice vss".';
+  ' Alone only with a vector database server (Qdrant, pgvector); on the embedded one (it lives in one process) run "lattice vss".';
 
 /** `--address` of the ops server, with `--ops-url`, its name before, as a deprecated alias. */
 function withOpsAddress(command: Command, session: CliSession): Command {

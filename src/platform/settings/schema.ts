@@ -39,13 +39,14 @@ const queueName = z.string().regex(/^[A-Za-z0-9_-]{1,120}$/, 'must be 1-120 lett
 
 /**
  * A vector database of a named cluster, in the shape of `vss.vectorDb`: embedded (a snapshot
- * directory) or a Qdrant server. `urlEnv` names the variable that sets the URL, for the message when
- * it is missing.
+ * directory), a Qdrant server, or pgvector on the platform's SQL database (`sql`: PostgreSQL with the
+ * extension, or PGlite, which loads it; the two clusters keep apart by table prefix). `urlEnv` names
+ * the variable that sets the URL, for the message when it is missing.
  */
 function vectorDbSettings(urlEnv: string) {
   return z
     .object({
-      kind: z.enum(['embedded', 'qdrant']).default('embedded'),
+      kind: z.enum(['embedded', 'qdrant', 'pgvector']).default('embedded'),
       /** embedded: snapshot directory (default under `dataDir`). */
       dir: z.string().min(1).optional(),
       /**
@@ -352,7 +353,7 @@ export const settingsSchema = z
           .object({
             production: z
               .object({
-                /** The production cluster's vector database: embedded (default `<dataDir>/vectordb-production`) or Qdrant. */
+                /** The production cluster's vector database: embedded (default `<dataDir>/vectordb-production`), Qdrant or pgvector. */
                 vectorDb: vectorDbSettings('LATTICE_VSS_PRODUCTION_QDRANT_URL'),
                 /**
                  * The production cluster's cache target: serving's distributed result-cache keys of
@@ -369,7 +370,7 @@ export const settingsSchema = z
           })
           .strict()
           .prefault({}),
-        /** The vector database: embedded (files under `<dataDir>/vectordb`) or a Qdrant server. */
+        /** The vector database: embedded (files under `<dataDir>/vectordb`), a Qdrant server, or pgvector on `sql`. */
         vectorDb: vectorDbSettings('LATTICE_QDRANT_URL'),
       })
       .strict()

@@ -441,6 +441,12 @@ CREATE TABLE vss_job_records (
 );
 `;
 
+/** Variants on the pgvector adapter (src/platform/vectordb/pgvector/). */
+const pgvectorType = `
+ALTER TABLE vss_variants DROP CONSTRAINT vectordb_type;
+ALTER TABLE vss_variants ADD CONSTRAINT vectordb_type CHECK (vectordb_type IN ('EMBEDDED', 'QDRANT', 'PGVECTOR'));
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
@@ -457,4 +463,5 @@ export const vssMigrations: readonly Migration[] = [
     up: modelStatesOfVariants,
   },
   { version: 11, name: 'job records of the built-in job runner', up: jobRecords },
+  { version: 12, name: 'variants on pgvector', up: pgvectorType },
 ];

@@ -37,8 +37,8 @@ export type VersionStatus = (typeof VERSION_STATUSES)[number];
 export const JOB_FREQUENCIES = ['FREQ_1H', 'FREQ_3H', 'FREQ_6H', 'FREQ_1D', 'FREQ_1W'] as const;
 export type JobFrequency = (typeof JOB_FREQUENCIES)[number];
 
-/** The VectorDb adapters (architecture.md): the in-process index and Qdrant. */
-export const VECTOR_DB_TYPES = ['EMBEDDED', 'QDRANT'] as const;
+/** The VectorDb adapters (architecture.md): the in-process index, Qdrant and pgvector. */
+export const VECTOR_DB_TYPES = ['EMBEDDED', 'QDRANT', 'PGVECTOR'] as const;
 export type VectorDbType = (typeof VECTOR_DB_TYPES)[number];
 
 export const OPERATION_KINDS = [
