@@ -8,9 +8,10 @@ set -u
 
 STATE_ROOT="${TMPDIR:-/tmp}"
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# Debian's PostgreSQL has no pgvector package: the upstream release source sits beside the clone.
+# Debian's PostgreSQL has no pgvector package: the upstream release source sits beside the clone
+# (PGVECTOR_SOURCE names it elsewhere, e.g. from a git worktree that is not the clone's sibling).
 PGVECTOR_VERSION=0.8.6
-PGVECTOR_SOURCE="$REPO_ROOT/../shared/vendor/pgvector-$PGVECTOR_VERSION.tar.gz"
+PGVECTOR_SOURCE="${PGVECTOR_SOURCE:-$REPO_ROOT/../shared/vendor/pgvector-$PGVECTOR_VERSION.tar.gz}"
 failures=0
 apt_updated=0
 
@@ -130,7 +131,8 @@ check_pgvector() {
   local pg_config="/usr/lib/postgresql/$major/bin/pg_config"
   local log="$STATE_ROOT/lattice-pgvector-build.log"
   : > "$log"
-  if [ ! -x "$pg_config" ] || [ ! -f "$("$pg_config" --pgxs 2> /dev/null)" ]; then
+  # The server headers are what postgresql-server-dev brings (pgxs.mk alone may come with the server).
+  if [ ! -x "$pg_config" ] || [ ! -f "$("$pg_config" --includedir-server 2> /dev/null)/postgres.h" ]; then
     if ! apt_install "$log" "postgresql-server-dev-$major" make gcc || [ ! -x "$pg_config" ]; then
       fail pgvector "CREATE EXTENSION vector fails and apt-get install postgresql-server-dev-$major failed (see $log)"
       return
