@@ -9,7 +9,7 @@ import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
 import { Platform } from '../../src/platform/platform.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
-import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
+import { EmbeddedVectorDb, PgvectorVectorDb } from '../../src/platform/vectordb/index.js';
 import { startQdrantStandIn } from '../support/qdrant-stand-in.js';
 import { eventually } from '../support/servers.js';
 
@@ -88,6 +88,29 @@ describe('Platform owns the vector database', () => {
       await platform.readiness().vectorDb!();
       await qdrant.stop();
       await assert.rejects(platform.readiness().vectorDb!(), (err) => isLatticeError(err, 'UNAVAILABLE'));
+    } finally {
+      await platform.close();
+    }
+  });
+
+  test('pgvector is built on the SQL database from settings, each cluster in tables of its own', async () => {
+    // On the default PGlite, which then loads the extension.
+    const platform = platformOn({
+      LATTICE_VSS_VECTOR_DB: 'pgvector',
+      LATTICE_VSS_PRODUCTION_VECTOR_DB: 'pgvector',
+    });
+    try {
+      const [experiment, production] = [await platform.vectorDb(), await platform.productionVectorDb()];
+      assert.ok(experiment instanceof PgvectorVectorDb);
+      assert.ok(production instanceof PgvectorVectorDb);
+      assert.notEqual(experiment, production);
+      await experiment.createCollection({ name: 'platform_probe', dimension: 2, distance: 'DOT' });
+      assert.deepEqual(await production.listCollections(), []);
+      const sql = await platform.sqlClient();
+      const { rows } = await sql.query<{ name: string }>('SELECT name FROM vectordb_collections');
+      assert.deepEqual(rows, [{ name: 'platform_probe' }]);
+      await platform.readiness().vectorDb!();
+      await platform.readiness().productionVectorDb!();
     } finally {
       await platform.close();
     }

@@ -4,7 +4,7 @@
  * comes later), and embedding events, EOF markers and real-time events encoded as producers send them.
  */
 import type { Payload } from '../../src/platform/vectordb/index.js';
-import type { DistanceFunction, JsonObject, VssStore } from '../../src/vss/store/index.js';
+import type { DistanceFunction, JsonObject, VectorDbType, VssStore } from '../../src/vss/store/index.js';
 
 export interface IngestModel {
   entity: string;
@@ -25,7 +25,7 @@ export interface IngestModelSpec {
   /** Result caches off (memory and distributed TTL 0), so every Search reads the vector DB. */
   cachesOff?: boolean;
   /** The variants' vector database; default EMBEDDED. */
-  vectorDbType?: 'EMBEDDED' | 'QDRANT';
+  vectorDbType?: VectorDbType;
   /** The model's embedding_store_ttl, seconds; default 0 (no expiry). */
   ttlSeconds?: number;
 }

@@ -41,10 +41,11 @@ export interface VssStack {
 /** Fast consumer batching, so a test's few events are not held by linger. */
 const CONSUMERS = { lingerMs: 5, retryBaseMs: 50, retryMaxMs: 500 };
 
-export async function inProcessVssStack(): Promise<VssStack> {
+/** `env`: further settings variables, e.g. `LATTICE_VSS_VECTOR_DB: 'pgvector'`. */
+export async function inProcessVssStack(options: { env?: Record<string, string> } = {}): Promise<VssStack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'lattice-vss-stack-'));
   const settings = loadSettings({
-    env: { LATTICE_DATA_DIR: dataDir },
+    env: { LATTICE_DATA_DIR: dataDir, ...options.env },
     overrides: { queue: { journalDir: '' }, vss: { consumers: CONSUMERS } },
   });
   const platform = new Platform(settings, { logger: createLogger('vss-stack', { level: 'silent' }) });

@@ -179,6 +179,8 @@ export class PgvectorVectorDb implements VectorDb {
   readonly #planner: PgvectorPlannerSettings;
   /** Collections by name, as last read from the catalog (dropped when their table is found gone). */
   readonly #collections = new Map<string, CollectionTable>();
+  /** Catalog reads under way, by collection name. */
+  readonly #loading = new Map<string, Promise<CollectionTable>>();
   /** Point counts for the planner, by table. */
   readonly #pointCounts = new Map<string, { points: number; at: number }>();
   readonly #stats: PgvectorSearchStats = { exact: 0, hnsw: 0, hnswShort: 0 };
@@ -544,16 +546,31 @@ export class PgvectorVectorDb implements VectorDb {
     return row === undefined ? undefined : normalise(row);
   }
 
-  /** The collection as the catalog has it now, remembered for later calls. */
-  async #load(name: string): Promise<CollectionTable> {
-    const row = await this.#catalogRow(this.#sql, name);
-    if (row === undefined) {
-      this.#collections.delete(name);
-      throw collectionNotFound(name);
+  /**
+   * The collection as the catalog has it now, remembered for later calls. Concurrent calls for one
+   * name share one read (a burst of searches on a collection this process has not seen yet), and
+   * so settle together.
+   */
+  #load(name: string): Promise<CollectionTable> {
+    let loading = this.#loading.get(name);
+    if (loading === undefined) {
+      loading = (async () => {
+        try {
+          const row = await this.#catalogRow(this.#sql, name);
+          if (row === undefined) {
+            this.#collections.delete(name);
+            throw collectionNotFound(name);
+          }
+          const collection = this.#schema.collection(row);
+          this.#collections.set(name, collection);
+          return collection;
+        } finally {
+          this.#loading.delete(name);
+        }
+      })();
+      this.#loading.set(name, loading);
     }
-    const collection = this.#schema.collection(row);
-    this.#collections.set(name, collection);
-    return collection;
+    return loading;
   }
 
   /**
