@@ -23,6 +23,7 @@
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { invalidArgument, isLatticeError, LatticeError } from '../../errors.js';
 import { compileFilters } from '../filters.js';
+import { cutPage, firstWindow, widerWindow } from '../ranking.js';
 import {
   collectionConflict,
   collectionNotFound,
@@ -55,7 +56,6 @@ import {
 import { assertNoReservedField, ID_FIELD, pointUuid, storedPayload } from './point-ids.js';
 import { messageOf, statusOf, toLatticeError } from './qdrant-errors.js';
 import { addFilters, finishFilter, payloadKey, type QdrantFilter } from './qdrant-filters.js';
-import { cutPage, firstWindow, widerWindow } from '../ranking.js';
 
 export interface QdrantVectorDbOptions {
   /** REST endpoint, e.g. `http://qdrant:6333` (without a port the client uses 6333). */
