@@ -111,7 +111,8 @@ function dataDirectoryOf(settings: LoadedSettings, port: PortName): string | und
     case 'vectorDb':
       if (settings.vss.vectorDb.kind === 'embedded') return settings.vss.vectorDb.dir;
       // pgvector lives in the SQL database: on PGlite, the directory that one owns.
-      if (settings.vss.vectorDb.kind === 'pgvector' && settings.sql.kind === 'pglite') return settings.sql.dataDir;
+      if (settings.vss.vectorDb.kind === 'pgvector' && settings.sql.kind === 'pglite')
+        return settings.sql.dataDir;
       return undefined;
     default:
       return undefined;

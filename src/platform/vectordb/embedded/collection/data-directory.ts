@@ -37,7 +37,7 @@ const BUILD_SAVE_GAP_MS = 5_000;
 
 /** What a second process that finds the directory locked should do instead. */
 const ONE_OWNER_HINT =
-  'the embedded vector database lives inside one process: run the vss components together in one process (`lattice vss`), or use a vector database server (Qdrant: LATTICE_VSS_VECTOR_DB=qdrant)';
+  'the embedded vector database lives inside one process: run the vss components together in one process (`lattice vss`), or use a vector database server (Qdrant: LATTICE_VSS_VECTOR_DB=qdrant; pgvector on PostgreSQL: LATTICE_VSS_VECTOR_DB=pgvector)';
 
 export class DataDirectory {
   private readonly files = new Map<string, CollectionFiles>();
