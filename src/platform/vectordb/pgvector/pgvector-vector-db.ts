@@ -496,8 +496,8 @@ export class PgvectorVectorDb implements VectorDb {
     const text = `SELECT ${columns.join(', ')} FROM ${c.table}${where} ORDER BY ${distance} LIMIT ${limit}`;
     const ef = Math.min(MAX_EF_SEARCH, Math.max(c.hnsw.efSearch, window));
     return this.#sql.transaction(async (tx) => {
-      await tx.query(`SET LOCAL hnsw.ef_search = ${ef}`);
-      await tx.query('SET LOCAL hnsw.iterative_scan = relaxed_order');
+      // One round trip for both (a script without parameters); they end with the transaction.
+      await tx.query(`SET LOCAL hnsw.ef_search = ${ef}; SET LOCAL hnsw.iterative_scan = relaxed_order`);
       return (await tx.query<Row>(text, params.values)).rows;
     });
   }
