@@ -19,6 +19,8 @@ export const LIMITS = {
   maxIdLength: 1_024,
   /** Hits per query: a search costs its depth, and the answer holds them all. */
   maxLimit: 10_000,
+  /** Candidate list width, of a collection or one search: past it a search costs an exact scan's work. */
+  maxEfSearch: 4_096,
 } as const;
 
 const COLLECTION_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$/;
@@ -65,7 +67,7 @@ export function validateCollectionSpec(spec: CollectionSpec): ValidatedSpec {
       4096,
       'hnsw.efConstruction',
     ),
-    efSearch: integerIn(given.efSearch ?? HNSW_DEFAULTS.efSearch, 1, 4096, 'hnsw.efSearch'),
+    efSearch: integerIn(given.efSearch ?? HNSW_DEFAULTS.efSearch, 1, LIMITS.maxEfSearch, 'hnsw.efSearch'),
   };
   return { name, dimension, distance: spec.distance, hnsw };
 }
@@ -191,6 +193,7 @@ export function validatePoints(
 export function validateSearchShape(request: SearchRequest): void {
   if (typeof request !== 'object' || request === null) throw invalidArgument('request must be an object');
   integerIn(request.limit, 1, LIMITS.maxLimit, 'limit');
+  if (request.efSearch !== undefined) integerIn(request.efSearch, 1, LIMITS.maxEfSearch, 'efSearch');
   if (!Array.isArray(request.queries)) throw invalidArgument('queries must be a list', 'queries');
   request.queries.forEach((query, i) => {
     if (query.excludeIds !== undefined) validateIds(query.excludeIds, `queries[${i}].excludeIds`);

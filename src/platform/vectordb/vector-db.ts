@@ -136,6 +136,13 @@ export interface SearchRequest {
   limit: number;
   /** Search indexed points only (the serving path); default false. */
   indexedOnly?: boolean;
+  /**
+   * The HNSW candidate list width of this search, 1 to 4,096 (`efSearch`); the collection's when
+   * omitted. A wider one finds more true neighbours for more work, so recall is tuned per search
+   * (a variant's live `ef_search`, a client's `search_width`) without rebuilding the collection.
+   * Adapters widen it to at least the depth they need, never narrow it.
+   */
+  efSearch?: number;
   /** Return payloads: `true` for all fields, a list for those fields only; default false. */
   withPayload?: boolean | readonly string[];
   /** Return vectors; default false. */

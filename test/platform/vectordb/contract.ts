@@ -16,6 +16,7 @@ import type {
   VectorDb,
 } from '../../../src/platform/vectordb/index.js';
 import { eventually } from '../../support/servers.js';
+import { clusteredFixture, exactSearch, recall } from '../../support/vector-fixtures.js';
 
 export interface VectorDbContractTarget {
   name: string;
@@ -461,6 +462,50 @@ export function vectorDbContract(target: VectorDbContractTarget): void {
         const full = await search(100);
         assert.equal(full.length, total);
         for (const limit of [1, 7, 14, 29]) assert.deepEqual(await search(limit), full.slice(0, limit));
+      }
+    });
+
+    test('a search widens its candidate list with efSearch; out of range is INVALID_ARGUMENT naming it', async () => {
+      // A graph built as weakly as the port allows, searched at its own width (raised to the limit)
+      // and at a wide one: the wide search finds the true neighbours, whatever the collection's width.
+      const [name] = names('width');
+      const fixture = clusteredFixture({ count: 3_000, dimension: 16, clusters: 30, seed: 11, spread: 1 });
+      await create({
+        name: name!,
+        dimension: 16,
+        distance: 'EUCLIDEAN',
+        hnsw: { m: 6, efConstruction: 12, efSearch: 1 },
+      });
+      const points = fixture.ids.map((id, i) => ({ id, vector: fixture.vector(i) }));
+      for (let at = 0; at < points.length; at += 1_000) await db.upsert(name!, points.slice(at, at + 1_000));
+      await waitIndexed(name!);
+      const queries = fixture.queries(20, 12);
+      const truth = queries.map((q) =>
+        exactSearch(fixture.vectors, 16, q, 10, 'EUCLIDEAN').indices.map((row) => fixture.ids[row]!),
+      );
+      const recallAt = async (efSearch?: number) =>
+        recall(
+          (
+            await db.search({
+              collection: name!,
+              queries: queries.map((vector) => ({ vector })),
+              limit: 10,
+              indexedOnly: true,
+              ...(efSearch === undefined ? {} : { efSearch }),
+            })
+          ).map(ids),
+          truth,
+        );
+      const narrow = await recallAt();
+      const wide = await recallAt(512);
+      assert.ok(wide >= 0.95, `recall@10 at efSearch 512: ${wide} (at the collection's width: ${narrow})`);
+      assert.ok(wide >= narrow, `a wider search found less: ${wide} < ${narrow}`);
+      for (const efSearch of [0, 4_097, 1.5]) {
+        await rejectsWith(
+          db.search({ collection: name!, queries: [{ vector: queries[0]! }], limit: 10, efSearch }),
+          'INVALID_ARGUMENT',
+          'efSearch',
+        );
       }
     });
 

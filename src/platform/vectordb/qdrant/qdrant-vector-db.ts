@@ -364,7 +364,7 @@ export class QdrantVectorDb implements VectorDb {
       with_payload: payloadSelector(request.withPayload, true),
       with_vector: request.withVector ?? false,
       params: {
-        hnsw_ef: Math.max(spec.hnsw.efSearch, window),
+        hnsw_ef: Math.max(request.efSearch ?? spec.hnsw.efSearch, window),
         indexed_only: request.indexedOnly ?? false,
         exact,
       },

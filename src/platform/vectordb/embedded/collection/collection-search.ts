@@ -16,6 +16,8 @@ export interface PreparedQuery {
   /** Rows never returned. */
   excluded: ReadonlySet<number>;
   indexedOnly: boolean;
+  /** The search's own width; the collection's `efSearch` when undefined. */
+  efSearch: number | undefined;
 }
 
 export interface QueryExplanation {
@@ -43,7 +45,7 @@ function plan(collection: Collection, query: PreparedQuery, settings: PlannerSet
       candidates,
       graphSize: graph.size,
       depth,
-      efSearch: collection.spec.hnsw.efSearch,
+      efSearch: query.efSearch ?? collection.spec.hnsw.efSearch,
       filtered: indexedMatches !== undefined,
     },
     settings,

@@ -415,6 +415,7 @@ export class EmbeddedVectorDb implements VectorDb {
         limit: request.limit,
         excluded,
         indexedOnly: request.indexedOnly ?? false,
+        efSearch: request.efSearch,
       };
     };
     return { collection, prepare };
