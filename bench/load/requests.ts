@@ -148,6 +148,7 @@ export function heavyRequests(options: {
           filters: [{ field: 'price', op: FilterOp.FILTER_OP_LT, values: ['40'] }],
         })),
         pageSize: searchPageSize(n(SEARCH_LIMITS.queries)),
+        searchWidth: 0,
         attributes: ['brand', 'price'],
         filters: [],
       }).finish(),

@@ -19,6 +19,7 @@ export function searchRequests(queries: readonly Float32Array[]): SearchRequest[
     variant: VARIANT,
     queries: [{ embedding: { values: Array.from(q) }, pageToken: '', filters: [] }],
     pageSize: K,
+    searchWidth: 0,
     attributes: [],
     filters: [],
   }));

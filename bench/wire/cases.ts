@@ -132,6 +132,7 @@ const overFilter = Buffer.from(
     variant: '',
     queries: [{ candidateId: 'c1', pageToken: '', filters: [] }],
     pageSize: 10,
+    searchWidth: 0,
     attributes: [],
     filters: [
       {

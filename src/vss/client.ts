@@ -56,6 +56,8 @@ interface SearchCommon {
   attributes?: readonly string[];
   /** Candidates per page (default 10, at most 1000). */
   pageSize?: number;
+  /** HNSW width of this search, wider than the variant's ef_search for higher recall (at most 4096). */
+  searchWidth?: number;
   /** Milliseconds the call may take; default 5000. */
   deadlineMs?: number;
 }
@@ -223,6 +225,7 @@ export class VssClient {
         pageSize: input.pageSize ?? 0,
         attributes: [...(input.attributes ?? [])],
         filters: (input.filters ?? []).map((f, i) => filterOf(f, `filters[${i}]`)),
+        searchWidth: input.searchWidth ?? 0,
       },
       input.deadlineMs,
     );

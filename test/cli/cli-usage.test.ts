@@ -56,6 +56,7 @@ describe('lattice usage', () => {
       'vss register-store',
       'vss register-model',
       'vss register-variant',
+      'vss update-variant',
       'vss reset',
       'vss trigger',
       'vss promote',

@@ -69,15 +69,16 @@ export function describeModel(body: unknown): string {
   ])}`;
 }
 
-export function describeVariant(body: unknown): string {
+export function describeVariant(body: unknown, done = 'registered'): string {
   const variant = unwrap(body, 'variant');
-  return `Variant ${show(variant.entity)}/${show(variant.model_name)}/${show(variant.variant)} registered: ${details(
+  return `Variant ${show(variant.entity)}/${show(variant.model_name)}/${show(variant.variant)} ${done}: ${details(
     [
       ['state', variant.state],
       ['cluster', variant.cluster],
       ['vector DB', variant.vectordb_type],
       ['read version', variant.read_version],
       ['write version', variant.write_version],
+      ['ef_search', variant.ef_search],
     ],
   )}`;
 }

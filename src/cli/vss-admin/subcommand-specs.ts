@@ -20,6 +20,7 @@ export type SubcommandName =
   | 'register-store'
   | 'register-model'
   | 'register-variant'
+  | 'update-variant'
   | 'reset'
   | 'trigger'
   | 'promote'
@@ -107,6 +108,14 @@ export const SUBCOMMAND_SPECS: readonly SubcommandSpec[] = [
     fields: VARIANT_FIELDS,
     sendsBody: true,
     waitByDefault: false,
+    flags: [],
+  },
+  {
+    name: 'update-variant',
+    about:
+      "POST /update-variant: changes a variant's search width (--ef-search) live, without a rebuild; null in --file returns to its registered width.",
+    fields: [ENTITY, MODEL_NAME, VARIANT, field('ef_search', 'integer')],
+    sendsBody: true,
     flags: [],
   },
   {

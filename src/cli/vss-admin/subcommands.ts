@@ -93,6 +93,7 @@ export const SUBCOMMAND_RUNS: Readonly<Record<SubcommandName, Run>> = {
     const summary = `${describeVariant(answer)}\nFilling it from the embedding store: ${describeOperation(operation)}`;
     return followAccepted(context, { answer, replayed }, operation, summary, shouldWait(context, false));
   },
+  'update-variant': registration('/update-variant', (body) => describeVariant(body, 'updated')),
   reset: operationRequest(
     () => '/reset-model',
     (answer, operation) => describeReset(answer, operation.operationId),

@@ -21,6 +21,7 @@ export {
   isExpired,
   unexpiredFilter,
 } from './embedding-expiry.js';
+export { hnswOf, searchWidthOf } from './hnsw-params.js';
 export {
   type Attributes,
   compileMembership,

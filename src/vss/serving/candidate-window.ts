@@ -16,7 +16,7 @@ import type { SearchHit } from '../../platform/vectordb/index.js';
 import { SEARCH_LIMITS } from './request-limits.js';
 
 /**
- * Candidates kept by each step; step j searches `min(2 × keep, SEARCH_LIMITS.searchWidth)` wide. The
+ * Candidates kept by each step; step j searches `min(2 × keep, SEARCH_LIMITS.windowWidth)` wide. The
  * vector DB walks at least its `efSearch` wide whatever the limit, so small first steps lose no
  * recall: they only spare a first page the cost of returning hits it will not use. The last step
  * keeps the walk depth: no page of a walk ends deeper.
@@ -49,7 +49,7 @@ export async function candidateWindow(
   const ranked: SearchHit[] = [];
   const seen = new Set<string>();
   for (const keep of WINDOW_STEPS) {
-    const width = Math.min(2 * keep, SEARCH_LIMITS.searchWidth);
+    const width = Math.min(2 * keep, SEARCH_LIMITS.windowWidth);
     const hits = await search(width);
     // The port returns `width` hits whenever that many match: fewer means it returned them all.
     const complete = hits.length < width;

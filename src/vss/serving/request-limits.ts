@@ -33,7 +33,12 @@ export const SEARCH_LIMITS = {
    * Widest vector DB search a candidate window asks for: the VectorDb port's own `limit` bound, not a
    * serving choice.
    */
-  searchWidth: VECTOR_DB_LIMITS.maxLimit,
+  windowWidth: VECTOR_DB_LIMITS.maxLimit,
+  /**
+   * A Search's `search_width`: the widest HNSW candidate list (ef) a client may ask for, the port's
+   * own bound (past it a graph search does an exact scan's work).
+   */
+  searchWidth: VECTOR_DB_LIMITS.maxEfSearch,
   /**
    * How deep one query's walk may go: a page must end at or before this candidate (`offset +
    * page_size`). Half the widest search, because a window step searches twice as wide as it keeps

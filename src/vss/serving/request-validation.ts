@@ -67,6 +67,18 @@ export function pageSizeOf(value: number): number {
   return value;
 }
 
+/** A Search's `search_width`: 0 for the variant's own; 1 to `SEARCH_LIMITS.searchWidth` otherwise. */
+export function searchWidthRequested(value: number): number {
+  if (value === 0) return 0;
+  if (!Number.isInteger(value) || value < 1 || value > SEARCH_LIMITS.searchWidth) {
+    throw invalidArgument(
+      `search_width must be 1 to ${SEARCH_LIMITS.searchWidth} (0 for the variant's ef_search), got ${value}`,
+      'search_width',
+    );
+  }
+  return value;
+}
+
 /** Attribute names are aggregator labels. */
 export function attributesOf(attributes: readonly string[]): string[] {
   return attributes.map((name, i) => attributeLabel(name, `attributes[${i}]`));

@@ -31,6 +31,8 @@ export interface ResultKeyParts {
   filters: string;
   attributes: readonly string[];
   pageSize: number;
+  /** The HNSW width searched: a wider search may answer other candidates. */
+  searchWidth: number;
   /** The incoming page token, or '' for the first page. */
   pageToken: string;
   /** The variant's cluster's key prefix (ClusterVectorDbs.cacheKeyPrefix); '' for experiment. */
@@ -59,6 +61,7 @@ export function resultKey(parts: ResultKeyParts): string {
       parts.filters,
       [...parts.attributes].sort(),
       parts.pageSize,
+      parts.searchWidth,
       parts.pageToken,
     ]),
   );

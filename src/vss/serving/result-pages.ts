@@ -36,6 +36,8 @@ export interface PageRequest {
   vector: Float32Array;
   pageSize: number;
   attributes: readonly string[];
+  /** HNSW width of the vector DB searches (model/hnsw-params.ts searchWidthOf). */
+  searchWidth: number;
   labels: ServingLabels;
   context: CallContext;
 }
@@ -65,7 +67,7 @@ export class ResultPages {
   }
 
   async page(request: PageRequest): Promise<ResultPage> {
-    const { served, query, version, collection, vector, pageSize, attributes } = request;
+    const { served, query, version, collection, vector, pageSize, attributes, searchWidth } = request;
     // An expired embedding never matches (vss.md), whatever the sweep has removed yet.
     const expiring = served.model.embeddingTtlSeconds > 0;
     const filters: Filter[] = [
@@ -88,6 +90,7 @@ export class ResultPages {
           filters,
           limit: width,
           indexedOnly: true,
+          efSearch: searchWidth,
           // Attributes come from the answer that applied the filters: one snapshot, one source.
           withPayload: payload.length > 0 ? payload : false,
         },

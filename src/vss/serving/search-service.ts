@@ -14,7 +14,7 @@ import type { QueryResult, SearchRequest, SearchResponse } from '../../gen/vss/v
 import { invalidArgument } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
 import { collectionName } from '../model/collection-name.js';
-import type { ClusterVectorDbs } from '../model/index.js';
+import { type ClusterVectorDbs, searchWidthOf } from '../model/index.js';
 import { candidatesOf } from './candidate-attributes.js';
 import type { CandidateLookup } from './candidate-lookup.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
@@ -24,7 +24,13 @@ import type { PageTokens } from './page-token.js';
 import type { RecallSampler } from './recall-sampler.js';
 import { quote, SEARCH_LIMITS, tooDeep, tooManyFilterValues } from './request-limits.js';
 import { pacedMap } from './request-pacing.js';
-import { attributesOf, filtersOf, pageSizeOf, requireName } from './request-validation.js';
+import {
+  attributesOf,
+  filtersOf,
+  pageSizeOf,
+  requireName,
+  searchWidthRequested,
+} from './request-validation.js';
 import { type CachedPage, type ResultCache, resultKey } from './result-cache.js';
 import type { ResultPages } from './result-pages.js';
 import { type PreparedQuery, prepareQuery, sharedFilters } from './search-query.js';
@@ -58,6 +64,7 @@ export class SearchService {
     requireName(request.modelName, 'model_name');
     requireName(request.variant, 'variant');
     const pageSize = pageSizeOf(request.pageSize);
+    const requestedWidth = searchWidthRequested(request.searchWidth);
     const attributes = attributesOf(request.attributes);
     if (request.queries.length === 0)
       throw invalidArgument('queries must hold at least one query', 'queries');
@@ -78,6 +85,7 @@ export class SearchService {
       variant: request.variant,
     });
     Object.assign(labels, { entity: request.entity, model: request.modelName, variant: request.variant });
+    const searchWidth = searchWidthOf(served.variant, requestedWidth);
     const shared = sharedFilters(filtersOf(request.filters, 'filters'));
     await this.deps.fields.check(served, shared.filters, 'filters', context);
     const prepared = await pacedMap(request.queries.length, 1, context, (i) =>
@@ -87,7 +95,7 @@ export class SearchService {
     for (const query of prepared) depth += (query.cursor?.offset ?? 0) + pageSize;
     if (depth > SEARCH_LIMITS.depth) throw tooDeep(depth);
     const results = await pacedMap(prepared.length, QUERIES_IN_FLIGHT, context, (i) =>
-      this.answer(served, prepared[i]!, pageSize, attributes, labels, context),
+      this.answer(served, prepared[i]!, pageSize, attributes, searchWidth, labels, context),
     );
     return { results };
   }
@@ -97,6 +105,7 @@ export class SearchService {
     query: PreparedQuery,
     pageSize: number,
     attributes: readonly string[],
+    searchWidth: number,
     labels: ServingLabels,
     context: CallContext,
   ): Promise<QueryResult> {
@@ -113,6 +122,7 @@ export class SearchService {
           filters: query.filtersHash,
           attributes,
           pageSize,
+          searchWidth,
           pageToken: query.pageToken,
           clusterPrefix: this.deps.vectorDbs.cacheKeyPrefix(variant.cluster),
         })
@@ -159,6 +169,7 @@ export class SearchService {
       vector: vector!,
       pageSize,
       attributes,
+      searchWidth,
       labels,
       context,
     });

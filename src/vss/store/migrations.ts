@@ -447,6 +447,15 @@ ALTER TABLE vss_variants DROP CONSTRAINT vectordb_type;
 ALTER TABLE vss_variants ADD CONSTRAINT vectordb_type CHECK (vectordb_type IN ('EMBEDDED', 'QDRANT', 'PGVECTOR'));
 `;
 
+/**
+ * A variant's search width, changed live by POST /update-variant: the registration (vectordb_config)
+ * stays as registered, so registering the same body again still answers 200.
+ */
+const variantSearchWidth = `
+ALTER TABLE vss_variants ADD COLUMN ef_search integer
+  CONSTRAINT ef_search CHECK (ef_search IS NULL OR ef_search BETWEEN 1 AND 4096);
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
@@ -464,4 +473,5 @@ export const vssMigrations: readonly Migration[] = [
   },
   { version: 11, name: 'job records of the built-in job runner', up: jobRecords },
   { version: 12, name: 'variants on pgvector', up: pgvectorType },
+  { version: 13, name: "a variant's live search width", up: variantSearchWidth },
 ];

@@ -154,6 +154,11 @@ export interface Variant extends VariantKey {
   /** The version ingestion writes into; null until the first reset. */
   writeVersion: number | null;
   cluster: Cluster;
+  /**
+   * The HNSW width (ef) of the variant's searches as changed live (update-variant); null: the
+   * `ef_search` of its vectordb_config, else the vector DB's default (model/search-width.ts).
+   */
+  efSearch: number | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -41,13 +41,14 @@ interface VariantRow {
   memory_cache_ttl: number;
   distributed_cache_ttl: number;
   cache_ttl_jitter: number;
+  ef_search: number | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const columns = `entity, model_name, variant, vss_filter, vectordb_type, vectordb_config, job_frequency,
   state, failed_state, failure_reason, read_version, write_version, cluster, memory_cache_ttl,
-  distributed_cache_ttl, cache_ttl_jitter, created_at, updated_at`;
+  distributed_cache_ttl, cache_ttl_jitter, ef_search, created_at, updated_at`;
 
 export function toVariant(row: VariantRow): Variant {
   return {
@@ -69,6 +70,7 @@ export function toVariant(row: VariantRow): Variant {
     readVersion: row.read_version,
     writeVersion: row.write_version,
     cluster: row.cluster,
+    efSearch: row.ef_search,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -152,6 +154,20 @@ export class VariantsRepository {
       `SELECT ${columns} FROM vss_variants ORDER BY entity, model_name, variant`,
     );
     return rows.map(toVariant);
+  }
+
+  /**
+   * Sets the HNSW width of the variant's searches (null: back to its vectordb_config's), live:
+   * serving hears of the change as of any other (the configuration's NOTIFY) and searches with it
+   * from then on. The stored variant, or undefined when there is none.
+   */
+  async setEfSearch(key: VariantKey, efSearch: number | null): Promise<Variant | undefined> {
+    const { rows } = await this.db.query<VariantRow>(
+      `UPDATE vss_variants SET ef_search = $4, updated_at = now()
+        WHERE entity = $1 AND model_name = $2 AND variant = $3 RETURNING ${columns}`,
+      [key.entity, key.modelName, key.variant, efSearch],
+    );
+    return rows[0] === undefined ? undefined : toVariant(rows[0]);
   }
 
   /** The model's variants, by name. */

@@ -233,6 +233,17 @@ describe('request bodies', () => {
     );
   });
 
+  test("update-variant sets the variant's search width; a width past the limit is the API's 400", async () => {
+    const c = await catalog(0, ['all']);
+    const result = await cli('update-variant', [...modelArgs(c), '--variant', 'all', '--ef-search', '300']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal((await api.store.variants.get({ ...c, variant: 'all' })).efSearch, 300);
+    assert.match(result.stdout, new RegExp(`Variant ${c.entity}/m/all updated: .*ef_search 300`));
+    const refused = await cli('update-variant', [...modelArgs(c), '--variant', 'all', '--ef-search', '5000']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /ef_search/);
+  });
+
   test('register-variant on a model with data names the fill operation; --wait follows it', async () => {
     const c = await catalog(200, ['all']);
     const reset = await cli('reset', modelArgs(c));

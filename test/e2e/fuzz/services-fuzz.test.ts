@@ -127,6 +127,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
         variant: 'organic',
         queries: [{ candidateId: 'p1', pageToken: '', filters: [] }],
         pageSize: 5,
+        searchWidth: 0,
         attributes: [],
         filters: [],
       }).finish();
@@ -139,6 +140,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
         variant: 'organic',
         queries: [{ candidateId: 'p1\u0000', pageToken: '', filters: [] }],
         pageSize: 5,
+        searchWidth: 0,
         attributes: [],
         filters: [],
       }).finish();
@@ -180,6 +182,7 @@ describe('both services under fuzzed requests (issue 13)', () => {
         variant: 'organic',
         queries: [{ candidateId: 'p'.repeat(2000), pageToken: '', filters: [] }],
         pageSize: 5,
+        searchWidth: 0,
         attributes: [],
         filters: [],
       }).finish();

@@ -80,6 +80,7 @@ function validSearch(r: Random, world: VssWorldView): SearchRequest {
     variant: r.pick(['organic', 'ad']),
     queries: Array.from({ length: 1 + r.int(3) }, () => validQuery(r, world)),
     pageSize: r.int(30),
+    searchWidth: r.chance(0.2) ? 1 + r.int(512) : 0,
     attributes: r.chance(0.5) ? ['brand', 'price'] : [],
     filters: r.chance(0.3) ? [validFilter(r)] : [],
   };
@@ -138,6 +139,10 @@ const SEARCH: Mutation<SearchRequest>[] = [
   (q, r) => {
     q.pageSize = r.pick([-1, -(2 ** 31), SEARCH_LIMITS.pageSize + 1, 2 ** 31 - 1, 100_000]);
     return { summary: `page_size ${q.pageSize}`, expect: IA(/^page_size$/) };
+  },
+  (q, r) => {
+    q.searchWidth = r.pick([-1, -(2 ** 31), SEARCH_LIMITS.searchWidth + 1, 2 ** 31 - 1]);
+    return { summary: `search_width ${q.searchWidth}`, expect: IA(/^search_width$/) };
   },
   (q) => {
     q.queries = [];

@@ -187,6 +187,7 @@ export class Client {
       pageSize: 0,
       attributes: [],
       filters: [],
+      searchWidth: 0,
       ...request,
     };
     return this.call(this.raw.search.bind(this.raw) as Call<SearchRequest, SearchResponse>, full, deadlineMs);

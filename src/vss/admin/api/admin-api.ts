@@ -34,6 +34,7 @@ import { addResponseSchemas } from './response-schemas.js';
 import type { RouteContext } from './route-context.js';
 import { serviceRoutes } from './service-routes.js';
 import { statusRoutes } from './status-routes.js';
+import { variantSettingsRoutes } from './variant-settings-routes.js';
 
 export interface AdminApiOptions {
   store: VssStore;
@@ -214,6 +215,7 @@ export async function buildAdminApi(options: AdminApiOptions): Promise<FastifyIn
     ...(options.trainingDataRoots === undefined ? {} : { trainingDataRoots: options.trainingDataRoots }),
   };
   registrationRoutes(app, context);
+  variantSettingsRoutes(app, context);
   operationRoutes(app, context);
   statusRoutes(app, context);
   serviceRoutes(app, {

@@ -2,6 +2,7 @@
  * The admin API's JSON for the store's domain values: snake_case fields as in vss.md, dates as ISO
  * strings, JSON-holding fields as objects. The shapes are those of response-schemas.ts.
  */
+import { searchWidthOf } from '../../model/index.js';
 import type { Model, ModelVersion, Operation, Store, Variant } from '../../store/index.js';
 
 type Json = Record<string, unknown>;
@@ -74,6 +75,7 @@ export function variantJson(variant: Variant): Json {
     read_version: variant.readVersion,
     write_version: variant.writeVersion,
     cluster: variant.cluster,
+    ef_search: searchWidthOf(variant),
     created_at: iso(variant.createdAt),
     updated_at: iso(variant.updatedAt),
   };

@@ -8,7 +8,7 @@
  * their length and type.
  */
 import { z } from 'zod';
-import { FILTER_OPS } from '../../../platform/vectordb/index.js';
+import { FILTER_OPS, LIMITS as VECTOR_DB_LIMITS } from '../../../platform/vectordb/index.js';
 import { DISTANCE_FUNCTIONS, JOB_FREQUENCIES, VECTOR_DB_TYPES } from '../../store/index.js';
 import { requestJsonSchema } from './json-schema.js';
 import { MODEL_TYPES } from './model-types.js';
@@ -152,6 +152,18 @@ const resetModel = model.extend({
 
 const variantOfModel = model.extend({ variant });
 
+/** What a variant may change live: its search width (registration fields are fixed once stored). */
+const updateVariant = variantOfModel.extend({
+  ef_search: z
+    .int()
+    .min(1)
+    .max(VECTOR_DB_LIMITS.maxEfSearch)
+    .nullable()
+    .describe(
+      "HNSW width (ef) of the variant's searches from now on, without a rebuild: wider finds more true neighbours for more work; null returns to its vectordb_config's ef_search.",
+    ),
+});
+
 // The JSON Schemas Fastify validates with (and the OpenAPI document shows).
 
 export const registerStoreBody = requestJsonSchema(registerStore);
@@ -170,6 +182,7 @@ export const registerVariantBody = requestJsonSchema(
 export const resetModelBody = requestJsonSchema(resetModel);
 export const modelBody = requestJsonSchema(model);
 export const variantBody = requestJsonSchema(variantOfModel);
+export const updateVariantBody = requestJsonSchema(updateVariant);
 export const modelParams = requestJsonSchema(z.strictObject({ entity, model: modelName }));
 export const operationParams = requestJsonSchema(
   z.strictObject({
@@ -195,3 +208,4 @@ export type RegisterVariantRequest = z.output<typeof registerVariant>;
 export type ModelRequest = z.output<typeof model>;
 export type ResetModelRequest = z.output<typeof resetModel>;
 export type VariantRequest = z.output<typeof variantOfModel>;
+export type UpdateVariantRequest = z.output<typeof updateVariant>;

@@ -88,6 +88,11 @@ const variant = z.strictObject({
   read_version: nullableVersion,
   write_version: nullableVersion,
   cluster: z.enum(CLUSTERS),
+  ef_search: z
+    .int()
+    .describe(
+      "HNSW width of the variant's searches now: as set by update-variant, else its vectordb_config's ef_search, else the vector DB's default.",
+    ),
   created_at: date,
   updated_at: date,
   read_counts: versionCounts

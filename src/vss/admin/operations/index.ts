@@ -37,4 +37,4 @@ export {
 } from './steps/operation-targets.js';
 export { PROMOTE_STEPS } from './steps/promote-steps.js';
 export { RESET_STEPS } from './steps/reset-model.js';
-export { type DbTarget, hnswOf, targetOf, VectorDbs } from './vector-dbs.js';
+export { type DbTarget, targetOf, VectorDbs } from './vector-dbs.js';

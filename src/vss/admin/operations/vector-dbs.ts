@@ -7,9 +7,9 @@
  * the HNSW parameters of the variants' `vectordb_config` (or the service defaults).
  */
 import { isLatticeError, LatticeError } from '../../../platform/errors.js';
-import type { HnswParams, VectorDb } from '../../../platform/vectordb/index.js';
-import { collectionName } from '../../model/index.js';
-import type { Cluster, JsonObject, JsonValue, Model, Variant, VectorDbType } from '../../store/index.js';
+import type { VectorDb } from '../../../platform/vectordb/index.js';
+import { collectionName, hnswOf } from '../../model/index.js';
+import type { Cluster, Model, Variant, VectorDbType } from '../../store/index.js';
 
 /** Where a variant's collections live: an experiment vector DB by kind, or the production cluster's. */
 export type DbTarget = VectorDbType | 'production';
@@ -111,38 +111,4 @@ export class VectorDbs {
   types(): DbTarget[] {
     return [...this.#dbs.keys()];
   }
-}
-
-/**
- * HNSW parameters from the variants' `vectordb_config`: `hnsw: {m, ef_construction, ef_search}` or
- * the original system's `params: {m, ef_construct}` (strings or numbers). The first variant (by name)
- * that sets a parameter decides it; unset ones take the vector DB's defaults.
- */
-export function hnswOf(variants: readonly Variant[]): Partial<HnswParams> {
-  const hnsw: Partial<HnswParams> = {};
-  for (const variant of [...variants].sort((a, b) => (a.variant < b.variant ? -1 : 1))) {
-    const config = variant.vectorDbConfig;
-    const sources = [objectAt(config, 'hnsw'), objectAt(config, 'params')];
-    for (const source of sources) {
-      if (source === undefined) continue;
-      hnsw.m ??= positive(source.m);
-      hnsw.efConstruction ??= positive(
-        source.ef_construction ?? source.ef_construct ?? source.efConstruction,
-      );
-      hnsw.efSearch ??= positive(source.ef_search ?? source.ef ?? source.efSearch);
-    }
-  }
-  return Object.fromEntries(Object.entries(hnsw).filter(([, v]) => v !== undefined));
-}
-
-function objectAt(config: JsonObject, key: string): JsonObject | undefined {
-  const value = config[key];
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as JsonObject)
-    : undefined;
-}
-
-function positive(value: JsonValue | undefined): number | undefined {
-  const n = typeof value === 'string' ? Number(value) : value;
-  return typeof n === 'number' && Number.isInteger(n) && n > 0 && n <= 10_000 ? n : undefined;
 }

@@ -190,6 +190,48 @@ export function registrationTests(get: () => Harness): void {
     assertError(cacheChanged, 409, 'ALREADY_EXISTS', 'cache');
   });
 
+  test('update-variant: ef_search changes live and shows on the variant; the registration stays as it was', async () => {
+    const h = get();
+    const b = await registerAll(h, unique());
+    const key = { entity: b.entity, model_name: 'm1', variant: 'organic' };
+    const registered = await h.call({ method: 'GET', url: `/models/${b.entity}/m1` });
+    assert.equal(registered.status, 200, registered.body);
+    const listed = (registered.json.variants as { variant: string; ef_search: number }[])[0]!;
+    assert.equal(listed.ef_search, 96, 'the default width before any change');
+    const wider = await h.call({ url: '/update-variant', body: { ...key, ef_search: 400 } });
+    assert.equal(wider.status, 200, wider.body);
+    assert.equal(wider.json.ef_search, 400);
+    assert.deepEqual(wider.json.vectordb_config, b.variant.vectordb_config);
+    const after = await h.call({ method: 'GET', url: `/models/${b.entity}/m1` });
+    assert.equal((after.json.variants as { ef_search: number }[])[0]!.ef_search, 400);
+    // The same registration body again is still a repeat, not a conflict.
+    assert.equal((await h.call({ url: '/register-variant', body: b.variant })).status, 200);
+    const back = await h.call({ url: '/update-variant', body: { ...key, ef_search: null } });
+    assert.equal(back.status, 200, back.body);
+    assert.equal(back.json.ef_search, 96);
+
+    assertError(
+      await h.call({ url: '/update-variant', body: { ...key, variant: 'nope', ef_search: 50 } }),
+      404,
+      'NOT_FOUND',
+      'variant',
+    );
+    for (const ef_search of [0, 4097, 1.5, '64']) {
+      assertError(
+        await h.call({ url: '/update-variant', body: { ...key, ef_search } }),
+        400,
+        'INVALID_ARGUMENT',
+        'ef_search',
+      );
+    }
+    assertError(
+      await h.call({ url: '/update-variant', body: { ...key, ef_search: 64, job_frequency: 'FREQ_1H' } }),
+      400,
+      'INVALID_ARGUMENT',
+      'job_frequency',
+    );
+  });
+
   test('register-variant: names and filter columns that become SQL identifiers are validated', async () => {
     const h = get();
     const b = await registerAllButVariant(h);
