@@ -48,7 +48,7 @@ test('/docs/openapi.yaml is the same document', async () => {
   assert.deepEqual(parseYaml(yaml.body), await documentJson());
 });
 
-test('every route of vss.md is documented with its success and error answers', async () => {
+test('every route of vss.md (and update-variant, issue 38) is documented with its success and error answers', async () => {
   const raw = await documentJson();
   const document = raw as { paths: Record<string, Record<string, Operation>> };
   const routes = Object.entries(document.paths).flatMap(([path, operations]) =>
@@ -69,6 +69,7 @@ test('every route of vss.md is documented with its success and error answers', a
     'POST /register-variant',
     'POST /reset-model',
     'POST /trigger-model-machine',
+    'POST /update-variant',
   ]);
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
