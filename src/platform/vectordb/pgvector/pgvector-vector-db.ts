@@ -11,7 +11,7 @@
  *
  * Searches: each query is planned (query-plan.ts): an exact scan (`ORDER BY` score over the rows the
  * filters leave, behind an `OFFSET 0` fence so PostgreSQL cannot answer it from the HNSW index) or
- * the HNSW index with `hnsw.ef_search` (the collection's, raised to the window) and
+ * the HNSW index with `hnsw.ef_search` (the search's or else the collection's, raised to the window, at most 1,000) and
  * `hnsw.iterative_scan = relaxed_order` set for that statement alone (`SET LOCAL` in a transaction).
  * Relaxed order may return hits slightly out of order, so they are re-sorted; an HNSW pass that comes
  * back with fewer hits than asked (a filter the graph walk could not satisfy within
@@ -90,7 +90,7 @@ export interface PgvectorSearchStats {
 /** pgvector 0.8.0 brought iterative index scans, which filtered HNSW searches rely on. */
 const MIN_PGVECTOR = [0, 8, 0];
 
-/** pgvector's largest `hnsw.ef_search`. */
+/** pgvector's largest `hnsw.ef_search`: a wider search (the port admits 4,096) runs at this width. */
 const MAX_EF_SEARCH = 1000;
 
 /** Values per upsert statement: about 2 MB of vector text. */
@@ -405,7 +405,7 @@ export class PgvectorVectorDb implements VectorDb {
   async #searchOne(c: CollectionTable, query: PreparedQuery, request: SearchRequest): Promise<SearchHit[]> {
     const { limit } = request;
     const depth = limit + query.exclude.length;
-    const ef = Math.max(c.hnsw.efSearch, firstWindow(limit));
+    const ef = Math.max(request.efSearch ?? c.hnsw.efSearch, firstWindow(limit));
     const points = await this.#pointCount(c);
     let exact: boolean;
     if (query.filters.length === 0) {
@@ -494,7 +494,7 @@ export class PgvectorVectorDb implements VectorDb {
     if (fields) columns.push('payload');
     if (request.withVector) columns.push(`${this.#realArray(c)} AS vector`);
     const text = `SELECT ${columns.join(', ')} FROM ${c.table}${where} ORDER BY ${distance} LIMIT ${limit}`;
-    const ef = Math.min(MAX_EF_SEARCH, Math.max(c.hnsw.efSearch, window));
+    const ef = Math.min(MAX_EF_SEARCH, Math.max(request.efSearch ?? c.hnsw.efSearch, window));
     return this.#sql.transaction(async (tx) => {
       // One round trip for both (a script without parameters); they end with the transaction.
       await tx.query(`SET LOCAL hnsw.ef_search = ${ef}; SET LOCAL hnsw.iterative_scan = relaxed_order`);
