@@ -472,6 +472,7 @@ describe('usage', () => {
       'retry',
       'status',
       'trigger',
+      'update-variant',
     ]);
     for (const subcommand of subcommands) {
       const result = await cli(subcommand, ['--help']);
