@@ -18,6 +18,8 @@
  *   points match; fewer only when fewer match. There is no offset: serving cuts its pages from one
  *   ranking of its own and pins them with its tokens (vss.md), so the port only ever answers the
  *   best `limit`.
+ * - **Exact on request.** `exact: true` answers by brute force (the true ranking); see
+ *   {@link SearchRequest.exact}.
  * - **Indexed only.** A point is *indexed* once it is in the ANN structure. `indexedOnly` searches
  *   see indexed points only; other searches also see points still waiting to be indexed.
  * - **Errors** are {@link LatticeError}s: INVALID_ARGUMENT naming the offending field (`dimension`,
@@ -143,6 +145,15 @@ export interface SearchRequest {
    * Adapters widen it to at least the depth they need, never narrow it.
    */
   efSearch?: number;
+  /**
+   * Exact (brute-force) search: every point the filters admit is scored, so the answer is the true
+   * top `limit`, whatever the index. Default false (the index's approximate search). It is the
+   * ground truth the admin's recall gate (vss verify_recall) measures the approximate search
+   * against, so every adapter must implement it: the embedded engine scans its rows, Qdrant sends
+   * `params.exact`. With `indexedOnly` the exact search covers the indexed points only (what an
+   * `indexedOnly` approximate search could find). Slow on large collections: not for serving.
+   */
+  exact?: boolean;
   /** Return payloads: `true` for all fields, a list for those fields only; default false. */
   withPayload?: boolean | readonly string[];
   /** Return vectors; default false. */

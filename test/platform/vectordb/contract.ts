@@ -599,6 +599,70 @@ export function vectorDbContract(target: VectorDbContractTarget): void {
       assert.equal((await search([{ field: 'bucket', op: 'NOT_IN', values: ['1'] }], 300)).length, 300);
     });
 
+    test('exact: true answers the true ranking (brute force), whatever the index parameters', async () => {
+      // The weakest graph the port accepts, on tight clusters: its approximate search misses, the
+      // exact one must not (it is the ground truth of the admin's recall gate).
+      const [name] = names('exact_search');
+      const dimension = 16;
+      await create({
+        name: name!,
+        dimension,
+        distance: 'COSINE',
+        hnsw: { m: 2, efConstruction: 4, efSearch: 1 },
+      });
+      let seed = 7;
+      const random = () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return seed / 2_147_483_648;
+      };
+      const centres = Array.from({ length: 30 }, () =>
+        Array.from({ length: dimension }, () => random() * 2 - 1),
+      );
+      const points: PointInput[] = Array.from({ length: 3_000 }, (_, i) => ({
+        id: `x${String(i).padStart(4, '0')}`,
+        vector: centres[i % 30]!.map((c) => Math.fround(c + (random() - 0.5) * 0.3)),
+        payload: { half: i % 2 },
+      }));
+      await db.upsert(name!, points);
+      await waitIndexed(name!);
+      const cosine = (a: readonly number[], b: readonly number[]) => {
+        let dot = 0;
+        let na = 0;
+        let nb = 0;
+        for (let i = 0; i < a.length; i++) {
+          dot += a[i]! * b[i]!;
+          na += a[i]! * a[i]!;
+          nb += b[i]! * b[i]!;
+        }
+        return dot / Math.sqrt(na * nb);
+      };
+      for (let q = 0; q < 20; q++) {
+        const vector = centres[(q * 7) % 30]!.map((c) => c + (random() - 0.5) * 0.3);
+        const filters: Filter[] = q % 2 === 0 ? [] : [{ field: 'half', op: 'IN', values: ['1'] }];
+        const admitted = points.filter((p) => filters.length === 0 || p.payload!.half === 1);
+        // The true top 10 scores (compared as scores: ties and float32 rounding cannot reorder them).
+        const truth = admitted
+          .map((p) => cosine(vector, p.vector as number[]))
+          .sort((a, b) => b - a)
+          .slice(0, 10);
+        const [hits] = await db.search({
+          collection: name!,
+          queries: [{ vector }],
+          filters,
+          limit: 10,
+          indexedOnly: true,
+          exact: true,
+        });
+        assert.equal(hits!.length, 10);
+        hits!.forEach((hit, i) => {
+          assert.ok(
+            Math.abs(hit.score - truth[i]!) < 1e-4,
+            `query ${q}, hit ${i}: ${hit.score} vs ${truth[i]}`,
+          );
+        });
+      }
+    });
+
     test('indexedOnly searches see only indexed points', {
       skip: !target.holdIndexing && 'the adapter cannot hold indexing back',
     }, async () => {

@@ -357,6 +357,8 @@ export class QdrantVectorDb implements VectorDb {
     if (queries.length === 0) return [];
 
     const { limit } = request;
+    // `exact`: every fetch is exact (params.exact), the port's ground-truth search.
+    const exactOnly = request.exact ?? false;
     const body = (query: PreparedQuery, window: number, exact: boolean): Schemas['SearchRequest'] => ({
       vector: query.vector,
       ...(query.filter ? { filter: query.filter } : {}),
@@ -400,16 +402,16 @@ export class QdrantVectorDb implements VectorDb {
     const firstAnswers = await this.call(
       () =>
         this.client.searchBatch(this.qdrantName(name), {
-          searches: queries.map((query) => body(query, firstWindow(limit), false)),
+          searches: queries.map((query) => body(query, firstWindow(limit), exactOnly)),
         }),
       name,
     );
     const results: SearchHit[][] = [];
     for (let i = 0; i < queries.length; i++) {
       const query = queries[i]!;
-      let page = await settle(query, decode(firstAnswers[i] ?? []), false);
+      let page = await settle(query, decode(firstAnswers[i] ?? []), exactOnly);
       // HNSW under a filter can miss matches; an exact search tells a short page from a true one.
-      if (page.length < limit && query.filter) {
+      if (!exactOnly && page.length < limit && query.filter) {
         page = await settle(query, await fetch(query, firstWindow(limit), true), true);
       }
       results.push(page);

@@ -18,6 +18,8 @@ export interface PreparedQuery {
   indexedOnly: boolean;
   /** The search's own width; the collection's `efSearch` when undefined. */
   efSearch: number | undefined;
+  /** Scan every matching indexed row instead of walking the graph (the port's `exact`). */
+  exact?: boolean;
 }
 
 export interface QueryExplanation {
@@ -40,16 +42,18 @@ function plan(collection: Collection, query: PreparedQuery, settings: PlannerSet
   const indexed = query.matches ? collection.indexedMatches(query.matches) : undefined;
   const indexedMatches = indexed?.rows;
   const candidates = indexed ? indexed.count : store.indexedCount;
-  const planned = planQuery(
-    {
-      candidates,
-      graphSize: graph.size,
-      depth,
-      efSearch: query.efSearch ?? collection.spec.hnsw.efSearch,
-      filtered: indexedMatches !== undefined,
-    },
-    settings,
-  );
+  const planned: QueryPlan = query.exact
+    ? { path: 'exact', candidates }
+    : planQuery(
+        {
+          candidates,
+          graphSize: graph.size,
+          depth,
+          efSearch: query.efSearch ?? collection.spec.hnsw.efSearch,
+          filtered: indexedMatches !== undefined,
+        },
+        settings,
+      );
   let backlogCandidates = 0;
   let backlog: Bitset | undefined;
   if (!query.indexedOnly && collection.pendingCount > 0) {

@@ -416,6 +416,7 @@ export class EmbeddedVectorDb implements VectorDb {
         excluded,
         indexedOnly: request.indexedOnly ?? false,
         efSearch: request.efSearch,
+        exact: request.exact ?? false,
       };
     };
     return { collection, prepare };
