@@ -427,6 +427,24 @@ export class EmbeddingsRepository {
     );
   }
 
+  /**
+   * Up to `limit` live rows of the version, a spread-out sample that is the same on every call (rows
+   * ordered by a hash of their id, not by the id): the recall gate's queries
+   * (admin/operations/recall-gate.ts).
+   */
+  async sample(
+    table: string,
+    request: { modelName: string; version: number; limit: number },
+  ): Promise<StoredEmbedding[]> {
+    const name = tableName(table, 'embeddings_table');
+    integerField(request.limit, 'limit', 1, 10_000);
+    return this.#selectRows(name, `model_name = $1 AND version = $2 AND ${live} ORDER BY md5(id) LIMIT $3`, [
+      request.modelName,
+      request.version,
+      request.limit,
+    ]);
+  }
+
   /** Sets the variant's flag on the given rows (a real-time membership change); rows updated. */
   async setMembership(
     table: string,

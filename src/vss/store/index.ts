@@ -44,6 +44,7 @@ export { VSS_CONFIG_CHANNEL, VSS_MIGRATIONS_TABLE, vssMigrations } from './migra
 export type { ModelsRepository } from './models-repository.js';
 export type { CreatedOperation, OperationFilter, OperationsRepository } from './operations-repository.js';
 export type { ReadVersionFlip } from './read-version.js';
+export type { ModelRollback, RolledBackVariant } from './rollback.js';
 export type { StoresRepository } from './stores-repository.js';
 export * from './types.js';
 export type { VariantsRepository } from './variants-repository.js';

@@ -456,6 +456,23 @@ ALTER TABLE vss_variants ADD COLUMN ef_search integer
   CONSTRAINT ef_search CHECK (ef_search IS NULL OR ef_search BETWEEN 1 AND 4096);
 `;
 
+/**
+ * Recall-gated flips with rollback (docs/vss.md "Recall gate and rollback"): each variant's
+ * `min_recall` (the gate a reset's new version must pass before it is served), the version it read
+ * before its last flip (`previous_read_version`: where a rollback goes back to), and on each version
+ * the recall figures the gate measured (`recall`) and when a rollback took it out of service
+ * (`rolled_back_at`).
+ */
+const recallGate = `
+ALTER TABLE vss_variants ADD COLUMN min_recall double precision NOT NULL DEFAULT 0.95
+  CONSTRAINT min_recall CHECK (min_recall >= 0 AND min_recall <= 1);
+ALTER TABLE vss_variants ADD COLUMN previous_read_version integer
+  CONSTRAINT previous_read_version CHECK (previous_read_version IS NULL OR previous_read_version >= 1);
+ALTER TABLE vss_versions ADD COLUMN recall jsonb
+  CONSTRAINT recall CHECK (recall IS NULL OR jsonb_typeof(recall) = 'object');
+ALTER TABLE vss_versions ADD COLUMN rolled_back_at timestamptz;
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
@@ -474,4 +491,5 @@ export const vssMigrations: readonly Migration[] = [
   { version: 11, name: 'job records of the built-in job runner', up: jobRecords },
   { version: 12, name: 'variants on pgvector', up: pgvectorType },
   { version: 13, name: "a variant's live search width", up: variantSearchWidth },
+  { version: 14, name: 'recall-gated flips: min_recall, recall figures, rollback', up: recallGate },
 ];

@@ -62,8 +62,12 @@ export async function flipReadVersion(
       );
     }
 
+    // The version read before is remembered: a rollback within its grace period goes back to it.
     await tx.query(
-      `UPDATE vss_variants SET read_version = $4, state = 'READY', updated_at = now()
+      `UPDATE vss_variants
+          SET read_version = $4, state = 'READY', updated_at = now(),
+              previous_read_version = CASE WHEN read_version IS NULL OR read_version = $4
+                                           THEN previous_read_version ELSE read_version END
         WHERE entity = $1 AND model_name = $2 AND variant = $3`,
       [key.entity, key.modelName, key.variant, version],
     );

@@ -131,12 +131,20 @@ export const DEFAULT_CACHE_SETTINGS: Readonly<CacheSettings> = {
   ttlJitter: 0.1,
 };
 
+/** A variant's `min_recall` when its registration gives none. */
+export const DEFAULT_MIN_RECALL = 0.95;
+
 export interface NewVariant extends VariantKey {
   vssFilter: JsonObject;
   vectorDbType: VectorDbType;
   vectorDbConfig: JsonObject;
   jobFrequency: JobFrequency;
   cache?: Partial<CacheSettings>;
+  /**
+   * Recall@k (0..1) a reset's new version must reach in every filter-selectivity bucket before
+   * the variant is flipped to it (verify_recall); default {@link DEFAULT_MIN_RECALL}.
+   */
+  minRecall?: number;
 }
 
 export interface Variant extends VariantKey {
@@ -153,6 +161,13 @@ export interface Variant extends VariantKey {
   readVersion: number | null;
   /** The version ingestion writes into; null until the first reset. */
   writeVersion: number | null;
+  /** See {@link NewVariant.minRecall}. */
+  minRecall: number;
+  /**
+   * The version the variant read before its last flip: where `rollback-model` goes back to while
+   * that version is kept (its grace period); null after a rollback or before a second version.
+   */
+  previousReadVersion: number | null;
   cluster: Cluster;
   /**
    * The HNSW width (ef) of the variant's searches as changed live (update-variant); null: the
@@ -181,6 +196,10 @@ export interface ModelVersion extends VersionKey {
   /** When a variant first served this version. */
   indexedAt: Date | null;
   retiredAt: Date | null;
+  /** The recall figures the reset's verify_recall step measured (admin/operations/recall-gate.ts). */
+  recall: JsonObject | null;
+  /** When a rollback took this version out of service (its variants went back to the previous one). */
+  rolledBackAt: Date | null;
   updatedAt: Date;
 }
 

@@ -3,7 +3,7 @@
  * `to_be_indexed_<variant>` column, in the same transaction) and the variant state machine's
  * compare-and-set steps. The read-version flip lives in read-version.ts.
  */
-import { notFound } from '../../platform/errors.js';
+import { invalidArgument, notFound } from '../../platform/errors.js';
 import type { SqlQueryable, SqlValue } from '../../platform/sql/index.js';
 import { withConstraintErrors } from './database-errors.js';
 import { EntityTables } from './entity-tables.js';
@@ -14,6 +14,7 @@ import {
   type CacheSettings,
   type Cluster,
   DEFAULT_CACHE_SETTINGS,
+  DEFAULT_MIN_RECALL,
   type JobFrequency,
   type JsonObject,
   type ModelKey,
@@ -42,13 +43,15 @@ interface VariantRow {
   distributed_cache_ttl: number;
   cache_ttl_jitter: number;
   ef_search: number | null;
+  min_recall: number;
+  previous_read_version: number | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const columns = `entity, model_name, variant, vss_filter, vectordb_type, vectordb_config, job_frequency,
   state, failed_state, failure_reason, read_version, write_version, cluster, memory_cache_ttl,
-  distributed_cache_ttl, cache_ttl_jitter, ef_search, created_at, updated_at`;
+  distributed_cache_ttl, cache_ttl_jitter, ef_search, min_recall, previous_read_version, created_at, updated_at`;
 
 export function toVariant(row: VariantRow): Variant {
   return {
@@ -69,6 +72,8 @@ export function toVariant(row: VariantRow): Variant {
     failureReason: row.failure_reason,
     readVersion: row.read_version,
     writeVersion: row.write_version,
+    minRecall: Number(row.min_recall),
+    previousReadVersion: row.previous_read_version,
     cluster: row.cluster,
     efSearch: row.ef_search,
     createdAt: row.created_at,
@@ -94,6 +99,10 @@ export class VariantsRepository {
     const cache: CacheSettings = { ...DEFAULT_CACHE_SETTINGS, ...variant.cache };
     integerField(cache.memoryTtlSeconds, 'cache.memory_ttl', 0);
     integerField(cache.distributedTtlSeconds, 'cache.distributed_ttl', 0);
+    const minRecall = variant.minRecall ?? DEFAULT_MIN_RECALL;
+    if (!(Number.isFinite(minRecall) && minRecall >= 0 && minRecall <= 1)) {
+      throw invalidArgument(`min_recall must be a number from 0 to 1, got ${minRecall}`, 'min_recall');
+    }
     return atomically(this.db, async (tx) => {
       const { rows: stores } = await tx.query<{ embeddings_table: string }>(
         `SELECT s.embeddings_table
@@ -110,8 +119,8 @@ export class VariantsRepository {
         () =>
           tx.query<VariantRow>(
             `INSERT INTO vss_variants (entity, model_name, variant, vss_filter, vectordb_type, vectordb_config,
-               job_frequency, memory_cache_ttl, distributed_cache_ttl, cache_ttl_jitter)
-             VALUES ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7, $8, $9, $10)
+               job_frequency, memory_cache_ttl, distributed_cache_ttl, cache_ttl_jitter, min_recall)
+             VALUES ($1, $2, $3, $4::jsonb, $5, $6::jsonb, $7, $8, $9, $10, $11)
              RETURNING ${columns}`,
             [
               variant.entity,
@@ -124,6 +133,7 @@ export class VariantsRepository {
               cache.memoryTtlSeconds,
               cache.distributedTtlSeconds,
               cache.ttlJitter,
+              minRecall,
             ],
           ),
         { alreadyExists: `${variantLabel(variant)} already exists` },

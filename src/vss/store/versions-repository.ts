@@ -5,8 +5,8 @@
 import { notFound } from '../../platform/errors.js';
 import type { SqlQueryable, SqlValue } from '../../platform/sql/index.js';
 import { withConstraintErrors } from './database-errors.js';
-import { atomically, compareAndSet, integerField, type SqlExpression } from './sql-support.js';
-import type { ModelKey, ModelVersion, VersionKey, VersionStatus } from './types.js';
+import { atomically, compareAndSet, integerField, json, type SqlExpression } from './sql-support.js';
+import type { JsonObject, ModelKey, ModelVersion, VersionKey, VersionStatus } from './types.js';
 
 interface VersionRow {
   entity: string;
@@ -21,11 +21,13 @@ interface VersionRow {
   ingested_at: Date | null;
   indexed_at: Date | null;
   retired_at: Date | null;
+  recall: JsonObject | null;
+  rolled_back_at: Date | null;
   updated_at: Date;
 }
 
 const columns = `entity, model_name, version, status, failure_reason, ingested_count, failed_count,
-  indexed_count, created_at, ingested_at, indexed_at, retired_at, updated_at`;
+  indexed_count, created_at, ingested_at, indexed_at, retired_at, recall, rolled_back_at, updated_at`;
 
 function toVersion(row: VersionRow): ModelVersion {
   return {
@@ -41,6 +43,8 @@ function toVersion(row: VersionRow): ModelVersion {
     ingestedAt: row.ingested_at,
     indexedAt: row.indexed_at,
     retiredAt: row.retired_at,
+    recall: row.recall,
+    rolledBackAt: row.rolled_back_at,
     updatedAt: row.updated_at,
   };
 }
@@ -179,6 +183,41 @@ export class VersionsRepository {
     integerField(counts.points, 'ingested_count', 0, Number.MAX_SAFE_INTEGER);
     integerField(counts.indexed, 'indexed_count', 0, Number.MAX_SAFE_INTEGER);
     await this.cas(key, {}, { ingested_count: counts.points, indexed_count: counts.indexed });
+  }
+
+  /**
+   * RETIRED versions (of every model) whose rollback grace period is over: retired more than
+   * `graceMs` ago by the database's clock, the clock rollback.ts judges the grace period by.
+   */
+  async listExpiredRetired(graceMs: number): Promise<ModelVersion[]> {
+    integerField(graceMs, 'grace_ms', 0, Number.MAX_SAFE_INTEGER);
+    const { rows } = await this.db.query<VersionRow>(
+      `SELECT ${columns} FROM vss_versions
+        WHERE status = 'RETIRED' AND retired_at <= now() - make_interval(secs => $1::double precision / 1000)
+        ORDER BY entity, model_name, version`,
+      [graceMs],
+    );
+    return rows.map(toVersion);
+  }
+
+  /**
+   * RETIRED → DROPPED when the grace period is (still) over, judged under the row's lock, so a
+   * rollback that took the version back first wins; false when it did (or the version moved on).
+   */
+  async dropIfExpired(key: VersionKey, graceMs: number): Promise<boolean> {
+    integerField(graceMs, 'grace_ms', 0, Number.MAX_SAFE_INTEGER);
+    const { rowCount } = await this.db.query(
+      `UPDATE vss_versions SET status = 'DROPPED', updated_at = now()
+        WHERE entity = $1 AND model_name = $2 AND version = $3 AND status = 'RETIRED'
+          AND retired_at <= now() - make_interval(secs => $4::double precision / 1000)`,
+      [key.entity, key.modelName, key.version, graceMs],
+    );
+    return rowCount > 0;
+  }
+
+  /** Records the recall figures a reset's verify_recall step measured on this version. */
+  async setRecall(key: VersionKey, figures: JsonObject): Promise<void> {
+    await this.cas(key, {}, { recall: json(figures) });
   }
 
   /** Records the vector count the index reports for this version. */

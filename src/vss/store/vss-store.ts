@@ -16,8 +16,9 @@ import { VSS_MIGRATIONS_TABLE, vssMigrations } from './migrations.js';
 import { ModelsRepository } from './models-repository.js';
 import { OperationsRepository } from './operations-repository.js';
 import { flipReadVersion, type ReadVersionFlip } from './read-version.js';
+import { type ModelRollback, rollBackModel } from './rollback.js';
 import { StoresRepository } from './stores-repository.js';
-import type { VariantKey } from './types.js';
+import type { ModelKey, VariantKey } from './types.js';
 import { VariantsRepository } from './variants-repository.js';
 import { type VectorTransport, vectorTransport } from './vector-bytes.js';
 import { VersionsRepository } from './versions-repository.js';
@@ -35,6 +36,8 @@ export interface VssRepositories {
   readonly ingestion: IngestionRepository;
   /** See read-version.ts. */
   flipReadVersion(key: VariantKey, version: number): Promise<ReadVersionFlip>;
+  /** See rollback.ts. */
+  rollBackModel(model: ModelKey, options: { graceMs: number }): Promise<ModelRollback>;
 }
 
 class BoundRepositories implements VssRepositories {
@@ -66,6 +69,10 @@ class BoundRepositories implements VssRepositories {
 
   flipReadVersion(key: VariantKey, version: number): Promise<ReadVersionFlip> {
     return flipReadVersion(this.db, key, version);
+  }
+
+  rollBackModel(model: ModelKey, options: { graceMs: number }): Promise<ModelRollback> {
+    return rollBackModel(this.db, model, options);
   }
 }
 
