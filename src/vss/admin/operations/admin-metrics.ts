@@ -11,6 +11,12 @@
  * - `vss_admin_indexing_ratio{entity,model,variant}`: the same ratio for the version an operation is
  *   indexing (not yet served), while it waits: progress, not an alert (a long build is normal).
  * - `vss_admin_step_seconds{kind,step}`: one run of a step (a waiting step's check counts as a run).
+ * - `vss_version_recall{entity,model,variant,bucket}`: recall@k the reset's recall gate last measured
+ *   on a new version, per filter-selectivity bucket (recall-gate.ts); the flip waits for every
+ *   bucket to reach the variant's `min_recall`.
+ * - `vss_recall_gate_failures_total{entity,model,variant}`: resets whose new version the gate refused.
+ * - `vss_rollbacks_total{entity,model,reason}`: rollbacks to the previous version, `reason` `manual`
+ *   (POST /rollback-model) or `live_recall` (the live recall stayed below `min_recall`).
  *
  * Label values come from the registered catalog (entity, model, variant names) and the code (kinds,
  * steps), never from request bodies.
@@ -26,7 +32,12 @@ export const ADMIN_METRIC_NAMES = {
   indexedRatio: 'vss_indexed_vector_ratio',
   indexingRatio: 'vss_admin_indexing_ratio',
   stepSeconds: 'vss_admin_step_seconds',
+  versionRecall: 'vss_version_recall',
+  recallGateFailures: 'vss_recall_gate_failures_total',
+  rollbacks: 'vss_rollbacks_total',
 } as const;
+
+type VariantLabels = { entity: string; modelName: string; variant: string };
 
 const stepBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
@@ -38,6 +49,9 @@ export class AdminMetrics {
   readonly #ratio: GaugeMetric;
   readonly #indexing: GaugeMetric;
   readonly #step: TimingMetric;
+  readonly #versionRecall: GaugeMetric;
+  readonly #gateFailures: CounterMetric;
+  readonly #rollbacks: CounterMetric;
 
   constructor(metrics: Metrics) {
     this.#started = metrics.counter(ADMIN_METRIC_NAMES.started, 'vss admin operations started or retried', [
@@ -68,6 +82,36 @@ export class AdminMetrics {
       ['kind', 'step'],
       stepBuckets,
     );
+    this.#versionRecall = metrics.gauge(
+      ADMIN_METRIC_NAMES.versionRecall,
+      'vss recall@k of the version a reset last measured, per filter-selectivity bucket',
+      ['entity', 'model', 'variant', 'bucket'],
+    );
+    this.#gateFailures = metrics.counter(
+      ADMIN_METRIC_NAMES.recallGateFailures,
+      'vss resets whose new version the recall gate refused (recall below min_recall)',
+      ['entity', 'model', 'variant'],
+    );
+    this.#rollbacks = metrics.counter(
+      ADMIN_METRIC_NAMES.rollbacks,
+      'vss rollbacks of a model to its previous version, by reason (manual, live_recall)',
+      ['entity', 'model', 'reason'],
+    );
+  }
+
+  versionRecall(key: VariantLabels, bucket: string, recall: number): void {
+    this.#versionRecall.set(
+      { entity: key.entity, model: key.modelName, variant: key.variant, bucket },
+      recall,
+    );
+  }
+
+  recallGateFailed(key: VariantLabels): void {
+    this.#gateFailures.inc({ entity: key.entity, model: key.modelName, variant: key.variant });
+  }
+
+  rolledBack(key: { entity: string; modelName: string }, reason: 'manual' | 'live_recall'): void {
+    this.#rollbacks.inc({ entity: key.entity, model: key.modelName, reason });
   }
 
   started(kind: OperationKind): void {

@@ -25,6 +25,7 @@ import type { Logger } from '../../../platform/logging/index.js';
 import type { JsonObject, Operation, OperationKind, VssRepositories, VssStore } from '../../store/index.js';
 import type { JobRunner } from '../jobs/index.js';
 import type { AdminMetrics } from './admin-metrics.js';
+import type { RecallGateSettings } from './recall-gate.js';
 import type { VectorDbs } from './vector-dbs.js';
 
 /** What the steps run against: the engine's adapters and options. */
@@ -50,6 +51,13 @@ export interface StepServices {
    * configuration caches), ms; default 10,000 (steps/promote-steps.ts).
    */
   readonly promoteSettleMs?: number;
+  /** The reset's recall gate (recall-gate.ts); default RECALL_GATE_DEFAULTS. */
+  readonly recallGate?: RecallGateSettings;
+  /**
+   * How long a version no variant reads any more is kept for a rollback before it is dropped, ms
+   * (`vss.admin.rollbackGraceMs`); default 0: dropped once page walks are done with it.
+   */
+  readonly rollbackGraceMs?: number;
 }
 
 /** How a run of a step ended. `lost`: another worker moved the operation on first. */

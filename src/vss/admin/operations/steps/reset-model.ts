@@ -2,7 +2,8 @@
  * RESET_MODEL: a full ingestion into the version allocated when the reset was accepted, then
  * indexing and an atomic flip of every variant (vss.md "Concepts"):
  *
- *   create_collections → set_write_versions → start_job → ingesting → indexing → flip → drop_previous
+ *   create_collections → set_write_versions → start_job → ingesting → indexing → verify_recall → flip
+ *   → drop_previous
  *
  * - create_collections: the version's collection on each vector DB the variants use (one per DB,
  *   shared by the variants on it; HNSW from their `vectordb_config`). "Create if absent".
@@ -13,8 +14,14 @@
  *   the variants INGESTED then INDEXING. (The model's state follows its variants': model-state.ts.) A failed job fails the operation at
  *   start_job, so a retry starts (resumes) the job again.
  * - indexing: until every collection reports indexed ≥ 95 % of its points.
- * - flip: every variant READY on the new read version, in one transaction.
- * - drop_previous: versions no variant reads or writes any more are dropped (collections, rows).
+ * - verify_recall: recall@k of the new version against an exact search of it, per variant and
+ *   filter-selectivity bucket (recall-gate.ts); below a variant's `min_recall` the operation fails
+ *   here with the figures, and the variants keep serving their version.
+ * - flip: every variant READY on the new read version, in one transaction (each remembers the
+ *   version it read before: rollback-model's target).
+ * - drop_previous: versions no variant reads or writes any more are dropped (collections, rows)
+ *   once their rollback grace period (`vss.admin.rollbackGraceMs`) is over; those still within it
+ *   are left to the engine's sweep (retired-versions.ts).
  *
  * A failed reset leaves variants that serve a version READY on it (failTargets); a retry puts them
  * back in the state of the step it resumes at.
@@ -27,6 +34,7 @@ import type { OperationPlan } from '../step-registry.js';
 import { dropRetiredStep, flipStep, waitIndexedStep } from './indexing-steps.js';
 import { startJobStep, waitIngestionStep } from './ingestion-steps.js';
 import { failTargets, loadTargets, operationVersion, retryTargets, variantKey } from './operation-targets.js';
+import { verifyRecallStep } from './verify-recall.js';
 
 export const RESET_STEPS = [
   'create_collections',
@@ -34,6 +42,7 @@ export const RESET_STEPS = [
   'start_job',
   'ingesting',
   'indexing',
+  'verify_recall',
   'flip',
   'drop_previous',
 ] as const;
@@ -90,7 +99,8 @@ export const resetModelPlan: OperationPlan = {
         }
       },
     }),
-    waitIndexedStep('indexing', 'flip', 0.7, 0.95),
+    waitIndexedStep('indexing', 'verify_recall', 0.7, 0.95),
+    verifyRecallStep('verify_recall', 'flip', 0.96),
     flipStep('flip', 'drop_previous', 0.97),
     dropRetiredStep('drop_previous'),
   ],
@@ -101,6 +111,7 @@ export const resetModelPlan: OperationPlan = {
       start_job: 'INGESTING',
       ingesting: 'INGESTING',
       indexing: 'INDEXING',
+      verify_recall: 'INDEXING',
       flip: 'INDEXING',
     }),
 };
