@@ -21,6 +21,7 @@ import {
   SqlJobStateStore,
 } from './admin/jobs/index.js';
 import { startAdminEngine } from './admin/operations/index.js';
+import type { LiveRecallSource } from './model/index.js';
 import { openVssStore } from './store/index.js';
 import { openProductionVectorDb, openVssAdapters, vectorDbTypeOf } from './vss-adapters.js';
 
@@ -59,6 +60,7 @@ function jobRunnerOf(
 export async function startVssAdminPart(
   platform: Platform,
   port = platform.settings.vss.admin.port,
+  options: { liveRecall?: LiveRecallSource } = {},
 ): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
   // The vector databases first: a lock names the way out when another process owns one.
@@ -81,6 +83,14 @@ export async function startVssAdminPart(
     group: admin.group,
     pollIntervalMs: admin.pollIntervalMs,
     scheduleIntervalMs: admin.scheduleIntervalMs,
+    recallGate: { sampleSize: admin.recallSampleSize, k: admin.recallK },
+    rollbackGraceMs: admin.rollbackGraceMs,
+    ...(options.liveRecall !== undefined && admin.autoRollback.enabled
+      ? {
+          liveRecall: options.liveRecall,
+          autoRollback: { windowMs: admin.autoRollback.windowMs, minSamples: admin.autoRollback.minSamples },
+        }
+      : {}),
     metrics,
     logger,
   }).catch(async (err: unknown) => {

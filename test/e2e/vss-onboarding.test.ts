@@ -282,13 +282,15 @@ async function onboard(mode: Mode): Promise<void> {
       pageSize: 10,
     });
     for (const c of response.results[0]!.candidates) assert.equal(c.id[0], 'q');
-    assert.deepEqual((done.result as { dropped_versions: number[] }).dropped_versions, [1]);
+    // The previous version is kept for its rollback grace period (vss.admin.rollbackGraceMs, 1 h).
+    const result = done.result as { dropped_versions: number[]; kept_versions?: number[] };
+    assert.deepEqual([result.dropped_versions, result.kept_versions], [[], [1]]);
     const versions = (
       (await api(base, 'GET', `/models/${ENTITY}/${MODEL}`)).json as {
         versions: { version: number; status: string }[];
       }
     ).versions;
-    assert.equal(versions.find((v) => v.version === 1)?.status, 'DROPPED');
+    assert.equal(versions.find((v) => v.version === 1)?.status, 'RETIRED');
     assert.equal(versions.find((v) => v.version === 2)?.status, 'SERVING');
   } finally {
     client?.close();

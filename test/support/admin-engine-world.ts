@@ -47,6 +47,8 @@ export interface AdminWorldOptions {
   logger?: Logger;
   /** Start no consumers (a second engine sharing the first one's). */
   withoutConsumers?: boolean;
+  /** Further engine options (recall gate, rollback grace period, live recall source). */
+  engine?: Partial<AdminEngineOptions>;
 }
 
 export interface AdminWorld {
@@ -119,6 +121,7 @@ export async function openAdminWorld(o: AdminWorldOptions): Promise<AdminWorld> 
     logger,
     ...(o.now === undefined ? {} : { now: o.now }),
     ...(o.onStep === undefined ? {} : { onStep: o.onStep }),
+    ...o.engine,
   };
   const engine = await startAdminEngine(options);
   return {

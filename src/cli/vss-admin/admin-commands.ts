@@ -3,7 +3,7 @@
  * flag per body field of each (subcommand-specs.ts), so a flag cannot exist without its help line.
  * Cheap to load: the client and the runs are imported when a subcommand runs.
  */
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { addressOption } from '../address-option.js';
 import { type CliSession, integerIn, lazyAction } from '../command-kit.js';
 import { addDeprecatedAlias } from '../deprecated-alias.js';
@@ -45,6 +45,15 @@ export type AdminFlags = ReadonlyMap<string, string | boolean | number>;
 /** An integer body field's value: what the API's integer fields can hold. */
 const integerField = integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 'an integer');
 
+/** A number body field's value (`--min-recall 0.9`): any finite number; the API checks its range. */
+function numberField(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value)) {
+    throw new InvalidArgumentError(`must be a number, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
 function fieldOptions(field: BodyField): Option[] {
   if (field.kind === 'boolean') {
     return [
@@ -53,13 +62,21 @@ function fieldOptions(field: BodyField): Option[] {
     ];
   }
   const aliases = (field.aliases ?? []).map((alias) => `, also --${alias}`).join('');
-  const value = field.kind === 'integer' ? 'N' : field.kind === 'json' ? 'JSON|@FILE' : 'TEXT';
+  const value =
+    field.kind === 'integer'
+      ? 'N'
+      : field.kind === 'number'
+        ? 'X'
+        : field.kind === 'json'
+          ? 'JSON|@FILE'
+          : 'TEXT';
   const help =
     field.kind === 'json'
       ? `${field.field}: JSON text, or @file (JSON or YAML)${aliases}`
       : `${field.field}${aliases}`;
   const option = new Option(`--${field.flag} <${value}>`, help);
   if (field.kind === 'integer') option.argParser(integerField);
+  if (field.kind === 'number') option.argParser(numberField);
   if (field.choices !== undefined) option.choices(field.choices);
   // Each alias takes its value as the field's own flag does (same checks, same choices).
   const hidden = (field.aliases ?? []).map((alias) => {

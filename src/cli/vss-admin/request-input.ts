@@ -14,7 +14,7 @@ import { UsageError } from '../command-kit.js';
  * How a flag's text becomes a field value. `json`: the API's JSON-holding fields, given as JSON text
  * or `@file` (JSON or YAML) and sent as the object (vss.md: the API takes a JSON string or an object).
  */
-export type FieldKind = 'string' | 'integer' | 'boolean' | 'json';
+export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'json';
 
 export interface BodyField {
   /** The API's snake_case field. */
@@ -70,6 +70,7 @@ async function fieldValue(
   switch (field.kind) {
     case 'boolean':
     case 'integer': // a number already: the parser checked it
+    case 'number':
       return value;
     case 'json': {
       const text = String(value);

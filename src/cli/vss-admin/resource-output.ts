@@ -79,8 +79,44 @@ export function describeVariant(body: unknown, done = 'registered'): string {
       ['read version', variant.read_version],
       ['write version', variant.write_version],
       ['ef_search', variant.ef_search],
+      ['min recall', variant.min_recall],
     ],
   )}`;
+}
+
+/** rollback-model's answer: each variant's `from_version → to_version`. */
+export function describeRollback(body: unknown): string {
+  const done = isObject(body) ? body : {};
+  const variants = Array.isArray(done.variants) ? done.variants.filter(isObject) : [];
+  const moved = variants.map((v) => `${show(v.variant)} ${show(v.from_version)} → ${show(v.to_version)}`);
+  const retired = Array.isArray(done.retired_versions) ? done.retired_versions : [];
+  return `Rolled back ${show(done.entity)}/${show(done.model_name)}: ${moved.join(', ') || 'no variant'}${
+    retired.length === 0
+      ? ''
+      : `; version ${retired.map(show).join(', ')} retired (kept for its grace period)`
+  }`;
+}
+
+/** A listed variant's rollback window: `vN until <time>`, `vN`, or `-`. */
+function rollbackCell(variant: Fields): string {
+  const window = isObject(variant.rollback) ? variant.rollback : {};
+  if (window.available !== true || variant.previous_read_version == null) return '-';
+  const to = `v${show(variant.previous_read_version)}`;
+  return typeof window.until === 'string' ? `${to} until ${window.until}` : to;
+}
+
+/** The recall a version's gate measured: the lowest bucket and whether it passed. */
+function recallCell(version: Fields): string {
+  const recall = isObject(version.recall) ? version.recall : undefined;
+  if (recall === undefined) return '-';
+  const variants = isObject(recall.variants) ? Object.values(recall.variants).filter(isObject) : [];
+  let lowest: number | undefined;
+  for (const variant of variants) {
+    const buckets = isObject(variant.buckets) ? Object.values(variant.buckets).filter(isObject) : [];
+    for (const b of buckets) if (typeof b.recall === 'number') lowest = Math.min(lowest ?? 1, b.recall);
+  }
+  const figure = lowest === undefined ? '' : ` ${lowest.toFixed(3)}`;
+  return `${recall.passed === true ? 'passed' : 'refused'}${figure}`;
 }
 
 /** The reset's answer: `operation_id`, `variant_version_map`, `mq_id`, `training_data_path`, `version`. */
@@ -113,7 +149,7 @@ export function modelsOf(body: unknown): Fields[] {
 export function modelsTable(models: readonly Fields[], detail: boolean): string {
   if (models.length === 0) return 'No models registered.';
   const rows: string[][] = [
-    ['ENTITY', 'MODEL', 'VARIANT', 'STATE', 'CLUSTER', 'READ', 'WRITE', 'LAST ERROR'],
+    ['ENTITY', 'MODEL', 'VARIANT', 'STATE', 'CLUSTER', 'READ', 'WRITE', 'ROLLBACK TO', 'LAST ERROR'],
   ];
   for (const model of models) {
     const variants = Array.isArray(model.variants) ? model.variants.filter(isObject) : [];
@@ -124,6 +160,7 @@ export function modelsTable(models: readonly Fields[], detail: boolean): string 
         '-',
         show(model.state),
         show(model.cluster),
+        '-',
         '-',
         '-',
         show(model.failure_reason),
@@ -138,6 +175,7 @@ export function modelsTable(models: readonly Fields[], detail: boolean): string 
         show(variant.cluster),
         show(variant.read_version),
         show(variant.write_version),
+        rollbackCell(variant),
         show(variant.failure_reason),
       ]);
     }
@@ -147,7 +185,7 @@ export function modelsTable(models: readonly Fields[], detail: boolean): string 
     for (const model of models) {
       const versions = Array.isArray(model.versions) ? model.versions.filter(isObject) : [];
       if (versions.length === 0) continue;
-      const versionRows = [['VERSION', 'STATUS', 'INGESTED', 'FAILED', 'INDEXED']];
+      const versionRows = [['VERSION', 'STATUS', 'INGESTED', 'FAILED', 'INDEXED', 'RECALL', 'ROLLED BACK']];
       for (const v of versions) {
         versionRows.push([
           show(v.version),
@@ -155,6 +193,8 @@ export function modelsTable(models: readonly Fields[], detail: boolean): string 
           show(v.ingested_count),
           show(v.failed_count),
           show(v.indexed_count),
+          recallCell(v),
+          show(v.rolled_back_at),
         ]);
       }
       sections.push(

@@ -24,6 +24,7 @@ export type SubcommandName =
   | 'reset'
   | 'trigger'
   | 'promote'
+  | 'rollback'
   | 'retry'
   | 'status'
   | 'models';
@@ -85,6 +86,7 @@ const VARIANT_FIELDS = [
   choice('vectordb_type', VECTOR_DB_TYPES),
   field('vectordb_config', 'json'),
   choice('job_frequency', JOB_FREQUENCIES),
+  field('min_recall', 'number'),
 ];
 
 export const SUBCOMMAND_SPECS: readonly SubcommandSpec[] = [
@@ -142,6 +144,14 @@ export const SUBCOMMAND_SPECS: readonly SubcommandSpec[] = [
     fields: [ENTITY, MODEL_NAME, VARIANT],
     sendsBody: true,
     waitByDefault: true,
+    flags: [],
+  },
+  {
+    name: 'rollback',
+    about:
+      'POST /rollback-model: flips every variant back to the version it served before its last flip, at once (within that version’s grace period).',
+    fields: [ENTITY, MODEL_NAME],
+    sendsBody: true,
     flags: [],
   },
   {

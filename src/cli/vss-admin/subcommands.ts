@@ -12,6 +12,7 @@ import { type BodyField, buildRequestBody, type JsonBody } from './request-input
 import {
   describeModel,
   describeReset,
+  describeRollback,
   describeStore,
   describeVariant,
   modelsOf,
@@ -100,6 +101,12 @@ export const SUBCOMMAND_RUNS: Readonly<Record<SubcommandName, Run>> = {
   ),
   trigger: operationRequest(() => '/trigger-model-machine'),
   promote: operationRequest((body) => (body.variant === undefined ? '/promote-model' : '/promote-variant')),
+  async rollback(context, spec) {
+    const answer = await postBody(context, '/rollback-model', await requestBody(context, spec.fields));
+    if (context.json) printJson(context.io.stdout, answer);
+    else printLine(context.io.stdout, describeRollback(answer));
+    return 0;
+  },
   async retry(context) {
     const id = context.positionals[0]!;
     const path = `/operations/${encodeURIComponent(id)}/retry`;

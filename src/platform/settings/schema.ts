@@ -318,6 +318,35 @@ export const settingsSchema = z
             pollIntervalMs: z.number().int().min(10).max(60_000).default(1000),
             /** How often due `job_frequency` schedules are checked, ms (one replica fires: SQL advisory lock). */
             scheduleIntervalMs: z.number().int().min(1000).max(3_600_000).default(60_000),
+            /**
+             * The reset's recall gate (verify_recall, docs/vss.md "Recall gate and rollback"): stored
+             * vectors of the new version sampled as queries, and the k of recall@k.
+             */
+            recallSampleSize: z.number().int().min(1).max(10_000).default(200),
+            recallK: z.number().int().min(1).max(1000).default(10),
+            /**
+             * How long a version is kept after its variants flipped away from it, ms: rollback-model
+             * can serve it again until then; then it is dropped. 0: no rollback (dropped at once).
+             */
+            rollbackGraceMs: z
+              .number()
+              .int()
+              .min(0)
+              .max(30 * 86_400_000)
+              .default(3_600_000),
+            /**
+             * Automatic rollback (serving in the same process): when the mean live recall
+             * (`vss_avg_recall` samples) of the version a variant serves stays below its `min_recall`
+             * over `windowMs`, with at least `minSamples` samples, the model is rolled back.
+             */
+            autoRollback: z
+              .object({
+                enabled: z.boolean().default(true),
+                windowMs: z.number().int().min(1000).max(86_400_000).default(300_000),
+                minSamples: z.number().int().min(1).max(100_000).default(20),
+              })
+              .strict()
+              .prefault({}),
             /** Where ingestion jobs run: the built-in file runner, or an external batch platform over HTTP. */
             jobRunner: z
               .object({

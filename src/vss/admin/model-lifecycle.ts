@@ -9,7 +9,7 @@
  * (not allowed in the current state, e.g. a reset while one runs: the API's 409), ALREADY_EXISTS
  * (an idempotency key reused for another request: 409), INVALID_ARGUMENT with its field (400).
  */
-import type { JobFrequency, ModelKey, Operation, VariantKey } from '../store/index.js';
+import type { JobFrequency, ModelKey, ModelRollback, Operation, VariantKey } from '../store/index.js';
 
 export interface SubmitOptions {
   /** A client's `Idempotency-Key`: the same key again returns the first operation, nothing new runs. */
@@ -54,4 +54,13 @@ export interface ModelLifecycle {
   variantRegistered(variant: VariantKey, options?: SubmitOptions): Promise<OperationAccepted | undefined>;
   /** FAILED → resumes at the step it failed in (`POST /operations/{id}/retry`). */
   retryOperation(operationId: string): Promise<OperationAccepted>;
+  /**
+   * Flips every READY variant of the model back to the version it served before its last flip, in
+   * one transaction (not an operation: nothing to wait for). FAILED_PRECONDITION when an operation
+   * of the model is unfinished, when there is no previous version, or when its grace period
+   * (`rollbackGraceMs`) is over. `reason` labels the `vss_rollbacks_total` metric.
+   */
+  rollbackModel(model: ModelKey, options?: { reason?: 'manual' | 'live_recall' }): Promise<ModelRollback>;
+  /** How long a version is kept for a rollback after its variants flipped away from it, ms. */
+  readonly rollbackGraceMs: number;
 }

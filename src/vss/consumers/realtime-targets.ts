@@ -6,8 +6,11 @@
  *
  * A variant uses its read version and, while a reset runs, its newer write version too: from the
  * moment the write version is created until it is flipped to, so that an update made while the new
- * version is ingested (or indexed) is not lost when it starts serving. Versions that failed or were
- * retired are left alone; their collections are dropped or about to be.
+ * version is ingested (or indexed) is not lost when it starts serving. After a flip, the version it
+ * read before is kept current too while it is kept for a rollback (RETIRED within its grace period,
+ * the variant's `previous_read_version`), so a rollback serves it with today's attributes. Versions
+ * that failed, or were retired with nothing to roll back to them, are left alone; their collections
+ * are dropped or about to be.
  */
 import type { Logger } from '../../platform/logging/index.js';
 import {
@@ -96,13 +99,25 @@ export async function loadEntityTargets(
         repositories.versions.list(key),
         repositories.operations.list({ ...key, unfinished: true, limit: 100 }),
       ]);
-      const live = new Set(versions.filter((v) => LIVE_VERSIONS.has(v.status)).map((v) => v.version));
+      const previous = new Set(
+        variants.flatMap((v) => (v.previousReadVersion === null ? [] : [v.previousReadVersion])),
+      );
+      const live = new Set(
+        versions
+          .filter((v) => LIVE_VERSIONS.has(v.status) || (v.status === 'RETIRED' && previous.has(v.version)))
+          .map((v) => v.version),
+      );
       const promoting = promotingVariants(operations);
       const byPlace = new Map<string, { cluster: Cluster; version: number; uses: VariantUse[] }>();
       for (const variant of variants) {
         const use: VariantUse = { variant: variant.variant, rule: ruleOf(variant, logger) };
         const own = new Set(versionsOf(variant));
-        for (const { cluster, version } of variantCollections(variant, promoting.get(variant.variant))) {
+        const places = variantCollections(variant, promoting.get(variant.variant));
+        if (variant.previousReadVersion !== null) {
+          own.add(variant.previousReadVersion);
+          places.push({ cluster: variant.cluster, version: variant.previousReadVersion });
+        }
+        for (const { cluster, version } of places) {
           if (!live.has(version) || (cluster === variant.cluster && !own.has(version))) continue;
           const place = `${cluster}/${version}`;
           const entry = byPlace.get(place);

@@ -296,6 +296,33 @@ describe('request bodies', () => {
     );
   });
 
+  test('rollback flips the model back to its previous version; models shows the window and the rolled-back version', async () => {
+    const c = await catalog(200, ['all']);
+    for (let i = 0; i < 2; i++) assert.equal((await cli('reset', modelArgs(c))).code, 0);
+    const before = await cli('models', modelArgs(c));
+    assert.equal(before.code, 0, before.stderr);
+    assert.match(
+      before.stdout,
+      /\s+m\s+all\s+READY\s+experiment\s+2\s+2\s+v1 until \d{4}-\d\d-\d\dT\S+Z\s+-\n/,
+    );
+    const result = await cli('rollback', modelArgs(c));
+    assert.equal(result.stderr, '');
+    assert.equal(result.code, 0);
+    assert.equal(
+      result.stdout,
+      `Rolled back ${c.entity}/m: all 2 → 1; version 2 retired (kept for its grace period)\n`,
+    );
+    const after = await cli('models', modelArgs(c));
+    assert.match(after.stdout, /\s+m\s+all\s+READY\s+experiment\s+1\s+1\s+-\s+-\n/);
+    assert.match(after.stdout, /\n2\s+RETIRED\s+200\s+0\s+\d+\s+passed [0-9.]+\s+\d{4}-\S+Z\n/);
+    const again = await cli('rollback', modelArgs(c));
+    assert.equal(again.code, 1);
+    assert.match(
+      again.stderr,
+      /no previous version to roll back to .*\(FAILED_PRECONDITION, field model_name\)\n$/,
+    );
+  });
+
   test('trigger names the variant: the API refuses one that is not ingested, naming it', async () => {
     const c = await catalog(0);
     const result = await cli('trigger', [...modelArgs(c), '--variant', 'live']);
@@ -470,6 +497,7 @@ describe('usage', () => {
       'register-variant',
       'reset',
       'retry',
+      'rollback',
       'status',
       'trigger',
       'update-variant',
@@ -541,13 +569,16 @@ describe('models', () => {
     const all = await cli('models', []);
     assert.equal(all.code, 0, all.stderr);
     const lines = all.stdout.trimEnd().split('\n');
-    assert.match(lines[0]!, /^ENTITY\s+MODEL\s+VARIANT\s+STATE\s+CLUSTER\s+READ\s+WRITE\s+LAST ERROR$/);
+    assert.match(
+      lines[0]!,
+      /^ENTITY\s+MODEL\s+VARIANT\s+STATE\s+CLUSTER\s+READ\s+WRITE\s+ROLLBACK TO\s+LAST ERROR$/,
+    );
     const rows = (entity: string) => lines.filter((line) => line.startsWith(`${entity} `));
     assert.equal(rows(ready.entity).length, 2);
-    assert.match(rows(ready.entity)[0]!, /^\S+\s+m\s+all\s+READY\s+experiment\s+1\s+1\s+-$/);
-    assert.match(rows(ready.entity)[1]!, /^\S+\s+m\s+live\s+READY\s+experiment\s+1\s+1\s+-$/);
+    assert.match(rows(ready.entity)[0]!, /^\S+\s+m\s+all\s+READY\s+experiment\s+1\s+1\s+-\s+-$/);
+    assert.match(rows(ready.entity)[1]!, /^\S+\s+m\s+live\s+READY\s+experiment\s+1\s+1\s+-\s+-$/);
     assert.ok(rows(failed.entity)[0]!.includes(reason.slice(0, 20)), rows(failed.entity)[0]);
-    assert.match(rows(failed.entity)[0]!, /^\S+\s+m\s+all\s+FAILED\s+experiment\s+-\s+1\s+\S/);
+    assert.match(rows(failed.entity)[0]!, /^\S+\s+m\s+all\s+FAILED\s+experiment\s+-\s+1\s+-\s+\S/);
 
     const one = await cli('models', modelArgs(ready));
     assert.equal(one.code, 0, one.stderr);
@@ -555,7 +586,7 @@ describe('models', () => {
     assert.match(
       one.stdout,
       new RegExp(
-        `Versions of ${ready.entity}/m:\nVERSION\\s+STATUS\\s+INGESTED\\s+FAILED\\s+INDEXED\n1\\s+SERVING\\s+200\\s+0\\s+\\d+\n`,
+        `Versions of ${ready.entity}/m:\nVERSION\\s+STATUS\\s+INGESTED\\s+FAILED\\s+INDEXED\\s+RECALL\\s+ROLLED BACK\n1\\s+SERVING\\s+200\\s+0\\s+\\d+\\s+passed [0-9.]+\\s+-\n`,
       ),
     );
     assert.match(

@@ -1,6 +1,7 @@
 /**
  * The routes that start operations: reset-model, trigger-model-machine, promote-model,
- * promote-variant and POST /operations/{id}/retry. Each validates, hands the request to the
+ * promote-variant and POST /operations/{id}/retry; and rollback-model, which is done when it answers
+ * (one transaction, nothing to wait for: 200 with what it flipped). Each validates, hands the request to the
  * lifecycle (which records the operation and queues it) and answers 202 with the operation id; the
  * work runs asynchronously (GET /operations/{id} follows it). A client's Idempotency-Key is passed on
  * (as `lifecycleKey`), so a retried request returns the first operation.
@@ -133,6 +134,36 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
     'Copy one variant to the production cluster and switch its serving to it',
     variantBody,
     (body: VariantRequest, options) => lifecycle.promoteVariant(variantKey(body), options),
+  );
+
+  app.post<{ Body: ModelRequest }>(
+    '/rollback-model',
+    {
+      schema: {
+        summary: 'Flip every variant of the model back to the version it served before its last flip',
+        description:
+          'Atomically (one transaction: no search sees some variants rolled back and others not), while that version is kept: within its grace period (vss.admin.rollbackGraceMs, default 1 h) after the flip retired it. 409 when no variant has a previous version, when its grace period is over (the version is dropped), or while an operation of the model is unfinished.',
+        tags: ['operations'],
+        body: modelBody,
+        response: { 200: ref('RollbackDone'), ...POST_ERRORS },
+      },
+      preValidation: bodyPreparation(),
+      preHandler: idempotent,
+    },
+    async (request, reply) => {
+      const key = modelKey(request.body);
+      const done = await lifecycle.rollbackModel(key, { reason: 'manual' });
+      return reply.status(200).send({
+        entity: key.entity,
+        model_name: key.modelName,
+        variants: done.variants.map((v) => ({
+          variant: v.variant,
+          from_version: v.fromVersion,
+          to_version: v.toVersion,
+        })),
+        retired_versions: done.retiredVersions,
+      });
+    },
   );
 
   app.post<{ Params: { id: string } }>(

@@ -10,6 +10,7 @@ import { compileMembership } from '../../model/index.js';
 import {
   attributeLabel,
   DEFAULT_CACHE_SETTINGS,
+  DEFAULT_MIN_RECALL,
   type Model,
   type NewModel,
   type NewStore,
@@ -161,6 +162,7 @@ export function registerVariant(store: VssStore, body: RegisterVariantRequest): 
     vectorDbConfig: body.vectordb_config as NewVariant['vectorDbConfig'],
     jobFrequency: body.job_frequency,
     cache,
+    minRecall: body.min_recall ?? DEFAULT_MIN_RECALL,
   };
   return registerOnce(
     () => store.variants.create(wanted),
@@ -172,6 +174,7 @@ export function registerVariant(store: VssStore, body: RegisterVariantRequest): 
         ['vectordb_type', stored.vectorDbType, wanted.vectorDbType],
         ['vectordb_config', stored.vectorDbConfig, wanted.vectorDbConfig],
         ['job_frequency', stored.jobFrequency, wanted.jobFrequency],
+        ['min_recall', stored.minRecall, wanted.minRecall],
         // The column is float4: compare the jitter as stored.
         [
           'cache',

@@ -4,6 +4,7 @@
  */
 import { searchWidthOf } from '../../model/index.js';
 import type { Model, ModelVersion, Operation, Store, Variant } from '../../store/index.js';
+import { rollbackWindow } from '../rollback-window.js';
 
 type Json = Record<string, unknown>;
 
@@ -74,6 +75,8 @@ export function variantJson(variant: Variant): Json {
     failure_reason: variant.failureReason,
     read_version: variant.readVersion,
     write_version: variant.writeVersion,
+    min_recall: variant.minRecall,
+    previous_read_version: variant.previousReadVersion,
     cluster: variant.cluster,
     ef_search: searchWidthOf(variant),
     created_at: iso(variant.createdAt),
@@ -92,14 +95,19 @@ function versionCountsJson(version: ModelVersion | undefined): Json | null {
   };
 }
 
-/** A variant in a listing: with the counts of the versions it reads and writes. */
-export function listedVariantJson(variant: Variant, versions: readonly ModelVersion[]): Json {
+/** A variant in a listing: with the counts of the versions it reads and writes, and its rollback window. */
+export function listedVariantJson(
+  variant: Variant,
+  versions: readonly ModelVersion[],
+  rollbackGraceMs = 0,
+): Json {
   const find = (number: number | null) =>
     number === null ? undefined : versions.find((v) => v.version === number);
   return {
     ...variantJson(variant),
     read_counts: versionCountsJson(find(variant.readVersion)),
     write_counts: versionCountsJson(find(variant.writeVersion)),
+    rollback: rollbackWindow(variant, versions, rollbackGraceMs),
   };
 }
 
@@ -115,6 +123,8 @@ export function versionJson(version: ModelVersion): Json {
     ingested_at: iso(version.ingestedAt),
     indexed_at: iso(version.indexedAt),
     retired_at: iso(version.retiredAt),
+    recall: version.recall,
+    rolled_back_at: iso(version.rolledBackAt),
     updated_at: iso(version.updatedAt),
   };
 }

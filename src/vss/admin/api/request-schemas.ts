@@ -136,6 +136,14 @@ const registerVariant = z.strictObject({
   vectordb_config: vectorDbConfig,
   job_frequency: jobFrequency,
   cache: cache.optional(),
+  min_recall: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe(
+      "Recall@k (0..1) a reset's new version must reach in every filter-selectivity bucket, measured against an exact search, before the variant is flipped to it (verify_recall); default 0.95 (0: measured, never refused).",
+    ),
 });
 
 const model = z.strictObject({ entity, model_name: modelName });

@@ -87,6 +87,16 @@ const variant = z.strictObject({
   failure_reason: nullableText,
   read_version: nullableVersion,
   write_version: nullableVersion,
+  min_recall: z
+    .number()
+    .min(0)
+    .max(1)
+    .describe(
+      "Recall@k a reset's new version must reach in every filter-selectivity bucket before the variant is flipped to it.",
+    ),
+  previous_read_version: nullableVersion.describe(
+    'The version served before the last flip: where rollback-model goes back to (null after a rollback).',
+  ),
   cluster: z.enum(CLUSTERS),
   ef_search: z
     .int()
@@ -95,6 +105,17 @@ const variant = z.strictObject({
     ),
   created_at: date,
   updated_at: date,
+  rollback: z
+    .strictObject({
+      available: z
+        .boolean()
+        .describe('rollback-model would take this variant back to previous_read_version now.'),
+      until: nullableDate.describe(
+        'The end of the previous version’s grace period; null when there is none (another variant serves it) or no rollback.',
+      ),
+    })
+    .describe('Listings only: the rollback window of a READY variant.')
+    .optional(),
   read_counts: versionCounts
     .nullable()
     .describe("The read version's counts (listings only); null before the first version is served.")
@@ -126,6 +147,12 @@ const version = z.strictObject({
   ingested_at: nullableDate,
   indexed_at: nullableDate,
   retired_at: nullableDate,
+  recall: anyObject
+    .nullable()
+    .describe(
+      "What the reset's verify_recall step measured: k, sample_size, passed, and per variant its min_recall, passed and recall per filter-selectivity bucket (under_1pct, 1_to_10pct, over_10pct: queries, recall).",
+    ),
+  rolled_back_at: nullableDate.describe('When rollback-model took this version out of service.'),
   updated_at: date,
 });
 
@@ -163,6 +190,17 @@ const resetAccepted = operationAccepted.extend({
   version: z.int().describe('The version the reset fills.'),
 });
 
+const rollbackDone = z.strictObject({
+  entity: z.string(),
+  model_name: z.string(),
+  variants: z
+    .array(z.strictObject({ variant: z.string(), from_version: z.int(), to_version: z.int() }))
+    .describe('Each variant rolled back: the version it served and the one it serves now.'),
+  retired_versions: z
+    .array(z.int())
+    .describe('Versions left without readers (RETIRED, rolled_back_at set; dropped after the grace period).'),
+});
+
 const modelWithVariants = z.strictObject({ ...modelFields, variants: z.array(variant) });
 
 const modelDetail = z.strictObject({
@@ -191,6 +229,7 @@ const shared = {
   Operation: operation,
   OperationAccepted: operationAccepted,
   ResetAccepted: resetAccepted,
+  RollbackDone: rollbackDone,
   ModelWithVariants: modelWithVariants,
   ModelDetail: modelDetail,
   ModelList: modelList,

@@ -21,7 +21,7 @@ async function modelWithVariants(
     variants.map(async (v) => {
       const served = await context.servedIndex?.(v);
       return {
-        ...listedVariantJson(v, versions),
+        ...listedVariantJson(v, versions, context.lifecycle.rollbackGraceMs),
         ...(served === undefined
           ? {}
           : {

@@ -10,20 +10,23 @@
  * Promotion needs `productionVectorDb` (the production cluster's vector DB); without it a promotion
  * is refused with FAILED_PRECONDITION naming the setting.
  */
-import { isLatticeError } from '../../../platform/errors.js';
+import { describeError, isLatticeError } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logging/index.js';
 import type { Metrics } from '../../../platform/metrics/index.js';
 import type { Queue } from '../../../platform/queue/index.js';
 import type { SqlClient } from '../../../platform/sql/index.js';
 import type { VectorDb } from '../../../platform/vectordb/index.js';
-import { collectionName } from '../../model/index.js';
+import { collectionName, type LiveRecallSource } from '../../model/index.js';
 import { openVssStore, type Variant, type VectorDbType, type VssStore } from '../../store/index.js';
 import type { JobRunner } from '../jobs/index.js';
 import { AdminMetrics } from './admin-metrics.js';
 import { OperationWorker, type StepEvent } from './operation-worker.js';
 import { type AdminLifecycle, OperationsLifecycle } from './operations-lifecycle.js';
 import { OutboxRelay } from './outbox-relay.js';
+import type { RecallGateSettings } from './recall-gate.js';
+import { AUTO_ROLLBACK_DEFAULTS, type AutoRollbackSettings, watchLiveRecall } from './recall-watch.js';
 import { ResetScheduler } from './reset-scheduler.js';
+import { RetiredVersionSweeper } from './retired-versions.js';
 import { type OperationPlan, StepRegistry } from './step-registry.js';
 import { deltaModelPlan } from './steps/delta-model.js';
 import { fillVariantPlan } from './steps/fill-variant.js';
@@ -77,6 +80,23 @@ export interface AdminEngineOptions {
   plans?: readonly OperationPlan[];
   /** Indexed share of the points at which indexing is complete; default 0.95 (vss.md). */
   indexedThreshold?: number;
+  /** The reset's recall gate (`vss.admin.recallSampleSize`, `.recallK`); default RECALL_GATE_DEFAULTS. */
+  recallGate?: RecallGateSettings;
+  /**
+   * `vss.admin.rollbackGraceMs`: how long a version is kept after its variants flipped away from it,
+   * so rollback-model can serve it again; then the engine's sweep drops it. Default 0 here (no
+   * rollback window: dropped once page walks are done with it); the service's setting defaults to 1 h.
+   */
+  rollbackGraceMs?: number;
+  /** How often the sweep of retired versions (and the live recall watch) runs, ms; default max(pollIntervalMs, 1,000). */
+  sweepIntervalMs?: number;
+  /**
+   * Serving's live recall samples (serving in this process): with them, a model whose live recall
+   * stays below a variant's `min_recall` is rolled back by itself (recall-watch.ts). Absent: no watch.
+   */
+  liveRecall?: LiveRecallSource;
+  /** `vss.admin.autoRollback`; default AUTO_ROLLBACK_DEFAULTS. */
+  autoRollback?: AutoRollbackSettings;
 }
 
 export interface AdminEngine {
@@ -86,6 +106,10 @@ export interface AdminEngine {
   scheduleNow(): Promise<string[]>;
   /** One waiter round now: nudges every unfinished operation. */
   pollNow(): Promise<void>;
+  /** One sweep of retired versions now: those whose rollback grace period is over are dropped. */
+  sweepNow(): Promise<string[]>;
+  /** One look of the live recall watch now: the models it rolled back (none without `liveRecall`). */
+  watchNow(): Promise<string[]>;
   /**
    * The index of the collection a READY variant serves: its points, how many are indexed, and whether
    * that is below the indexed threshold (the variant is degraded). Undefined for a variant that is not
@@ -134,12 +158,49 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
 
   const relay = new OutboxRelay({ store, queue, pollIntervalMs: options.pollIntervalMs, logger });
   const onQueued = () => void relay.relay();
+  const rollbackGraceMs = options.rollbackGraceMs ?? 0;
   const lifecycle = new OperationsLifecycle({
     store,
     vectorDbs,
     registry,
     operationsTopic: options.operationsTopic,
     onQueued,
+    rollbackGraceMs,
+    metrics,
+  });
+  const sweepIntervalMs = options.sweepIntervalMs ?? Math.max(options.pollIntervalMs, 1_000);
+  const liveRecall = options.liveRecall;
+  let watching: Promise<string[]> | undefined;
+  const watchNow = (): Promise<string[]> => {
+    if (liveRecall === undefined) return Promise.resolve([]);
+    watching ??= watchLiveRecall({
+      ...AUTO_ROLLBACK_DEFAULTS,
+      ...options.autoRollback,
+      store,
+      lifecycle,
+      source: liveRecall,
+      logger,
+    })
+      .catch((err: unknown) => {
+        logger.warn({ err: describeError(err) }, 'vss admin: live recall watch failed; trying again later');
+        return [] as string[];
+      })
+      .finally(() => {
+        watching = undefined;
+      });
+    return watching;
+  };
+  const watchTimer =
+    liveRecall === undefined || rollbackGraceMs <= 0
+      ? undefined
+      : setInterval(() => void watchNow(), sweepIntervalMs);
+  watchTimer?.unref();
+  const sweeper = new RetiredVersionSweeper({
+    store,
+    vectorDbs,
+    graceMs: rollbackGraceMs,
+    logger,
+    intervalMs: sweepIntervalMs,
   });
   const indexedThreshold = options.indexedThreshold ?? 0.95;
   const worker = new OperationWorker({
@@ -154,6 +215,8 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
       indexedThreshold,
       startedJobs: new Set(),
       promoteSettleMs: options.promoteSettleMs ?? 10_000,
+      ...(options.recallGate === undefined ? {} : { recallGate: options.recallGate }),
+      rollbackGraceMs,
     },
     registry,
     queue,
@@ -188,16 +251,22 @@ export async function startAdminEngine(options: AdminEngineOptions): Promise<Adm
   await worker.start();
   relay.start();
   scheduler.start();
+  sweeper.start();
   let stopping: Promise<void> | undefined;
   return {
     lifecycle,
     registry,
     scheduleNow: () => scheduler.tick(),
     pollNow: () => worker.poll(),
+    sweepNow: () => sweeper.sweep(),
+    watchNow,
     servedIndex,
     stop: () => {
       stopping ??= (async () => {
         await scheduler.stop();
+        if (watchTimer !== undefined) clearInterval(watchTimer);
+        await watching;
+        await sweeper.stop();
         await relay.stop();
         await worker.stop();
       })();

@@ -15,6 +15,14 @@ export {
 export { ADMIN_METRIC_NAMES } from './admin-metrics.js';
 export type { StepEvent } from './operation-worker.js';
 export type { AdminLifecycle } from './operations-lifecycle.js';
+export {
+  bucketOf,
+  RECALL_BUCKETS,
+  RECALL_GATE_DEFAULTS,
+  type RecallBucket,
+  type RecallGateSettings,
+} from './recall-gate.js';
+export { AUTO_ROLLBACK_DEFAULTS, type AutoRollbackSettings } from './recall-watch.js';
 export { FREQUENCY_MS } from './reset-scheduler.js';
 export {
   type OperationPlan,

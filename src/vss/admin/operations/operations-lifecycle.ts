@@ -12,6 +12,7 @@ import type {
   JobFrequency,
   JsonObject,
   ModelKey,
+  ModelRollback,
   Operation,
   OperationKind,
   VariantKey,
@@ -19,6 +20,7 @@ import type {
   VssStore,
 } from '../../store/index.js';
 import type { ModelLifecycle, OperationAccepted, ResetAccepted, SubmitOptions } from '../model-lifecycle.js';
+import type { AdminMetrics } from './admin-metrics.js';
 import { settleModelState } from './model-state.js';
 import { operationEvent } from './operation-worker.js';
 import type { StepRegistry } from './step-registry.js';
@@ -40,6 +42,10 @@ export interface LifecycleOptions {
   operationsTopic: string;
   /** Told after each commit that queued an event (the relay publishes at once). */
   onQueued: () => void;
+  /** See ModelLifecycle.rollbackGraceMs; default 0 (no rollback window). */
+  rollbackGraceMs?: number;
+  /** Counts rollbacks (`vss_rollbacks_total`). */
+  metrics?: AdminMetrics;
 }
 
 export class OperationsLifecycle implements AdminLifecycle {
@@ -47,6 +53,32 @@ export class OperationsLifecycle implements AdminLifecycle {
 
   constructor(options: LifecycleOptions) {
     this.#o = options;
+  }
+
+  get rollbackGraceMs(): number {
+    return this.#o.rollbackGraceMs ?? 0;
+  }
+
+  async rollbackModel(
+    model: ModelKey,
+    options: { reason?: 'manual' | 'live_recall' } = {},
+  ): Promise<ModelRollback> {
+    const done = await this.#o.store.transaction(async (r) => {
+      await r.models.get(model);
+      const running = (await r.operations.list({ ...model, unfinished: true }))[0];
+      if (running !== undefined) {
+        throw new LatticeError(
+          'FAILED_PRECONDITION',
+          `model ${model.entity}/${model.modelName} has ${running.kind} operation ${running.operationId} unfinished: roll back once it has finished (or failed)`,
+          { field: 'model_name' },
+        );
+      }
+      const rollback = await r.rollBackModel(model, { graceMs: this.rollbackGraceMs });
+      await settleModelState(r, model);
+      return rollback;
+    });
+    this.#o.metrics?.rolledBack(model, options.reason ?? 'manual');
+    return done;
   }
 
   async resetModel(

@@ -14,6 +14,7 @@ import type {
 import type {
   JobFrequency,
   ModelKey,
+  ModelRollback,
   OperationKind,
   VariantKey,
   VssStore,
@@ -118,5 +119,12 @@ export class FakeLifecycle implements ModelLifecycle {
     }
     await this.store.operations.retry(operationId);
     return { operation: await this.store.operations.get(operationId), created: false };
+  }
+
+  readonly rollbackGraceMs = 3_600_000;
+
+  async rollbackModel(model: ModelKey): Promise<ModelRollback> {
+    this.enter('rollbackModel', model, undefined);
+    return this.store.rollBackModel(model, { graceMs: this.rollbackGraceMs });
   }
 }

@@ -68,6 +68,7 @@ test('every route of vss.md (and update-variant, issue 38) is documented with it
     'POST /register-store',
     'POST /register-variant',
     'POST /reset-model',
+    'POST /rollback-model',
     'POST /trigger-model-machine',
     'POST /update-variant',
   ]);

@@ -1,7 +1,8 @@
 /**
  * The routes that start operations: reset-model, trigger-model-machine, promote-model,
  * promote-variant and POST /operations/{id}/retry — 202 with the operation id, the lifecycle's
- * FAILED_PRECONDITION as 409, unknown targets 404, invalid names 400 naming the field.
+ * FAILED_PRECONDITION as 409, unknown targets 404, invalid names 400 naming the field — and
+ * rollback-model (200 with what it flipped back).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -149,6 +150,56 @@ export function operationTests(get: () => Harness): void {
     });
     assertError(refused, 409, 'FAILED_PRECONDITION');
     assert.equal(refused.error.message, 'variant organic is not INGESTED');
+  });
+
+  test('rollback-model: 200 with each variant flipped back; 409 with nothing to go back to; 404; 400', async () => {
+    const h = get();
+    const b = await registerAll(h, unique());
+    const body = { entity: b.entity, model_name: 'm1' };
+    const refused = await h.call({ url: '/rollback-model', body });
+    assertError(refused, 409, 'FAILED_PRECONDITION', 'model_name');
+    assert.match(refused.error.message, /no previous version to roll back to/);
+    // Versions 1 then 2 served (as resets flip them), in the store.
+    const key = { entity: b.entity, modelName: 'm1', variant: 'organic' };
+    for (const version of [1, 2]) {
+      await h.store.versions.create({ entity: b.entity, modelName: 'm1', version });
+      await h.store.versions.transition(
+        { entity: b.entity, modelName: 'm1', version },
+        'INGESTING',
+        'INGESTED',
+      );
+      const current = await h.store.variants.get(key);
+      await h.store.variants.transition(key, current.state, 'INGESTING', { writeVersion: version });
+      await h.store.variants.transition(key, 'INGESTING', 'INGESTED');
+      await h.store.variants.transition(key, 'INGESTED', 'INDEXING');
+      assert.ok((await h.store.flipReadVersion(key, version)).applied);
+    }
+    const listed = await h.call({ url: `/models/${b.entity}/m1` });
+    const variant = (listed.json.variants as Record<string, unknown>[])[0]!;
+    assert.equal(variant.previous_read_version, 1);
+    assert.equal((variant.rollback as { available: boolean }).available, true);
+    const answer = await h.call({ url: '/rollback-model', body });
+    assert.equal(answer.status, 200, answer.body);
+    assert.deepEqual(answer.json, {
+      entity: b.entity,
+      model_name: 'm1',
+      variants: [{ variant: 'organic', from_version: 2, to_version: 1 }],
+      retired_versions: [2],
+    });
+    const after = await h.store.variants.get(key);
+    assert.deepEqual([after.readVersion, after.writeVersion, after.previousReadVersion], [1, 1, null]);
+    assertError(
+      await h.call({ url: '/rollback-model', body: { entity: b.entity, model_name: 'absent' } }),
+      404,
+      'NOT_FOUND',
+      'model_name',
+    );
+    assertError(
+      await h.call({ url: '/rollback-model', body: { entity: b.entity } }),
+      400,
+      'INVALID_ARGUMENT',
+      'model_name',
+    );
   });
 
   test('POST /operations/{id}/retry: 202 for a FAILED operation, 409 otherwise, 404 unknown, 400 bad id', async () => {

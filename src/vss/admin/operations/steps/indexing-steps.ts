@@ -126,7 +126,7 @@ function supersededFailures(versions: readonly ModelVersion[], variants: readonl
   return versions.filter((v) => v.status === 'FAILED' && v.version < oldest && !written.has(v.version));
 }
 
-/** How long a version no variant reads any more is kept before it is dropped, ms. */
+/** How long a version no variant reads any more is kept at least (page walks still on it), ms. */
 export const RETIRED_GRACE_MS = 5_000;
 
 export function dropRetiredStep(name: string): StepDefinition {
@@ -135,11 +135,22 @@ export function dropRetiredStep(name: string): StepDefinition {
     async run(ctx) {
       const { services, operation } = ctx;
       const versions = await services.store.versions.list(operation);
-      const retired = versions.filter((v) => v.status === 'RETIRED');
-      // Page walks started on a version just before its flip still read it: keep it a little longer.
+      const all = versions.filter((v) => v.status === 'RETIRED');
       const now = Date.now();
-      if (retired.some((v) => v.retiredAt !== null && now - v.retiredAt.getTime() < RETIRED_GRACE_MS)) {
-        return ctx.wait();
+      const age = (v: ModelVersion) =>
+        v.retiredAt === null ? Number.POSITIVE_INFINITY : now - v.retiredAt.getTime();
+      const graceMs = services.rollbackGraceMs ?? 0;
+      let retired = all;
+      let kept: ModelVersion[] = [];
+      if (graceMs <= RETIRED_GRACE_MS) {
+        // Page walks started on a version just before its flip still read it: keep it a little longer.
+        if (all.some((v) => age(v) < RETIRED_GRACE_MS)) return ctx.wait();
+      } else {
+        // With a rollback grace period, retired versions are the engine's sweep's to drop once it is
+        // over (retired-versions.ts: judged under the version's row lock by the database's clock, as
+        // rollback-model judges it, so the two cannot both act on one version).
+        retired = [];
+        kept = all;
       }
       const superseded = supersededFailures(versions, await services.store.variants.list(operation));
       for (const version of [...retired, ...superseded]) {
@@ -150,7 +161,11 @@ export function dropRetiredStep(name: string): StepDefinition {
       }
       const dropped = retired.map((v) => v.version);
       const failed = superseded.map((v) => v.version);
-      return ctx.succeed({ dropped_versions: [...dropped, ...failed] }, async (repositories, op) => {
+      const result = {
+        dropped_versions: [...dropped, ...failed],
+        ...(kept.length === 0 ? {} : { kept_versions: kept.map((v) => v.version) }),
+      };
+      return ctx.succeed(result, async (repositories, op) => {
         const model = await repositories.models.get(op);
         const store = await repositories.stores.get(model.storeId);
         for (const version of [...dropped, ...failed]) {

@@ -1,0 +1,294 @@
+/**
+ * Rollback (docs/vss.md "Recall gate and rollback") on the real engine and real serving (PGlite, the
+ * memory queue, the embedded vector DB, the consumers, the file job runner, vss serving over gRPC):
+ *
+ * - POST /rollback-model within the grace period flips the model back to its previous version
+ *   atomically while a search loop walks pages: no call fails, every first page is one version's
+ *   and every second page is the same version's as its first (page tokens stay pinned);
+ * - a second rollback (nothing to go back to) and one after the grace period are 409 with a clear
+ *   message, and the sweep then drops the expired version;
+ * - the live recall watch rolls a model back by itself when the live recall of the version it serves
+ *   (a test double of serving's sampler) is below min_recall over its window, and leaves it alone when
+ *   the recall is good.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createLogger } from '../../../../src/platform/logging/index.js';
+import { createQueue, type Queue } from '../../../../src/platform/queue/index.js';
+import { createSqlClient, type SqlClient } from '../../../../src/platform/sql/index.js';
+import { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
+import { collectionName, type LiveRecallSource } from '../../../../src/vss/model/index.js';
+import { startVssServing, type VssServing } from '../../../../src/vss/serving/index.js';
+import {
+  type AdminWorld,
+  type Catalog,
+  openAdminWorld,
+  registerCatalog,
+  vectorOf,
+  waitForOperation,
+  writeTrainingData,
+} from '../../../support/admin-engine-world.js';
+import { eventually, uniqueName } from '../../../support/servers.js';
+import { Client } from '../../serving/harness.js';
+import { assertError, type Harness, openHarness } from '../api/api-harness.js';
+
+const ROWS = 200;
+
+/** Serving's live recall, as the test sets it: collection → mean over 10 samples. */
+class LiveRecallDouble implements LiveRecallSource {
+  readonly means = new Map<string, number>();
+
+  liveRecall(_variant: unknown, collection: string) {
+    const mean = this.means.get(collection);
+    return mean === undefined ? { samples: 0, mean: Number.NaN } : { samples: 10, mean };
+  }
+}
+
+describe('vss admin: rollback-model and the live recall watch', () => {
+  let dir: string;
+  let sql: SqlClient;
+  let queue: Queue;
+  let vectorDb: EmbeddedVectorDb;
+  let world: AdminWorld;
+  let api: Harness;
+  let serving: VssServing;
+  let client: Client;
+  const live = new LiveRecallDouble();
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'lattice-rollback-'));
+    sql = await createSqlClient({ kind: 'pglite' });
+    queue = await createQueue({ kind: 'memory' });
+    vectorDb = await EmbeddedVectorDb.open();
+    world = await openAdminWorld({
+      sql,
+      queue,
+      vectorDb,
+      name: uniqueName('rollback').replace(/[^A-Za-z0-9_-]/g, '_'),
+      logger: createLogger('rollback', { level: 'silent' }),
+      engine: {
+        rollbackGraceMs: 3_600_000,
+        liveRecall: live,
+        autoRollback: { windowMs: 60_000, minSamples: 5 },
+        sweepIntervalMs: 3_600_000,
+      },
+    });
+    api = await openHarness(sql, { lifecycle: world.engine.lifecycle }, world.store);
+    serving = await startVssServing({
+      sql,
+      vectorDb,
+      host: '127.0.0.1',
+      port: 0,
+      logger: createLogger('rollback-serving', { level: 'silent' }),
+      refreshIntervalMs: 50,
+      pageTokenSecret: 'rollback-test',
+    });
+    client = new Client(`127.0.0.1:${serving.port}`);
+  });
+  after(async () => {
+    client?.close();
+    await serving?.stop();
+    await api?.close();
+    await world?.close();
+    await queue?.close();
+    await vectorDb?.close();
+    await sql?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Writes the training data of the next version (`seed` changes every vector), resets, waits. */
+  const resetWith = async (catalog: Catalog, data: string, seed: number) => {
+    writeTrainingData(data, ROWS, { files: 2, seed });
+    const answer = await api.call({
+      url: '/reset-model',
+      body: { entity: catalog.entity, model_name: catalog.modelName },
+    });
+    assert.equal(answer.status, 202, answer.body);
+    await waitForOperation(world.store, String(answer.json.operation_id));
+  };
+  const rollback = (catalog: Catalog) =>
+    api.call({ url: '/rollback-model', body: { entity: catalog.entity, model_name: catalog.modelName } });
+  const detail = async (catalog: Catalog) => {
+    const answer = await api.call({ url: `/models/${catalog.entity}/${catalog.modelName}` });
+    assert.equal(answer.status, 200, answer.body);
+    return answer.json as {
+      variants: {
+        variant: string;
+        read_version: number;
+        write_version: number;
+        previous_read_version: number | null;
+        rollback: { available: boolean; until: string | null };
+      }[];
+      versions: { version: number; status: string; rolled_back_at: string | null }[];
+    };
+  };
+  const newCatalog = async () => {
+    const data = join(dir, `data-${Math.random().toString(36).slice(2)}`);
+    return { data, catalog: await registerCatalog(world.store, data, ['all']) };
+  };
+
+  it('rolls back atomically under a search loop within the grace period; refuses outside it; the sweep then drops', async () => {
+    const { data, catalog } = await newCatalog();
+    await resetWith(catalog, data, 1);
+    await resetWith(catalog, data, 2);
+    let state = await detail(catalog);
+    assert.equal(state.variants[0]!.read_version, 2);
+    assert.equal(state.variants[0]!.previous_read_version, 1);
+    assert.equal(state.variants[0]!.rollback.available, true);
+    assert.ok(Date.parse(state.variants[0]!.rollback.until!) > Date.now() + 3_000_000);
+
+    // Each version's two pages of one query, straight from its collection.
+    const vector = vectorOf(424_242);
+    const pagesOf = async (version: number) => {
+      const [hits] = await vectorDb.search({
+        collection: collectionName(catalog.entity, catalog.modelName, version),
+        queries: [{ vector }],
+        filters: [{ field: 'to_be_indexed_all', op: 'IN', values: ['true'] }],
+        limit: 10,
+        indexedOnly: true,
+      });
+      const ids = hits!.map((h) => h.id).join(',');
+      return [ids.split(',').slice(0, 5).join(','), ids.split(',').slice(5).join(',')];
+    };
+    const pages = new Map([
+      [1, await pagesOf(1)],
+      [2, await pagesOf(2)],
+    ]);
+    assert.notEqual(pages.get(1)![0], pages.get(2)![0], 'the versions answer differently');
+    const request = {
+      entity: catalog.entity,
+      modelName: catalog.modelName,
+      variant: 'all',
+      pageSize: 5,
+    };
+    const walk = async () => {
+      const first = await client.search({
+        ...request,
+        queries: [{ embedding: { values: vector }, filters: [], pageToken: '' }],
+      });
+      const one = first.results[0]!;
+      assert.equal(one.error, '');
+      const ids = one.candidates.map((c) => c.id).join(',');
+      const version = [...pages].find(([, p]) => p[0] === ids)?.[0];
+      assert.ok(version !== undefined, `a first page of neither version: ${ids}`);
+      const second = await client.search({
+        ...request,
+        queries: [{ embedding: { values: vector }, filters: [], pageToken: one.nextPageToken }],
+      });
+      assert.equal(second.results[0]!.error, '');
+      const next = second.results[0]!.candidates.map((c) => c.id).join(',');
+      assert.equal(next, pages.get(version)![1], `page 2 of a walk that began on version ${version}`);
+      return version;
+    };
+    await eventually(async () => (await walk()) === 2, 20_000, 'serving to read version 2');
+
+    const seen: number[] = [];
+    let stop = false;
+    let failure: unknown;
+    const loop = (async () => {
+      try {
+        while (!stop) seen.push(await walk());
+      } catch (err) {
+        failure = err;
+      }
+    })();
+    await eventually(
+      async () => seen.length >= 3 || failure !== undefined,
+      20_000,
+      'walks before the rollback',
+    );
+    const answer = await rollback(catalog);
+    assert.equal(answer.status, 200, answer.body);
+    assert.deepEqual(answer.json, {
+      entity: catalog.entity,
+      model_name: catalog.modelName,
+      variants: [{ variant: 'all', from_version: 2, to_version: 1 }],
+      retired_versions: [2],
+    });
+    await eventually(
+      async () => failure !== undefined || seen.slice(-3).join() === '1,1,1',
+      20_000,
+      'serving to read version 1 again',
+    );
+    stop = true;
+    await loop;
+    assert.equal(failure, undefined, String(failure));
+    // Version 2 until serving saw the rollback, version 1 from then on: never back and forth.
+    assert.match(seen.join(), /^(2,)+1(,1)*$/);
+
+    state = await detail(catalog);
+    assert.deepEqual(
+      [
+        state.variants[0]!.read_version,
+        state.variants[0]!.write_version,
+        state.variants[0]!.previous_read_version,
+      ],
+      [1, 1, null],
+    );
+    const byVersion = new Map(state.versions.map((v) => [v.version, v]));
+    assert.equal(byVersion.get(1)!.status, 'SERVING');
+    assert.equal(byVersion.get(2)!.status, 'RETIRED');
+    assert.ok(byVersion.get(2)!.rolled_back_at !== null);
+
+    // Nothing to go back to.
+    const twice = await rollback(catalog);
+    assertError(twice, 409, 'FAILED_PRECONDITION', 'model_name');
+    assert.match(twice.error.message, /no previous version to roll back to/);
+
+    // A third version; its previous one (1) past the grace period is refused, then swept away.
+    await resetWith(catalog, data, 3);
+    await sql.query(
+      `UPDATE vss_versions SET retired_at = now() - interval '2 hours'
+        WHERE entity = $1 AND model_name = $2 AND version = 1`,
+      [catalog.entity, catalog.modelName],
+    );
+    const late = await rollback(catalog);
+    assertError(late, 409, 'FAILED_PRECONDITION', 'model_name');
+    assert.match(
+      late.error.message,
+      /cannot be rolled back to version 1: version 1 was retired at .* its grace period of 3600 s/,
+    );
+    assert.equal((await detail(catalog)).variants[0]!.read_version, 3, 'the refusal changed nothing');
+    const dropped = await world.engine.sweepNow();
+    assert.deepEqual(dropped, [`${catalog.entity}/${catalog.modelName}@1`]);
+    state = await detail(catalog);
+    assert.equal(state.versions.find((v) => v.version === 1)!.status, 'DROPPED');
+    assert.equal(
+      state.versions.find((v) => v.version === 2)!.status,
+      'RETIRED',
+      'version 2 is within its grace period',
+    );
+    const collections = await vectorDb.listCollections();
+    assert.ok(!collections.includes(collectionName(catalog.entity, catalog.modelName, 1)));
+    assert.ok(collections.includes(collectionName(catalog.entity, catalog.modelName, 2)));
+  });
+
+  it('rolls back by itself when the live recall of the served version stays below min_recall', async () => {
+    const { data, catalog } = await newCatalog();
+    await resetWith(catalog, data, 1);
+    await resetWith(catalog, data, 2);
+    const served = collectionName(catalog.entity, catalog.modelName, 2);
+
+    live.means.set(served, 0.99);
+    assert.deepEqual(await world.engine.watchNow(), []);
+    assert.equal((await detail(catalog)).variants[0]!.read_version, 2, 'good live recall: no rollback');
+
+    live.means.set(served, 0.5);
+    const rolled = await world.engine.watchNow();
+    assert.deepEqual(rolled, [`${catalog.entity}/${catalog.modelName}`]);
+    const state = await detail(catalog);
+    assert.equal(state.variants[0]!.read_version, 1);
+    assert.ok(state.versions.find((v) => v.version === 2)!.rolled_back_at !== null);
+    const { body } = await world.metrics.scrape();
+    assert.match(
+      body,
+      new RegExp(`vss_rollbacks_total\\{entity="${catalog.entity}",model="m",reason="live_recall"\\} 1\\b`),
+    );
+    // Back on version 1 there is nothing further to roll back to: the watch leaves it.
+    live.means.set(collectionName(catalog.entity, catalog.modelName, 1), 0.1);
+    assert.deepEqual(await world.engine.watchNow(), []);
+  });
+});
