@@ -135,6 +135,8 @@ async function startStack(): Promise<Stack> {
       group: settings.vss.admin.group,
       pollIntervalMs: settings.vss.admin.pollIntervalMs,
       scheduleIntervalMs: 0,
+      // A rollback window, so the traffic can roll back (vss_rollbacks_total).
+      rollbackGraceMs: 600_000,
       metrics,
       logger,
     });
@@ -238,6 +240,16 @@ async function onboard(app: FastifyInstance, client: Client, trainingDir: string
   await client.search({ ...query, queries: [{ candidateId: firstId, filters: [], pageToken: '' }] });
   await client.getEmbeddings({ entity: ENTITY, modelName: MODEL, candidateIds: [firstId] });
   await assert.rejects(client.search({ ...query, variant: 'no_such_variant' }));
+  // A second version, then back to the first: the rollback counter.
+  const second = String(
+    (await post(app, '/reset-model', { entity: ENTITY, model_name: MODEL })).operation_id,
+  );
+  await eventually(
+    async () => (await operationStatus(app, second)) === 'SUCCEEDED',
+    60_000,
+    'second reset to succeed',
+  );
+  await post(app, '/rollback-model', { entity: ENTITY, model_name: MODEL });
 }
 
 describe('the alert rules read what vss exports', () => {

@@ -22,6 +22,7 @@ export {
   unexpiredFilter,
 } from './embedding-expiry.js';
 export { hnswOf, searchWidthOf } from './hnsw-params.js';
+export type { LiveRecallFigures, LiveRecallSource } from './live-recall.js';
 export {
   type Attributes,
   compileMembership,

@@ -5,9 +5,14 @@
  * than are asked for), and the served page is compared with the head of that exact ranking.
  * Collections above 10,000 points get a 10,000-deep search, which is close to, not exactly, brute
  * force. Samples queue up to `maxPending`; beyond that they are dropped, never the request.
+ *
+ * The last `keepMeasured` measurements of each variant are kept with their collection (version)
+ * and time, so the admin's automatic rollback can read the live recall of the version a variant
+ * serves over a window (LiveRecallSource, model/live-recall.ts).
  */
 import { invalidArgument } from '../../platform/errors.js';
 import type { Filter, VectorDb } from '../../platform/vectordb/index.js';
+import type { LiveRecallFigures, LiveRecallSource } from '../model/index.js';
 import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 
 export interface RecallSample {
@@ -26,18 +31,28 @@ export interface RecallSamplerOptions {
   /** Share of first-page queries re-run exactly, 0..1; default 0.01. */
   sampleRate?: number;
   maxPending?: number;
+  /** Measurements kept per variant for `liveRecall`; default 512. */
+  keepMeasured?: number;
   random?: () => number;
+  now?: () => number;
   onError?: (err: unknown) => void;
 }
 
 const MAX_LIMIT = 10_000;
 
-export class RecallSampler {
+interface Measured {
+  collection: string;
+  value: number;
+  atMs: number;
+}
+
+export class RecallSampler implements LiveRecallSource {
   private readonly sampleRate: number;
   private readonly maxPending: number;
   private readonly random: () => number;
   private readonly pending: RecallSample[] = [];
   private running: Promise<void> | undefined;
+  private readonly measured = new Map<string, Measured[]>();
 
   constructor(
     private readonly vectorDb: VectorDb,
@@ -74,7 +89,9 @@ export class RecallSampler {
     try {
       for (let sample = this.pending.shift(); sample; sample = this.pending.shift()) {
         try {
-          this.metrics.recallSample(sample.labels, await this.measure(sample));
+          const value = await this.measure(sample);
+          this.metrics.recallSample(sample.labels, value);
+          this.keep(sample, value);
         } catch (err) {
           this.options.onError?.(err);
         }
@@ -82,6 +99,34 @@ export class RecallSampler {
     } finally {
       this.running = undefined;
     }
+  }
+
+  /** The mean of the variant's samples on `collection` measured at or after `sinceMs`. */
+  liveRecall(
+    variant: { entity: string; modelName: string; variant: string },
+    collection: string,
+    sinceMs: number,
+  ): LiveRecallFigures {
+    const kept = this.measured.get(keyOf(variant.entity, variant.modelName, variant.variant)) ?? [];
+    let samples = 0;
+    let sum = 0;
+    for (const m of kept) {
+      if (m.collection !== collection || m.atMs < sinceMs) continue;
+      samples++;
+      sum += m.value;
+    }
+    return { samples, mean: samples === 0 ? Number.NaN : sum / samples };
+  }
+
+  private keep(sample: RecallSample, value: number): void {
+    const key = keyOf(sample.labels.entity, sample.labels.model, sample.labels.variant);
+    let kept = this.measured.get(key);
+    if (kept === undefined) {
+      kept = [];
+      this.measured.set(key, kept);
+    }
+    kept.push({ collection: sample.collection, value, atMs: (this.options.now ?? Date.now)() });
+    if (kept.length > (this.options.keepMeasured ?? 512)) kept.shift();
   }
 
   private async measure(sample: RecallSample): Promise<number> {
@@ -102,3 +147,5 @@ export class RecallSampler {
     return found / truth.size;
   }
 }
+
+const keyOf = (entity: string, model: string, variant: string) => `${entity}\u0000${model}\u0000${variant}`;

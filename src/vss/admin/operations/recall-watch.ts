@@ -1,0 +1,83 @@
+/**
+ * Automatic rollback on live recall (docs/vss.md "Recall gate and rollback"): serving re-runs a
+ * sampled share of live queries exactly (`vss_avg_recall`, serving/recall-sampler.ts). When, for a
+ * READY variant that can still be rolled back (its previous version is within its grace period), the
+ * mean of those samples on the version it serves over the last `windowMs` is below the variant's
+ * `min_recall`, with at least `minSamples` of them, the model is rolled back (rollback-model, reason
+ * `live_recall`): a whole window of live traffic measured the new version worse than the gate
+ * allows, so the version it replaced serves again.
+ *
+ * The samples come from a LiveRecallSource: serving's sampler when serving runs in this process
+ * (`lattice vss`, `lattice up`). An admin without serving beside it has none, and does not watch.
+ */
+import { describeError, isLatticeError } from '../../../platform/errors.js';
+import type { Logger } from '../../../platform/logging/index.js';
+import { collectionName, type LiveRecallSource } from '../../model/index.js';
+import type { VssStore } from '../../store/index.js';
+import { rollbackWindow } from '../rollback-window.js';
+import type { AdminLifecycle } from './operations-lifecycle.js';
+
+export interface AutoRollbackSettings {
+  /** The window whose mean live recall must stay at or above `min_recall`, ms; default 300,000. */
+  windowMs: number;
+  /** Fewest samples in the window for it to count; default 20. */
+  minSamples: number;
+}
+
+export const AUTO_ROLLBACK_DEFAULTS: Readonly<AutoRollbackSettings> = { windowMs: 300_000, minSamples: 20 };
+
+export interface RecallWatchOptions extends AutoRollbackSettings {
+  store: VssStore;
+  lifecycle: AdminLifecycle;
+  source: LiveRecallSource;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** One look at every model; resolves to the models rolled back (`entity/model`). */
+export async function watchLiveRecall(options: RecallWatchOptions): Promise<string[]> {
+  const { store, lifecycle, source, logger } = options;
+  const now = (options.now ?? Date.now)();
+  const rolledBack: string[] = [];
+  for (const model of await store.models.list()) {
+    const variants = await store.variants.list(model);
+    if (!variants.some((v) => v.previousReadVersion !== null)) continue;
+    const versions = await store.versions.list(model);
+    const low = variants.flatMap((variant) => {
+      if (variant.readVersion === null) return [];
+      if (!rollbackWindow(variant, versions, lifecycle.rollbackGraceMs, now).available) return [];
+      const collection = collectionName(model.entity, model.modelName, variant.readVersion);
+      const live = source.liveRecall(variant, collection, now - options.windowMs);
+      if (live.samples < options.minSamples || !(live.mean < variant.minRecall)) return [];
+      return [{ variant, live }];
+    });
+    if (low.length === 0) continue;
+    const figures = low
+      .map(
+        ({ variant, live }) =>
+          `variant ${variant.variant}: live recall ${live.mean.toFixed(3)} over ${live.samples} samples on version ${variant.readVersion}, min_recall ${variant.minRecall}`,
+      )
+      .join('; ');
+    try {
+      const done = await lifecycle.rollbackModel(model, { reason: 'live_recall' });
+      rolledBack.push(`${model.entity}/${model.modelName}`);
+      logger.warn(
+        {
+          entity: model.entity,
+          model: model.modelName,
+          variants: done.variants,
+          windowMs: options.windowMs,
+        },
+        `vss admin: rolled ${model.entity}/${model.modelName} back to its previous version: ${figures}`,
+      );
+    } catch (err) {
+      // An operation under way (or the window just closed): looked at again on the next round.
+      if (!isLatticeError(err, 'FAILED_PRECONDITION')) throw err;
+      logger.warn(
+        { err: describeError(err), entity: model.entity, model: model.modelName },
+        `vss admin: live recall is below min_recall (${figures}), but the model cannot be rolled back now`,
+      );
+    }
+  }
+  return rolledBack;
+}
