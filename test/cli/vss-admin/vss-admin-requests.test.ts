@@ -319,7 +319,7 @@ describe('request bodies', () => {
     assert.equal(again.code, 1);
     assert.match(
       again.stderr,
-      /no previous version to roll back to .*\(FAILED_PRECONDITION, field model_name\)\n$/,
+      /no previous version to roll back to: .*\(FAILED_PRECONDITION, field model_name\)\n$/,
     );
   });
 
