@@ -9,7 +9,8 @@
  *   message, and the sweep then drops the expired version;
  * - the live recall watch rolls a model back by itself when the live recall of the version it serves
  *   (a test double of serving's sampler) is below min_recall over its window, and leaves it alone when
- *   the recall is good.
+ *   the recall is good;
+ * - a real-time update made while the later version serves reaches the kept previous version too.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -271,6 +272,27 @@ describe('vss admin: rollback-model and the live recall watch', () => {
     await resetWith(catalog, data, 1);
     await resetWith(catalog, data, 2);
     const served = collectionName(catalog.entity, catalog.modelName, 2);
+
+    // A real-time update while version 2 serves reaches version 1 too, kept for a rollback.
+    await queue.publish(
+      world.settings.realtimeTopic,
+      Buffer.from(
+        JSON.stringify({
+          timestamp: Date.now(),
+          entity_label: catalog.entity,
+          data: [{ id: 'c3', label: 'brand', value: 'zz' }],
+        }),
+      ),
+      { key: 'c3' },
+    );
+    const brandIn = async (version: number) =>
+      (
+        await vectorDb.getPoints(collectionName(catalog.entity, catalog.modelName, version), ['c3'], {
+          withVector: false,
+        })
+      )[0]?.payload?.brand;
+    await eventually(async () => (await brandIn(2)) === 'zz', 20_000, 'the update on the served version');
+    await eventually(async () => (await brandIn(1)) === 'zz', 20_000, 'the update on the kept version');
 
     live.means.set(served, 0.99);
     assert.deepEqual(await world.engine.watchNow(), []);
