@@ -1,11 +1,11 @@
 /**
  * Automatic rollback on live recall (docs/vss.md "Recall gate and rollback"): serving re-runs a
  * sampled share of live queries exactly (`vss_avg_recall`, serving/recall-sampler.ts). When, for a
- * READY variant that can still be rolled back (its previous version is within its grace period), the
- * mean of those samples on the version it serves over the last `windowMs` is below the variant's
- * `min_recall`, with at least `minSamples` of them, the model is rolled back (rollback-model, reason
- * `live_recall`): a whole window of live traffic measured the new version worse than the gate
- * allows, so the version it replaced serves again.
+ * READY variant that can still be rolled back (its previous version is within its grace period) and
+ * has served its version for a whole window, the mean of those samples on that version over the
+ * last `windowMs` is below the variant's `min_recall`, with at least `minSamples` of them, the model
+ * is rolled back (rollback-model, reason `live_recall`): a whole window of live traffic measured the
+ * new version worse than the gate allows, so the version it replaced serves again.
  *
  * The samples come from a LiveRecallSource: serving's sampler when serving runs in this process
  * (`lattice vss`, `lattice up`). An admin without serving beside it has none, and does not watch.
@@ -46,6 +46,9 @@ export async function watchLiveRecall(options: RecallWatchOptions): Promise<stri
     const low = variants.flatMap((variant) => {
       if (variant.readVersion === null) return [];
       if (!rollbackWindow(variant, versions, lifecycle.rollbackGraceMs, now).available) return [];
+      // Sustained: the version has served for a whole window (since it was first served).
+      const since = versions.find((v) => v.version === variant.readVersion)?.indexedAt;
+      if (since == null || now - since.getTime() < options.windowMs) return [];
       const collection = collectionName(model.entity, model.modelName, variant.readVersion);
       const live = source.liveRecall(variant, collection, now - options.windowMs);
       if (live.samples < options.minSamples || !(live.mean < variant.minRecall)) return [];

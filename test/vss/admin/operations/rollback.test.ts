@@ -73,7 +73,7 @@ describe('vss admin: rollback-model and the live recall watch', () => {
       engine: {
         rollbackGraceMs: 3_600_000,
         liveRecall: live,
-        autoRollback: { windowMs: 60_000, minSamples: 5 },
+        autoRollback: { windowMs: 1_000, minSamples: 5 },
         sweepIntervalMs: 3_600_000,
       },
     });
@@ -294,12 +294,24 @@ describe('vss admin: rollback-model and the live recall watch', () => {
     await eventually(async () => (await brandIn(2)) === 'zz', 20_000, 'the update on the served version');
     await eventually(async () => (await brandIn(1)) === 'zz', 20_000, 'the update on the kept version');
 
+    // Version 2 has served for a whole window (1 s): good live recall leaves it serving.
+    const flipped = (await world.store.versions.get({ ...catalog, version: 2 })).indexedAt!.getTime();
+    await eventually(async () => Date.now() - flipped > 1_500, 5_000, 'a whole window of version 2');
     live.means.set(served, 0.99);
     assert.deepEqual(await world.engine.watchNow(), []);
     assert.equal((await detail(catalog)).variants[0]!.read_version, 2, 'good live recall: no rollback');
 
     live.means.set(served, 0.5);
-    const rolled = await world.engine.watchNow();
+    // Rolled back once version 2 has served for a whole window (1 s here) with its recall that low.
+    let rolled: string[] = [];
+    await eventually(
+      async () => {
+        rolled = await world.engine.watchNow();
+        return rolled.length > 0;
+      },
+      20_000,
+      'the watch to roll the model back',
+    );
     assert.deepEqual(rolled, [`${catalog.entity}/${catalog.modelName}`]);
     const state = await detail(catalog);
     assert.equal(state.variants[0]!.read_version, 1);
