@@ -60,6 +60,7 @@ describe('lattice usage', () => {
       'vss reset',
       'vss trigger',
       'vss promote',
+      'vss rollback',
       'vss retry',
       'vss status',
       'vss models',
