@@ -20,8 +20,7 @@ import {
   type JobStateStore,
   SqlJobStateStore,
 } from './admin/jobs/index.js';
-import { startAdminEngine } from './admin/operations/index.js';
-import type { LiveRecallSource } from './model/index.js';
+import { startAdminEngine, storeLiveRecall } from './admin/operations/index.js';
 import { openVssStore } from './store/index.js';
 import { openProductionVectorDb, openVssAdapters, vectorDbTypeOf } from './vss-adapters.js';
 
@@ -60,7 +59,6 @@ function jobRunnerOf(
 export async function startVssAdminPart(
   platform: Platform,
   port = platform.settings.vss.admin.port,
-  options: { liveRecall?: LiveRecallSource } = {},
 ): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
   // The vector databases first: a lock names the way out when another process owns one.
@@ -85,9 +83,10 @@ export async function startVssAdminPart(
     scheduleIntervalMs: admin.scheduleIntervalMs,
     recallGate: { sampleSize: admin.recallSampleSize, k: admin.recallK },
     rollbackGraceMs: admin.rollbackGraceMs,
-    ...(options.liveRecall !== undefined && admin.autoRollback.enabled
+    // Live recall as every serving process records it in SQL (recall-watch.ts).
+    ...(admin.autoRollback.enabled
       ? {
-          liveRecall: options.liveRecall,
+          liveRecall: storeLiveRecall(store),
           autoRollback: { windowMs: admin.autoRollback.windowMs, minSamples: admin.autoRollback.minSamples },
         }
       : {}),

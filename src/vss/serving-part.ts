@@ -1,7 +1,6 @@
 import type { Platform } from '../platform/platform.js';
 import type { ListeningPart } from '../platform/running-part.js';
 import { callerAuth } from '../platform/settings/index.js';
-import type { LiveRecallSource } from './model/index.js';
 import { startVssServing } from './serving/index.js';
 import { openVssAdapters } from './vss-adapters.js';
 
@@ -13,7 +12,7 @@ import { openVssAdapters } from './vss-adapters.js';
 export async function startVssServingPart(
   platform: Platform,
   port = platform.settings.vss.servingPort,
-): Promise<ListeningPart & { liveRecall: LiveRecallSource }> {
+): Promise<ListeningPart> {
   const { settings, logger, metrics } = platform;
   const { sql, vectorDb, vectorDbs } = await openVssAdapters(platform);
   // Serving keeps its own in-process LRU; a shared cache is a second level only when it is Redis.
@@ -44,8 +43,6 @@ export async function startVssServingPart(
     endpoints: [['gRPC vss.v1.SimilaritySearch', `${settings.host}:${running.port}`]],
     stop: () => running.stop(),
     open: () => running.open(),
-    // The live recall samples, for the automatic rollback of an admin in this process.
-    liveRecall: running.recall,
     // With the vector DB in this process, a restart is not ready until its graphs are back (a
     // shared vector DB server's index is every replica's: its metric and alert say so instead).
     ...(settings.vss.vectorDb.kind === 'embedded'

@@ -8,7 +8,6 @@ import type { Platform } from '../platform/platform.js';
 import type { ListeningPart, RunningPart } from '../platform/running-part.js';
 import { startVssAdminPart } from './admin-part.js';
 import { startVssConsumersPart } from './consumers-part.js';
-import type { LiveRecallSource } from './model/index.js';
 import { startVssServingPart } from './serving-part.js';
 
 /** The components to start; each port defaults to its setting (0: a free one). */
@@ -22,7 +21,7 @@ export interface VssComponents {
 export interface RunningVss {
   /** The started components, in start order: serving, consumers, admin. */
   parts: RunningPart[];
-  serving?: ListeningPart & { liveRecall?: LiveRecallSource };
+  serving?: ListeningPart;
   consumers?: RunningPart;
   admin?: ListeningPart;
   /** Serving answers calls from now on (it answered UNAVAILABLE until the whole process had started). */
@@ -59,13 +58,7 @@ export async function startVss(platform: Platform, components: VssComponents): P
     }
     // Admin after the consumers: the operations it resumes wait on what they apply.
     if (components.admin) {
-      // With serving beside it, the admin watches its live recall (automatic rollback).
-      const liveRecall = running.serving?.liveRecall;
-      running.admin = await startVssAdminPart(
-        platform,
-        components.admin.port,
-        liveRecall === undefined ? {} : { liveRecall },
-      );
+      running.admin = await startVssAdminPart(platform, components.admin.port);
       running.parts.push(running.admin);
     }
   } catch (err) {

@@ -335,7 +335,7 @@ export const settingsSchema = z
               .max(30 * 86_400_000)
               .default(3_600_000),
             /**
-             * Automatic rollback (serving in the same process): when the mean live recall
+             * Automatic rollback: when the mean live recall
              * (`vss_avg_recall` samples) of the version a variant serves stays below its `min_recall`
              * over `windowMs`, with at least `minSamples` samples, the model is rolled back.
              */

@@ -1,8 +1,9 @@
 /**
  * Live recall as serving measures it (the `vss_avg_recall` sampler, serving/recall-sampler.ts) for
  * the admin's automatic rollback (admin/operations/recall-watch.ts): the mean of the samples one
- * variant's queries gave on one collection (one version) since a time. Serving implements it; the
- * admin reads it when both run in one process (`lattice vss`, `lattice up`).
+ * variant's queries gave on one version over the last window. The admin reads the samples every
+ * serving process records in SQL (store/live-recall-repository.ts); serving's sampler also answers
+ * for its own process.
  */
 export interface LiveRecallFigures {
   /** Samples measured in the window. */
@@ -14,7 +15,7 @@ export interface LiveRecallFigures {
 export interface LiveRecallSource {
   liveRecall(
     variant: { entity: string; modelName: string; variant: string },
-    collection: string,
-    sinceMs: number,
-  ): LiveRecallFigures;
+    version: number,
+    windowMs: number,
+  ): Promise<LiveRecallFigures>;
 }

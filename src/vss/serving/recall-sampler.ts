@@ -6,9 +6,9 @@
  * Collections above 10,000 points get a 10,000-deep search, which is close to, not exactly, brute
  * force. Samples queue up to `maxPending`; beyond that they are dropped, never the request.
  *
- * The last `keepMeasured` measurements of each variant are kept with their collection (version)
- * and time, so the admin's automatic rollback can read the live recall of the version a variant
- * serves over a window (LiveRecallSource, model/live-recall.ts).
+ * Each measurement is also handed to `record` (serving stores it in SQL, where the admin's automatic
+ * rollback reads it: store/live-recall-repository.ts), and the last `keepMeasured` of each variant
+ * are kept with their version and time (this process's LiveRecallSource, model/live-recall.ts).
  */
 import { invalidArgument } from '../../platform/errors.js';
 import type { Filter, VectorDb } from '../../platform/vectordb/index.js';
@@ -18,6 +18,8 @@ import type { ServingLabels, ServingMetrics } from './serving-metrics.js';
 export interface RecallSample {
   labels: ServingLabels;
   collection: string;
+  /** The version `collection` holds. */
+  version: number;
   vector: Float32Array;
   filters: readonly Filter[];
   excludeIds: readonly string[];
@@ -33,6 +35,8 @@ export interface RecallSamplerOptions {
   maxPending?: number;
   /** Measurements kept per variant for `liveRecall`; default 512. */
   keepMeasured?: number;
+  /** Told each measurement (off the request path; a failure goes to `onError`). */
+  record?: (labels: ServingLabels, version: number, recall: number) => Promise<void>;
   random?: () => number;
   now?: () => number;
   onError?: (err: unknown) => void;
@@ -41,7 +45,7 @@ export interface RecallSamplerOptions {
 const MAX_LIMIT = 10_000;
 
 interface Measured {
-  collection: string;
+  version: number;
   value: number;
   atMs: number;
 }
@@ -92,6 +96,7 @@ export class RecallSampler implements LiveRecallSource {
           const value = await this.measure(sample);
           this.metrics.recallSample(sample.labels, value);
           this.keep(sample, value);
+          await this.options.record?.(sample.labels, sample.version, value);
         } catch (err) {
           this.options.onError?.(err);
         }
@@ -101,17 +106,18 @@ export class RecallSampler implements LiveRecallSource {
     }
   }
 
-  /** The mean of the variant's samples on `collection` measured at or after `sinceMs`. */
-  liveRecall(
+  /** The mean of the variant's samples on `version` measured in the last `windowMs`. */
+  async liveRecall(
     variant: { entity: string; modelName: string; variant: string },
-    collection: string,
-    sinceMs: number,
-  ): LiveRecallFigures {
+    version: number,
+    windowMs: number,
+  ): Promise<LiveRecallFigures> {
+    const sinceMs = (this.options.now ?? Date.now)() - windowMs;
     const kept = this.measured.get(keyOf(variant.entity, variant.modelName, variant.variant)) ?? [];
     let samples = 0;
     let sum = 0;
     for (const m of kept) {
-      if (m.collection !== collection || m.atMs < sinceMs) continue;
+      if (m.version !== version || m.atMs < sinceMs) continue;
       samples++;
       sum += m.value;
     }
@@ -125,7 +131,7 @@ export class RecallSampler implements LiveRecallSource {
       kept = [];
       this.measured.set(key, kept);
     }
-    kept.push({ collection: sample.collection, value, atMs: (this.options.now ?? Date.now)() });
+    kept.push({ version: sample.version, value, atMs: (this.options.now ?? Date.now)() });
     if (kept.length > (this.options.keepMeasured ?? 512)) kept.shift();
   }
 

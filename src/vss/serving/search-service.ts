@@ -184,6 +184,7 @@ export class SearchService {
       this.deps.recall.offer({
         labels: { ...labels },
         collection,
+        version,
         vector: vector!,
         filters: page.filters,
         excludeIds: query.candidateId === undefined ? [] : [query.candidateId],

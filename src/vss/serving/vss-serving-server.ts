@@ -100,6 +100,13 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
   const recall = new RecallSampler(options.vectorDb, servingMetrics, {
     sampleRate: options.recallSampleRate,
     onError: (err) => logger.debug({ err }, 'vss serving: recall sample failed'),
+    // Into SQL, where the admin's automatic rollback reads every serving process's samples.
+    record: (labels, version, value) =>
+      store.liveRecall.record(
+        { entity: labels.entity, modelName: labels.model, variant: labels.variant },
+        version,
+        value,
+      ),
   });
   // Every distributed-cache failure is counted; logged at most once per 10 s (a Redis outage fails
   // every look-up, and one line per call would flood the log).

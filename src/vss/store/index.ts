@@ -40,6 +40,7 @@ export {
   type IngestionStatus,
   type MarkerOutcome,
 } from './ingestion-repository.js';
+export type { LiveRecallRepository, LiveRecallWindow } from './live-recall-repository.js';
 export { VSS_CONFIG_CHANNEL, VSS_MIGRATIONS_TABLE, vssMigrations } from './migrations.js';
 export type { ModelsRepository } from './models-repository.js';
 export type { CreatedOperation, OperationFilter, OperationsRepository } from './operations-repository.js';

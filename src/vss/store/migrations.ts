@@ -473,6 +473,24 @@ ALTER TABLE vss_versions ADD COLUMN recall jsonb
 ALTER TABLE vss_versions ADD COLUMN rolled_back_at timestamptz;
 `;
 
+/**
+ * Live recall samples (serving's `vss_avg_recall` measurements, one row each, with the version they
+ * were measured on), so the admin's automatic rollback reads them whatever process served the query
+ * (docs/vss.md "Recall gate and rollback"). Kept a day: the admin's sweep prunes older rows.
+ */
+const liveRecall = `
+CREATE TABLE vss_live_recall (
+  entity text NOT NULL,
+  model_name text NOT NULL,
+  variant text NOT NULL,
+  version integer NOT NULL CONSTRAINT version CHECK (version > 0),
+  recall real NOT NULL CONSTRAINT recall CHECK (recall >= 0 AND recall <= 1),
+  measured_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX vss_live_recall_window ON vss_live_recall (entity, model_name, variant, version, measured_at);
+CREATE INDEX vss_live_recall_age ON vss_live_recall (measured_at);
+`;
+
 export const vssMigrations: readonly Migration[] = [
   { version: 1, name: 'stores, models and versions', up: storesModelsVersions },
   { version: 2, name: 'variants', up: variants },
@@ -492,4 +510,5 @@ export const vssMigrations: readonly Migration[] = [
   { version: 12, name: 'variants on pgvector', up: pgvectorType },
   { version: 13, name: "a variant's live search width", up: variantSearchWidth },
   { version: 14, name: 'recall-gated flips: min_recall, recall figures, rollback', up: recallGate },
+  { version: 15, name: 'live recall samples', up: liveRecall },
 ];

@@ -12,6 +12,7 @@ import { AggregatorRepository } from './aggregator-repository.js';
 import { EmbeddingsRepository } from './embeddings-repository.js';
 import { ColumnCache, EntityTables } from './entity-tables.js';
 import { IngestionRepository } from './ingestion-repository.js';
+import { LiveRecallRepository } from './live-recall-repository.js';
 import { VSS_MIGRATIONS_TABLE, vssMigrations } from './migrations.js';
 import { ModelsRepository } from './models-repository.js';
 import { OperationsRepository } from './operations-repository.js';
@@ -34,6 +35,8 @@ export interface VssRepositories {
   readonly entityTables: EntityTables;
   /** Ingestion jobs, their EOF markers and counts (the consumers write, the admin reads). */
   readonly ingestion: IngestionRepository;
+  /** Serving's live recall samples, for the automatic rollback. */
+  readonly liveRecall: LiveRecallRepository;
   /** See read-version.ts. */
   flipReadVersion(key: VariantKey, version: number): Promise<ReadVersionFlip>;
   /** See rollback.ts. */
@@ -50,6 +53,7 @@ class BoundRepositories implements VssRepositories {
   readonly aggregator: AggregatorRepository;
   readonly entityTables: EntityTables;
   readonly ingestion: IngestionRepository;
+  readonly liveRecall: LiveRecallRepository;
 
   constructor(
     private readonly db: SqlQueryable,
@@ -65,6 +69,7 @@ class BoundRepositories implements VssRepositories {
     this.embeddings = new EmbeddingsRepository(db, this.entityTables, vectors);
     this.aggregator = new AggregatorRepository(db, this.entityTables);
     this.ingestion = new IngestionRepository(db);
+    this.liveRecall = new LiveRecallRepository(db);
   }
 
   flipReadVersion(key: VariantKey, version: number): Promise<ReadVersionFlip> {

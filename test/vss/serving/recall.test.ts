@@ -9,7 +9,6 @@ import { after, before, describe, test } from 'node:test';
 import { FilterOp } from '../../../src/gen/vss/v1/vss.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
 import type { VectorDb } from '../../../src/platform/vectordb/index.js';
-import { collectionName } from '../../../src/vss/model/index.js';
 import { RecallSampler, ServingMetrics } from '../../../src/vss/serving/index.js';
 import { exactSearch } from '../../support/vector-fixtures.js';
 import { DIMENSION, ENTITY, MODEL, openWorld, payloadOf, type World } from './harness.js';
@@ -79,11 +78,11 @@ describe('vss serving: avg_recall', () => {
     assert.ok(Math.abs(lastSample(before) - expected) < 1e-9, `expected ${expected}`);
   });
 
-  test('the measured samples are kept per variant and version for the automatic rollback (liveRecall)', async () => {
+  test('each measurement is recorded with its version in SQL (the automatic rollback reads it) and kept in the sampler', async () => {
     const variant = { entity: ENTITY, modelName: MODEL, variant: 'organic' };
-    const collection = collectionName(ENTITY, MODEL, 1);
-    const before = world.server.recall.liveRecall(variant, collection, 0);
-    const started = Date.now();
+    const stored = () => world.store.liveRecall.window(variant, 1, 600_000);
+    const before = await stored();
+    const kept = await world.server.recall.liveRecall(variant, 1, 600_000);
     await world.client.search({
       queries: [
         { embedding: { values: Array.from(world.fixture.queries(1, 77)[0]!) }, pageToken: '', filters: [] },
@@ -91,14 +90,13 @@ describe('vss serving: avg_recall', () => {
       pageSize: 5,
     });
     await world.server.recall.whenIdle();
-    const all = world.server.recall.liveRecall(variant, collection, 0);
-    assert.equal(all.samples, before.samples + 1);
-    const recent = world.server.recall.liveRecall(variant, collection, started);
-    assert.equal(recent.samples, 1);
-    assert.ok(recent.mean >= 0 && recent.mean <= 1);
-    // Another version's collection, or a later window, has none of them.
-    assert.equal(world.server.recall.liveRecall(variant, collectionName(ENTITY, MODEL, 2), 0).samples, 0);
-    assert.equal(world.server.recall.liveRecall(variant, collection, Date.now() + 60_000).samples, 0);
+    const after = await stored();
+    assert.equal(after.samples, before.samples + 1);
+    assert.ok(after.mean >= 0 && after.mean <= 1);
+    assert.equal((await world.server.recall.liveRecall(variant, 1, 600_000)).samples, kept.samples + 1);
+    // Another version has none of them.
+    assert.equal((await world.store.liveRecall.window(variant, 2, 600_000)).samples, 0);
+    assert.equal((await world.server.recall.liveRecall(variant, 2, 600_000)).samples, 0);
   });
 });
 

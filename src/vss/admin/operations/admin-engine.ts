@@ -91,8 +91,9 @@ export interface AdminEngineOptions {
   /** How often the sweep of retired versions (and the live recall watch) runs, ms; default max(pollIntervalMs, 1,000). */
   sweepIntervalMs?: number;
   /**
-   * Serving's live recall samples (serving in this process): with them, a model whose live recall
-   * stays below a variant's `min_recall` is rolled back by itself (recall-watch.ts). Absent: no watch.
+   * Serving's live recall samples (storeLiveRecall: as every serving process records them in SQL):
+   * with them, a model whose live recall stays below a variant's `min_recall` is rolled back by
+   * itself (recall-watch.ts). Absent: no watch.
    */
   liveRecall?: LiveRecallSource;
   /** `vss.admin.autoRollback`; default AUTO_ROLLBACK_DEFAULTS. */

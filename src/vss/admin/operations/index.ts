@@ -22,7 +22,7 @@ export {
   type RecallBucket,
   type RecallGateSettings,
 } from './recall-gate.js';
-export { AUTO_ROLLBACK_DEFAULTS, type AutoRollbackSettings } from './recall-watch.js';
+export { AUTO_ROLLBACK_DEFAULTS, type AutoRollbackSettings, storeLiveRecall } from './recall-watch.js';
 export { FREQUENCY_MS } from './reset-scheduler.js';
 export {
   type OperationPlan,

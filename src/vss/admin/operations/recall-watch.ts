@@ -7,12 +7,12 @@
  * is rolled back (rollback-model, reason `live_recall`): a whole window of live traffic measured the
  * new version worse than the gate allows, so the version it replaced serves again.
  *
- * The samples come from a LiveRecallSource: serving's sampler when serving runs in this process
- * (`lattice vss`, `lattice up`). An admin without serving beside it has none, and does not watch.
+ * The samples come from a LiveRecallSource: the SQL store, where every serving process records its
+ * measurements (storeLiveRecall), so the watch sees all replicas' traffic wherever the admin runs.
  */
 import { describeError, isLatticeError } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logging/index.js';
-import { collectionName, type LiveRecallSource } from '../../model/index.js';
+import type { LiveRecallSource } from '../../model/index.js';
 import type { VssStore } from '../../store/index.js';
 import { rollbackWindow } from '../rollback-window.js';
 import type { AdminLifecycle } from './operations-lifecycle.js';
@@ -34,6 +34,18 @@ export interface RecallWatchOptions extends AutoRollbackSettings {
   now?: () => number;
 }
 
+/** Live recall from the SQL store: the samples every serving process recorded (migration 13). */
+export function storeLiveRecall(store: VssStore): LiveRecallSource {
+  return {
+    liveRecall: (variant, version, windowMs) =>
+      store.liveRecall.window(
+        { entity: variant.entity, modelName: variant.modelName, variant: variant.variant },
+        version,
+        windowMs,
+      ),
+  };
+}
+
 /** One look at every model; resolves to the models rolled back (`entity/model`). */
 export async function watchLiveRecall(options: RecallWatchOptions): Promise<string[]> {
   const { store, lifecycle, source, logger } = options;
@@ -43,17 +55,17 @@ export async function watchLiveRecall(options: RecallWatchOptions): Promise<stri
     const variants = await store.variants.list(model);
     if (!variants.some((v) => v.previousReadVersion !== null)) continue;
     const versions = await store.versions.list(model);
-    const low = variants.flatMap((variant) => {
-      if (variant.readVersion === null) return [];
-      if (!rollbackWindow(variant, versions, lifecycle.rollbackGraceMs, now).available) return [];
+    const low: { variant: (typeof variants)[number]; live: { samples: number; mean: number } }[] = [];
+    for (const variant of variants) {
+      if (variant.readVersion === null) continue;
+      if (!rollbackWindow(variant, versions, lifecycle.rollbackGraceMs, now).available) continue;
       // Sustained: the version has served for a whole window (since it was first served).
       const since = versions.find((v) => v.version === variant.readVersion)?.indexedAt;
-      if (since == null || now - since.getTime() < options.windowMs) return [];
-      const collection = collectionName(model.entity, model.modelName, variant.readVersion);
-      const live = source.liveRecall(variant, collection, now - options.windowMs);
-      if (live.samples < options.minSamples || !(live.mean < variant.minRecall)) return [];
-      return [{ variant, live }];
-    });
+      if (since == null || now - since.getTime() < options.windowMs) continue;
+      const live = await source.liveRecall(variant, variant.readVersion, options.windowMs);
+      if (live.samples < options.minSamples || !(live.mean < variant.minRecall)) continue;
+      low.push({ variant, live });
+    }
     if (low.length === 0) continue;
     const figures = low
       .map(

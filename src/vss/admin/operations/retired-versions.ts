@@ -8,6 +8,9 @@
  *    rows and ingestion ledger;
  * 2. drops its collection on every vector DB this admin reaches ("drop if present").
  *
+ * The sweep also prunes serving's live recall samples older than a day (at most once an hour): the
+ * automatic rollback reads minutes of them (recall-watch.ts).
+ *
  * Marking first means serving refuses the version (stale page tokens) before its collection goes.
  * A crash between the two leaves a collection of a DROPPED version: the first sweep of each engine
  * (`leftovers`) drops the collections of every DROPPED version still listed, so nothing leaks.
@@ -68,12 +71,16 @@ export async function sweepRetiredVersions(
   return dropped;
 }
 
+const PRUNE_EVERY_MS = 3_600_000;
+const LIVE_RECALL_KEPT_MS = 86_400_000;
+
 /** Runs the sweep every `intervalMs` until stopped (errors are logged; the next sweep tries again). */
 export class RetiredVersionSweeper {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<unknown> | undefined;
   #stopped = false;
   #swept = false;
+  #prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: RetiredVersionSweepOptions & { intervalMs: number }) {}
 
@@ -87,7 +94,13 @@ export class RetiredVersionSweeper {
   sweep(): Promise<string[]> {
     const leftovers = !this.#swept;
     this.#swept = true;
+    const prune = Date.now() - this.#prunedAt >= PRUNE_EVERY_MS;
+    if (prune) this.#prunedAt = Date.now();
     this.#running ??= sweepRetiredVersions(this.options, leftovers)
+      .then(async (dropped) => {
+        if (prune) await this.options.store.liveRecall.prune(LIVE_RECALL_KEPT_MS);
+        return dropped;
+      })
       .catch((err: unknown) => {
         this.options.logger.warn(
           { err: describeError(err) },

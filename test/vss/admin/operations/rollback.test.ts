@@ -8,8 +8,8 @@
  * - a second rollback (nothing to go back to) and one after the grace period are 409 with a clear
  *   message, and the sweep then drops the expired version;
  * - the live recall watch rolls a model back by itself when the live recall of the version it serves
- *   (a test double of serving's sampler) is below min_recall over its window, and leaves it alone when
- *   the recall is good;
+ *   (samples recorded in SQL, as serving records them) is below min_recall over its window, and leaves
+ *   it alone when the recall is good;
  * - a real-time update made while the later version serves reaches the kept previous version too.
  */
 import assert from 'node:assert/strict';
@@ -21,8 +21,10 @@ import { createLogger } from '../../../../src/platform/logging/index.js';
 import { createQueue, type Queue } from '../../../../src/platform/queue/index.js';
 import { createSqlClient, type SqlClient } from '../../../../src/platform/sql/index.js';
 import { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
-import { collectionName, type LiveRecallSource } from '../../../../src/vss/model/index.js';
+import { storeLiveRecall } from '../../../../src/vss/admin/operations/index.js';
+import { collectionName } from '../../../../src/vss/model/index.js';
 import { startVssServing, type VssServing } from '../../../../src/vss/serving/index.js';
+import { openVssStore } from '../../../../src/vss/store/index.js';
 import {
   type AdminWorld,
   type Catalog,
@@ -38,16 +40,6 @@ import { assertError, type Harness, openHarness } from '../api/api-harness.js';
 
 const ROWS = 200;
 
-/** Serving's live recall, as the test sets it: collection → mean over 10 samples. */
-class LiveRecallDouble implements LiveRecallSource {
-  readonly means = new Map<string, number>();
-
-  liveRecall(_variant: unknown, collection: string) {
-    const mean = this.means.get(collection);
-    return mean === undefined ? { samples: 0, mean: Number.NaN } : { samples: 10, mean };
-  }
-}
-
 describe('vss admin: rollback-model and the live recall watch', () => {
   let dir: string;
   let sql: SqlClient;
@@ -57,13 +49,14 @@ describe('vss admin: rollback-model and the live recall watch', () => {
   let api: Harness;
   let serving: VssServing;
   let client: Client;
-  const live = new LiveRecallDouble();
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lattice-rollback-'));
     sql = await createSqlClient({ kind: 'pglite' });
     queue = await createQueue({ kind: 'memory' });
     vectorDb = await EmbeddedVectorDb.open();
+    // The live recall serving records in SQL (the test records samples there itself).
+    const liveRecall = storeLiveRecall(await openVssStore(sql));
     world = await openAdminWorld({
       sql,
       queue,
@@ -72,7 +65,7 @@ describe('vss admin: rollback-model and the live recall watch', () => {
       logger: createLogger('rollback', { level: 'silent' }),
       engine: {
         rollbackGraceMs: 3_600_000,
-        liveRecall: live,
+        liveRecall,
         autoRollback: { windowMs: 1_000, minSamples: 5 },
         sweepIntervalMs: 3_600_000,
       },
@@ -271,7 +264,6 @@ describe('vss admin: rollback-model and the live recall watch', () => {
     const { data, catalog } = await newCatalog();
     await resetWith(catalog, data, 1);
     await resetWith(catalog, data, 2);
-    const served = collectionName(catalog.entity, catalog.modelName, 2);
 
     // A real-time update while version 2 serves reaches version 1 too, kept for a rollback.
     await queue.publish(
@@ -294,18 +286,23 @@ describe('vss admin: rollback-model and the live recall watch', () => {
     await eventually(async () => (await brandIn(2)) === 'zz', 20_000, 'the update on the served version');
     await eventually(async () => (await brandIn(1)) === 'zz', 20_000, 'the update on the kept version');
 
+    // Serving's samples of version 2 (recorded as serving records them).
+    const key = { entity: catalog.entity, modelName: catalog.modelName, variant: 'all' };
+    const samples = async (version: number, recall: number) => {
+      for (let i = 0; i < 6; i++) await world.store.liveRecall.record(key, version, recall);
+    };
     // Version 2 has served for a whole window (1 s): good live recall leaves it serving.
     const flipped = (await world.store.versions.get({ ...catalog, version: 2 })).indexedAt!.getTime();
     await eventually(async () => Date.now() - flipped > 1_500, 5_000, 'a whole window of version 2');
-    live.means.set(served, 0.99);
+    await samples(2, 0.99);
     assert.deepEqual(await world.engine.watchNow(), []);
     assert.equal((await detail(catalog)).variants[0]!.read_version, 2, 'good live recall: no rollback');
 
-    live.means.set(served, 0.5);
-    // Rolled back once version 2 has served for a whole window (1 s here) with its recall that low.
+    // Low live recall over the window: rolled back.
     let rolled: string[] = [];
     await eventually(
       async () => {
+        await samples(2, 0.3);
         rolled = await world.engine.watchNow();
         return rolled.length > 0;
       },
@@ -322,7 +319,7 @@ describe('vss admin: rollback-model and the live recall watch', () => {
       new RegExp(`vss_rollbacks_total\\{entity="${catalog.entity}",model="m",reason="live_recall"\\} 1\\b`),
     );
     // Back on version 1 there is nothing further to roll back to: the watch leaves it.
-    live.means.set(collectionName(catalog.entity, catalog.modelName, 1), 0.1);
+    await samples(1, 0.1);
     assert.deepEqual(await world.engine.watchNow(), []);
   });
 });
