@@ -406,6 +406,11 @@ export class PgvectorVectorDb implements VectorDb {
     const { limit } = request;
     const depth = limit + query.exclude.length;
     const ef = Math.max(request.efSearch ?? c.hnsw.efSearch, firstWindow(limit));
+    if (request.exact) {
+      // The port's exact search (the recall gate's ground truth): the scan, whatever the plan.
+      this.#stats.exact++;
+      return (await this.#ranked(c, query, request, 'exact'))!;
+    }
     const points = await this.#pointCount(c);
     let exact: boolean;
     if (query.filters.length === 0) {

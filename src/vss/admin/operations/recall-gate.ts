@@ -26,7 +26,7 @@ import {
   type Payload,
   type VectorDb,
 } from '../../../platform/vectordb/index.js';
-import { EXPIRES_AT_FIELD, membershipFlag, unexpiredFilter } from '../../model/index.js';
+import { EXPIRES_AT_FIELD, membershipFlag, searchWidthOf, unexpiredFilter } from '../../model/index.js';
 import type { JsonObject, StoredEmbedding, Variant } from '../../store/index.js';
 
 export const RECALL_BUCKETS = ['under_1pct', '1_to_10pct', 'over_10pct'] as const;
@@ -164,6 +164,8 @@ export async function measureVariantRecall(input: {
       filters: base,
       limit: k,
       indexedOnly: true,
+      // The width serving searches the variant at (its live ef_search or registered one).
+      efSearch: searchWidthOf(variant),
     };
     const approximate = await db.search(request);
     const exact = await db.search({ ...request, exact: true });
