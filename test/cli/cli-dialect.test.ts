@@ -162,7 +162,7 @@ describe('options with a fixed set of values', () => {
     [['predict'], '--kind', ['point', 'pair', 'slate']],
     [['vss', 'reset'], '--model-type', ['RESET', 'DELTA']],
     [['vss', 'reset'], '--frequency', ['FREQ_1H', 'FREQ_3H', 'FREQ_6H', 'FREQ_1D', 'FREQ_1W']],
-    [['vss', 'register-variant'], '--vectordb-type', ['EMBEDDED', 'QDRANT']],
+    [['vss', 'register-variant'], '--vectordb-type', ['EMBEDDED', 'QDRANT', 'PGVECTOR']],
     [['vss', 'register-variant'], '--job-frequency', ['FREQ_1H', 'FREQ_3H', 'FREQ_6H', 'FREQ_1D', 'FREQ_1W']],
   ];
 

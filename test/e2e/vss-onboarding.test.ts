@@ -5,7 +5,7 @@
  * Search over gRPC returns the ingested candidates with recall@10 ≥ 0.95 against brute force, each
  * variant only its members. Then a second reset with other embeddings (and other ids) while clients
  * walk pages without pause: zero failed calls, no walk mixes versions, and afterwards the first
- * version is dropped.
+ * version is dropped once its rollback grace period (a second here) is over.
  *
  * On embedded defaults and on PostgreSQL (a schema of its own) + JetStream (topics of their own).
  * VSS_ONBOARD_ROWS changes the row count.
@@ -143,7 +143,13 @@ async function onboard(mode: Mode): Promise<void> {
   try {
     child = await startLatticeVss({
       command: 'vss',
-      env: { LATTICE_VSS_ADMIN_PORT: '0', LATTICE_VSS_TRAINING_DATA_ROOTS: dir, ...env },
+      // A rollback grace period of a second: the first version is kept for rollback-model, then dropped.
+      env: {
+        LATTICE_VSS_ADMIN_PORT: '0',
+        LATTICE_VSS_TRAINING_DATA_ROOTS: dir,
+        LATTICE_VSS_ROLLBACK_GRACE_MS: '1000',
+        ...env,
+      },
       ...(settingsFile === undefined ? {} : { settingsFile }),
     });
     const base = child.adminUrl!;
@@ -282,16 +288,21 @@ async function onboard(mode: Mode): Promise<void> {
       pageSize: 10,
     });
     for (const c of response.results[0]!.candidates) assert.equal(c.id[0], 'q');
-    // The previous version is kept for its rollback grace period (vss.admin.rollbackGraceMs, 1 h).
+    // The previous version is kept for its rollback grace period, then the sweep drops it.
     const result = done.result as { dropped_versions: number[]; kept_versions?: number[] };
     assert.deepEqual([result.dropped_versions, result.kept_versions], [[], [1]]);
-    const versions = (
-      (await api(base, 'GET', `/models/${ENTITY}/${MODEL}`)).json as {
-        versions: { version: number; status: string }[];
-      }
-    ).versions;
-    assert.equal(versions.find((v) => v.version === 1)?.status, 'RETIRED');
-    assert.equal(versions.find((v) => v.version === 2)?.status, 'SERVING');
+    const statuses = async () =>
+      (
+        (await api(base, 'GET', `/models/${ENTITY}/${MODEL}`)).json as {
+          versions: { version: number; status: string }[];
+        }
+      ).versions;
+    await eventually(
+      async () => (await statuses()).find((v) => v.version === 1)?.status === 'DROPPED',
+      60_000,
+      'version 1 to be dropped once its grace period is over',
+    );
+    assert.equal((await statuses()).find((v) => v.version === 2)?.status, 'SERVING');
   } finally {
     client?.close();
     const code = await child?.stop();
