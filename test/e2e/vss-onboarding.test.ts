@@ -5,7 +5,7 @@
  * Search over gRPC returns the ingested candidates with recall@10 ≥ 0.95 against brute force, each
  * variant only its members. Then a second reset with other embeddings (and other ids) while clients
  * walk pages without pause: zero failed calls, no walk mixes versions, and afterwards the first
- * version is dropped once its rollback grace period (a second here) is over.
+ * version is dropped once its rollback grace period (6 s here) is over.
  *
  * On embedded defaults and on PostgreSQL (a schema of its own) + JetStream (topics of their own).
  * VSS_ONBOARD_ROWS changes the row count.
@@ -143,11 +143,12 @@ async function onboard(mode: Mode): Promise<void> {
   try {
     child = await startLatticeVss({
       command: 'vss',
-      // A rollback grace period of a second: the first version is kept for rollback-model, then dropped.
+      // A rollback grace period of 6 s (past the 5 s a flip keeps any old version for page walks): the
+      // first version is kept for rollback-model, then the sweep drops it.
       env: {
         LATTICE_VSS_ADMIN_PORT: '0',
         LATTICE_VSS_TRAINING_DATA_ROOTS: dir,
-        LATTICE_VSS_ROLLBACK_GRACE_MS: '1000',
+        LATTICE_VSS_ROLLBACK_GRACE_MS: '6000',
         ...env,
       },
       ...(settingsFile === undefined ? {} : { settingsFile }),
