@@ -34,19 +34,7 @@ import type {
   TopicOptions,
   TopicStats,
 } from '../queue.js';
-import {
-  checkGroupName,
-  checkMemoryOptions,
-  checkMessageSize,
-  checkPartitionOf,
-  checkPublishOptions,
-  checkSubscribeOptions,
-  checkTopicName,
-  deadLetterTopicOptions,
-  resolveTopicConfig,
-  storedBytes,
-  storedHeaders,
-} from '../validation.js';
+import * as checks from '../validation.js';
 import { type FsyncPolicy, Journal, type JournalRecord } from './journal.js';
 import { MemoryConsumer } from './memory-consumer.js';
 import { type StateSink, TopicState } from './memory-topic.js';
@@ -102,7 +90,7 @@ export class MemoryQueue implements Queue {
 
   /** Opens the queue; with a journal, replays it first (FAILED_PRECONDITION if another process holds it). */
   static async open(options: MemoryQueueOptions = {}): Promise<MemoryQueue> {
-    checkMemoryOptions(options);
+    checks.checkMemoryOptions(options);
     const queue = new MemoryQueue(options);
     if (options.journalDir !== undefined) {
       try {
@@ -127,9 +115,9 @@ export class MemoryQueue implements Queue {
 
   async ensureTopic(topic: string, options: TopicOptions = {}): Promise<TopicConfig> {
     this.#checkOpen('ensureTopic');
-    const wanted = resolveTopicConfig(topic, options, this.maxMessageBytes);
+    const wanted = checks.resolveTopicConfig(topic, options, this.maxMessageBytes);
     if (wanted.deadLetterTopic !== false) {
-      await this.ensureTopic(wanted.deadLetterTopic, deadLetterTopicOptions(wanted));
+      await this.ensureTopic(wanted.deadLetterTopic, checks.deadLetterTopicOptions(wanted));
     }
     const existing = this.#topics.get(topic);
     if (existing && existing.config.partitions !== wanted.partitions) {
@@ -168,7 +156,7 @@ export class MemoryQueue implements Queue {
   async groupLag(topic: string, group: string): Promise<PartitionLag[]> {
     this.#checkOpen('groupLag');
     const state = this.#topic(topic);
-    checkGroupName(group);
+    checks.checkGroupName(group);
     const partitions = state.groups.get(group);
     return state.logs.map(
       (log, partition) =>
@@ -184,7 +172,7 @@ export class MemoryQueue implements Queue {
 
   async deleteTopic(topic: string): Promise<boolean> {
     this.#checkOpen('deleteTopic');
-    checkTopicName(topic);
+    checks.checkTopicName(topic);
     const state = this.#topics.get(topic);
     if (!state) return false;
     this.#sink.write([{ type: 'deleteTopic', topic }]);
@@ -199,9 +187,9 @@ export class MemoryQueue implements Queue {
   async publish(topic: string, payload: Uint8Array, options?: PublishOptions): Promise<PublishResult> {
     this.#checkOpen('publish');
     const state = this.#topic(topic);
-    const message = checkPublishOptions(options);
-    checkPartitionOf(state.config, message.partition);
-    checkMessageSize(state.config, payload, storedHeaders(message));
+    const message = checks.checkPublishOptions(options);
+    checks.checkPartitionOf(state.config, message.partition);
+    checks.checkMessageSize(state.config, payload, checks.storedHeaders(message));
     const now = Date.now();
     if (message.messageId !== undefined) {
       const original = state.duplicateOf(message.messageId, now);
@@ -225,7 +213,7 @@ export class MemoryQueue implements Queue {
     };
     const segment = this.#sink.write([{ type: 'publish', topic, ...stored }]);
     this.#retain(state, segment, stored.messageId, now);
-    state.append({ ...stored, segment, bytes: storedBytes(stored) });
+    state.append({ ...stored, segment, bytes: checks.storedBytes(stored) });
     await this.#durable();
     return { partition, sequence, duplicate: false };
   }
@@ -238,8 +226,8 @@ export class MemoryQueue implements Queue {
   ): Promise<Consumer> {
     this.#checkOpen('subscribe');
     const state = this.#topic(topic);
-    checkGroupName(group);
-    const subscribe = checkSubscribeOptions(state.config, options);
+    checks.checkGroupName(group);
+    const subscribe = checks.checkSubscribeOptions(state.config, options);
     const { partitions, created } = state.group(group);
     if (created) {
       try {
@@ -278,7 +266,7 @@ export class MemoryQueue implements Queue {
   }
 
   #topic(topic: string): TopicState {
-    checkTopicName(topic);
+    checks.checkTopicName(topic);
     const state = this.#topics.get(topic);
     if (!state) throw new TopicNotFoundError(topic);
     return state;
@@ -363,7 +351,7 @@ export class MemoryQueue implements Queue {
             key: message.key,
             messageId: message.messageId,
             segment,
-            bytes: storedBytes(message),
+            bytes: checks.storedBytes(message),
           },
           false,
         );

@@ -24,20 +24,8 @@ import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { invalidArgument, isLatticeError, LatticeError } from '../../errors.js';
 import { compileFilters } from '../filters.js';
 import { cutPage, firstWindow, widerWindow } from '../ranking.js';
-import {
-  collectionConflict,
-  collectionNotFound,
-  sameSpec,
-  selectPayload,
-  type ValidatedSpec,
-  validateCollectionName,
-  validateCollectionSpec,
-  validateIds,
-  validatePayload,
-  validatePoints,
-  validateSearchShape,
-  validateVector,
-} from '../validation.js';
+import type { ValidatedSpec } from '../validation.js';
+import * as validation from '../validation.js';
 import {
   type CollectionInfo,
   type CollectionSpec,
@@ -186,11 +174,11 @@ export class QdrantVectorDb implements VectorDb {
 
   async createCollection(spec: CollectionSpec): Promise<void> {
     this.assertOpen();
-    const wanted = validateCollectionSpec(spec);
+    const wanted = validation.validateCollectionSpec(spec);
     const existing = await this.findSpec(wanted.name);
     if (existing) {
-      if (sameSpec(existing, wanted)) return;
-      throw collectionConflict(wanted.name, existing, wanted);
+      if (validation.sameSpec(existing, wanted)) return;
+      throw validation.collectionConflict(wanted.name, existing, wanted);
     }
     try {
       await this.call(() =>
@@ -205,8 +193,8 @@ export class QdrantVectorDb implements VectorDb {
       // Another creator won the race: judge its collection like any existing one.
       if (isLatticeError(err, 'ALREADY_EXISTS') || isLatticeError(err, 'INVALID_ARGUMENT')) {
         const now = await this.findSpec(wanted.name);
-        if (now && sameSpec(now, wanted)) return;
-        if (now) throw collectionConflict(wanted.name, now, wanted);
+        if (now && validation.sameSpec(now, wanted)) return;
+        if (now) throw validation.collectionConflict(wanted.name, now, wanted);
       }
       throw err;
     }
@@ -215,7 +203,7 @@ export class QdrantVectorDb implements VectorDb {
 
   async dropCollection(name: string): Promise<boolean> {
     this.assertOpen();
-    validateCollectionName(name);
+    validation.validateCollectionName(name);
     const dropped = await this.call(() => this.client.deleteCollection(this.qdrantName(name)));
     this.specs.delete(name);
     return dropped === true;
@@ -233,7 +221,7 @@ export class QdrantVectorDb implements VectorDb {
 
   async collectionInfo(name: string): Promise<CollectionInfo> {
     this.assertOpen();
-    validateCollectionName(name, 'collection');
+    validation.validateCollectionName(name, 'collection');
     const info = await this.call(() => this.client.getCollection(this.qdrantName(name)), name);
     const spec = this.specOf(name, info);
     const points = info.points_count ?? 0;
@@ -252,7 +240,7 @@ export class QdrantVectorDb implements VectorDb {
 
   async upsert(name: string, points: readonly PointInput[]): Promise<void> {
     const spec = await this.spec(name);
-    const valid = validatePoints(points, spec.dimension, name);
+    const valid = validation.validatePoints(points, spec.dimension, name);
     points.forEach((point, i) => {
       if (point.payload) assertNoReservedField(point.payload, `points[${i}].payload`);
     });
@@ -275,7 +263,7 @@ export class QdrantVectorDb implements VectorDb {
 
   async delete(name: string, ids: readonly string[]): Promise<number> {
     await this.spec(name);
-    validateIds(ids);
+    validation.validateIds(ids);
     const existing = await this.existing(name, ids);
     if (existing.length === 0) return 0;
     await this.call(() => this.client.delete(this.qdrantName(name), { wait: true, points: existing }), name);
@@ -284,8 +272,8 @@ export class QdrantVectorDb implements VectorDb {
 
   async setPayload(name: string, ids: readonly string[], payload: Payload): Promise<number> {
     await this.spec(name);
-    validateIds(ids);
-    const fields = validatePayload(payload, 'payload');
+    validation.validateIds(ids);
+    const fields = validation.validatePayload(payload, 'payload');
     assertNoReservedField(fields, 'payload');
     for (let attempt = 0; ; attempt++) {
       const existing = await this.existing(name, ids);
@@ -311,7 +299,7 @@ export class QdrantVectorDb implements VectorDb {
     options: GetPointsOptions = {},
   ): Promise<(StoredPoint | undefined)[]> {
     await this.spec(name);
-    validateIds(ids);
+    validation.validateIds(ids);
     const withVector = options.withVector ?? true;
     const withPayload = options.withPayload ?? true;
     const records = await this.call(
@@ -332,7 +320,7 @@ export class QdrantVectorDb implements VectorDb {
         const vector = readVector(record.vector);
         if (vector) point.vector = vector;
       }
-      const payload = selectPayload(readPayload(record.payload).payload, withPayload);
+      const payload = validation.selectPayload(readPayload(record.payload).payload, withPayload);
       if (payload) point.payload = payload;
       return point;
     });
@@ -340,13 +328,19 @@ export class QdrantVectorDb implements VectorDb {
 
   async search(request: SearchRequest): Promise<SearchHit[][]> {
     this.assertOpen();
-    validateSearchShape(request);
+    validation.validateSearchShape(request);
     const name = request.collection;
     const spec = await this.spec(name);
     const shared: Required<QdrantFilter> = { must: [], must_not: [] };
     addFilters(shared, compileFilters(request.filters, 'filters'), 'filters');
     const queries: PreparedQuery[] = request.queries.map((query, i) => {
-      const vector = validateVector(query.vector, spec.dimension, `queries[${i}].vector`, name, false);
+      const vector = validation.validateVector(
+        query.vector,
+        spec.dimension,
+        `queries[${i}].vector`,
+        name,
+        false,
+      );
       const filter: Required<QdrantFilter> = { must: [...shared.must], must_not: [...shared.must_not] };
       addFilters(filter, compileFilters(query.filters, `queries[${i}].filters`), `queries[${i}].filters`);
       if (query.excludeIds && query.excludeIds.length > 0) {
@@ -375,7 +369,7 @@ export class QdrantVectorDb implements VectorDb {
       points.map((point) => {
         const stored = readPayload(point.payload);
         const hit: SearchHit = { id: stored.id ?? String(point.id), score: point.score };
-        const payload = selectPayload(stored.payload, request.withPayload);
+        const payload = validation.selectPayload(stored.payload, request.withPayload);
         if (payload) hit.payload = payload;
         if (request.withVector) {
           const vector = readVector(point.vector);
@@ -441,7 +435,7 @@ export class QdrantVectorDb implements VectorDb {
       const status = statusOf(err);
       if (collection !== undefined && status === 404 && /collection/i.test(messageOf(err))) {
         this.specs.delete(collection);
-        throw collectionNotFound(collection);
+        throw validation.collectionNotFound(collection);
       }
       // A stale spec (the collection was recreated elsewhere) would fail every later request.
       if (collection !== undefined && status === 400) this.specs.delete(collection);
@@ -452,7 +446,7 @@ export class QdrantVectorDb implements VectorDb {
   /** The spec of a collection: cached, or read from Qdrant; NOT_FOUND when there is none. */
   private async spec(name: string): Promise<ValidatedSpec> {
     this.assertOpen();
-    validateCollectionName(name, 'collection');
+    validation.validateCollectionName(name, 'collection');
     const cached = this.specs.get(name);
     if (cached) return cached;
     const info = await this.call(() => this.client.getCollection(this.qdrantName(name)), name);

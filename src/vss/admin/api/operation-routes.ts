@@ -21,7 +21,7 @@ import {
   variantBody,
 } from './request-schemas.js';
 import { ref } from './response-schemas.js';
-import { bodyPreparation, POST_ERRORS, type RouteContext } from './route-context.js';
+import { POST_ERRORS, postJson, type RouteContext } from './route-context.js';
 
 function acceptedJson(accepted: OperationAccepted): Record<string, unknown> {
   return {
@@ -50,31 +50,29 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
   };
   const accepted = { 202: ref('OperationAccepted'), ...POST_ERRORS };
 
-  app.post<{ Body: ResetModelRequest }>(
+  postJson<ResetModelRequest>(
+    app,
+    context,
     '/reset-model',
     {
-      schema: {
-        summary: 'Ingest the model into its next version, index it and flip every variant to it',
-        description:
-          '409 while another reset of the model runs. With model_type DELTA the rows are loaded into the current version instead (no flip).',
-        tags: ['operations'],
-        body: resetModelBody,
-        response: { 202: ref('ResetAccepted'), ...POST_ERRORS },
-      },
-      preValidation: bodyPreparation(),
-      preHandler: idempotent,
+      summary: 'Ingest the model into its next version, index it and flip every variant to it',
+      description:
+        '409 while another reset of the model runs. With model_type DELTA the rows are loaded into the current version instead (no flip).',
+      tags: ['operations'],
+      body: resetModelBody,
+      response: { 202: ref('ResetAccepted'), ...POST_ERRORS },
     },
-    async (request, reply) => {
+    async (body, request, reply) => {
       const options = submitOptions(request);
       // A model registered before its path left the roots (or before roots existed) is refused here too.
       const roots = context.trainingDataRoots;
       if (roots !== undefined) {
-        const { trainingDataPath } = await context.store.models.get(modelKey(request.body));
+        const { trainingDataPath } = await context.store.models.get(modelKey(body));
         await confineTrainingDataPath(trainingDataPath, roots);
       }
-      if (request.body.model_type === 'DELTA') {
-        const delta = await lifecycle.deltaModel(modelKey(request.body), options);
-        const model = await context.store.models.get(modelKey(request.body));
+      if (body.model_type === 'DELTA') {
+        const delta = await lifecycle.deltaModel(modelKey(body), options);
+        const model = await context.store.models.get(modelKey(body));
         const result = (delta.operation.result ?? {}) as { version?: number; variant_version_map?: object };
         return reply.status(202).send({
           ...acceptedJson(delta),
@@ -84,9 +82,9 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
           version: result.version ?? 0,
         });
       }
-      const frequency = request.body.frequency;
+      const frequency = body.frequency;
       const reset = await lifecycle.resetModel(
-        modelKey(request.body),
+        modelKey(body),
         frequency === undefined ? options : { ...options, frequency },
       );
       return reply.status(202).send({
@@ -106,16 +104,13 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
     body: object,
     submit: (body: Body, options: SubmitOptions) => Promise<OperationAccepted>,
   ) =>
-    app.post<{ Body: Body }>(
+    postJson<Body>(
+      app,
+      context,
       path,
-      {
-        schema: { summary, tags: ['operations'], body, response: accepted },
-        preValidation: bodyPreparation(),
-        preHandler: idempotent,
-      },
-      // Validated against `body` by then; Fastify's typings cannot resolve a generic body type.
-      async (request, reply) =>
-        reply.status(202).send(acceptedJson(await submit(request.body as Body, submitOptions(request)))),
+      { summary, tags: ['operations'], body, response: accepted },
+      async (validated, request, reply) =>
+        reply.status(202).send(acceptedJson(await submit(validated, submitOptions(request)))),
     );
   simple(
     '/trigger-model-machine',
@@ -136,22 +131,20 @@ export function operationRoutes(app: FastifyInstance, context: RouteContext): vo
     (body: VariantRequest, options) => lifecycle.promoteVariant(variantKey(body), options),
   );
 
-  app.post<{ Body: ModelRequest }>(
+  postJson<ModelRequest>(
+    app,
+    context,
     '/rollback-model',
     {
-      schema: {
-        summary: 'Flip every variant of the model back to the version it served before its last flip',
-        description:
-          'Atomically (one transaction: no search sees some variants rolled back and others not), while that version is kept: within its grace period (vss.admin.rollbackGraceMs, default 1 h) after the flip retired it. 409 when no variant has a previous version, when its grace period is over (the version is dropped), or while an operation of the model is unfinished.',
-        tags: ['operations'],
-        body: modelBody,
-        response: { 200: ref('RollbackDone'), ...POST_ERRORS },
-      },
-      preValidation: bodyPreparation(),
-      preHandler: idempotent,
+      summary: 'Flip every variant of the model back to the version it served before its last flip',
+      description:
+        'Atomically (one transaction: no search sees some variants rolled back and others not), while that version is kept: within its grace period (vss.admin.rollbackGraceMs, default 1 h) after the flip retired it. 409 when no variant has a previous version, when its grace period is over (the version is dropped), or while an operation of the model is unfinished.',
+      tags: ['operations'],
+      body: modelBody,
+      response: { 200: ref('RollbackDone'), ...POST_ERRORS },
     },
-    async (request, reply) => {
-      const key = modelKey(request.body);
+    async (body, _request, reply) => {
+      const key = modelKey(body);
       const done = await lifecycle.rollbackModel(key, { reason: 'manual' });
       return reply.status(200).send({
         entity: key.entity,

@@ -19,7 +19,7 @@ import {
   registerVariantBody,
 } from './request-schemas.js';
 import { ref } from './response-schemas.js';
-import { bodyPreparation, POST_ERRORS, type RouteContext } from './route-context.js';
+import { POST_ERRORS, postJson, type RouteContext } from './route-context.js';
 
 /**
  * The lifecycle key of a variant's fill: one per variant, so registering it again (a client's retry,
@@ -33,7 +33,7 @@ export function fillKey(key: VariantKey): string {
 type SchemaName = Parameters<typeof ref>[0];
 
 export function registrationRoutes(app: FastifyInstance, context: RouteContext): void {
-  const { store, lifecycle, idempotent } = context;
+  const { store, lifecycle } = context;
 
   /** One POST /register-*: 201 with the resource when `handle` created it, else 200 with the stored one. */
   const registration = <Body>(
@@ -41,20 +41,19 @@ export function registrationRoutes(app: FastifyInstance, context: RouteContext):
     schema: { summary: string; body: unknown; resource: SchemaName; jsonFields?: readonly string[] },
     handle: (body: Body) => Promise<{ created: boolean; json: unknown }>,
   ) =>
-    app.post<{ Body: Body }>(
+    postJson<Body>(
+      app,
+      context,
       path,
       {
-        schema: {
-          summary: schema.summary,
-          tags: ['registration'],
-          body: schema.body,
-          response: { 200: ref(schema.resource), 201: ref(schema.resource), ...POST_ERRORS },
-        },
-        preValidation: bodyPreparation(schema.jsonFields),
-        preHandler: idempotent,
+        summary: schema.summary,
+        tags: ['registration'],
+        body: schema.body,
+        response: { 200: ref(schema.resource), 201: ref(schema.resource), ...POST_ERRORS },
+        ...(schema.jsonFields === undefined ? {} : { jsonFields: schema.jsonFields }),
       },
-      async (request, reply) => {
-        const { created, json } = await handle(request.body as Body);
+      async (body, _request, reply) => {
+        const { created, json } = await handle(body);
         return reply.status(created ? 201 : 200).send(json);
       },
     );

@@ -3,7 +3,7 @@
  * carries (JSON-holding fields parsed before validation, Idempotency-Key reservation before the
  * handler) and the error statuses they document.
  */
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Variant, VssStore } from '../../store/index.js';
 import type { ModelLifecycle } from '../model-lifecycle.js';
 import { checkBodyValues, parseJsonFields } from './json-fields.js';
@@ -38,4 +38,39 @@ export function bodyPreparation(jsonFields: readonly string[] = []) {
     parseJsonFields(request.body, jsonFields);
     checkBodyValues(request.body);
   };
+}
+
+/** A POST route's OpenAPI schema (the body a JSON Schema, the responses by status). */
+export interface PostSchema {
+  summary: string;
+  description?: string;
+  tags: string[];
+  body: unknown;
+  response: Record<string | number, unknown>;
+  /** Body fields that hold JSON and may come as strings (json-fields.ts). */
+  jsonFields?: readonly string[];
+}
+
+/**
+ * Declares a POST route with a JSON body the way every one of the API's is: validated against
+ * `schema.body` after its JSON-holding fields are parsed, behind the Idempotency-Key reservation.
+ * `handle` gets the body as validated (Fastify's typings cannot carry a generic body type there).
+ */
+export function postJson<Body>(
+  app: FastifyInstance,
+  context: Pick<RouteContext, 'idempotent'>,
+  path: string,
+  schema: PostSchema,
+  handle: (body: Body, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+): void {
+  const { jsonFields, ...openApi } = schema;
+  app.post(
+    path,
+    {
+      schema: openApi,
+      preValidation: bodyPreparation(jsonFields),
+      preHandler: context.idempotent,
+    },
+    (request, reply) => handle(request.body as Body, request, reply),
+  );
 }

@@ -9,26 +9,22 @@ import { notFound } from '../../../platform/errors.js';
 import { variantJson } from './representations.js';
 import { type UpdateVariantRequest, updateVariantBody } from './request-schemas.js';
 import { ref } from './response-schemas.js';
-import { bodyPreparation, POST_ERRORS, type RouteContext } from './route-context.js';
+import { POST_ERRORS, postJson, type RouteContext } from './route-context.js';
 
 export function variantSettingsRoutes(app: FastifyInstance, context: RouteContext): void {
-  const { store, idempotent } = context;
-  app.post<{ Body: UpdateVariantRequest }>(
+  postJson<UpdateVariantRequest>(
+    app,
+    context,
     '/update-variant',
     {
-      schema: {
-        summary: "Change a variant's search width (ef_search) live, without a rebuild",
-        tags: ['registration'],
-        body: updateVariantBody,
-        response: { 200: ref('Variant'), ...POST_ERRORS },
-      },
-      preValidation: bodyPreparation(),
-      preHandler: idempotent,
+      summary: "Change a variant's search width (ef_search) live, without a rebuild",
+      tags: ['registration'],
+      body: updateVariantBody,
+      response: { 200: ref('Variant'), ...POST_ERRORS },
     },
-    async (request) => {
-      const body = request.body;
+    async (body) => {
       const key = { entity: body.entity, modelName: body.model_name, variant: body.variant };
-      const updated = await store.variants.setEfSearch(key, body.ef_search);
+      const updated = await context.store.variants.setEfSearch(key, body.ef_search);
       if (updated === undefined) {
         throw notFound(
           `variant ${key.variant} of model ${key.entity}/${key.modelName} does not exist`,

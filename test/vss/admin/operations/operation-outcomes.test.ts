@@ -8,52 +8,31 @@
  * describe what it holds.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createQueue, type Queue } from '../../../../src/platform/queue/index.js';
-import { createSqlClient, type SqlClient } from '../../../../src/platform/sql/index.js';
-import { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
+import { type AdminApiWorld, openAdminApiWorld } from '../../../support/admin-api-world.js';
 import {
   type AdminWorld,
   type Catalog,
-  openAdminWorld,
   registerCatalog,
   waitForOperation,
   writeTrainingData,
 } from '../../../support/admin-engine-world.js';
-import { uniqueName } from '../../../support/servers.js';
-import { assertError, type Harness, openHarness } from '../api/api-harness.js';
+import { assertError, type Harness } from '../api/api-harness.js';
 
 describe('vss admin: failed, retried and superseded operations (HTTP API, PGlite)', () => {
   let dir: string;
-  let sql: SqlClient;
-  let queue: Queue;
-  let vectorDb: EmbeddedVectorDb;
   let world: AdminWorld;
   let api: Harness;
 
+  let opened: AdminApiWorld | undefined;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'lattice-op-outcomes-'));
-    sql = await createSqlClient({ kind: 'pglite' });
-    queue = await createQueue({ kind: 'memory' });
-    vectorDb = await EmbeddedVectorDb.open();
-    world = await openAdminWorld({
-      sql,
-      queue,
-      vectorDb,
-      name: uniqueName('outc').replace(/[^A-Za-z0-9_-]/g, '_'),
-    });
-    api = await openHarness(sql, { lifecycle: world.engine.lifecycle }, world.store);
+    opened = await openAdminApiWorld('op-outcomes');
+    ({ dir, world, api } = opened);
   });
   after(async () => {
-    await api?.close();
-    await world?.close();
-    await queue?.close();
-    await vectorDb?.close();
-    await sql?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await opened?.close();
   });
 
   const reset = async (catalog: Catalog) => {

@@ -10,26 +10,22 @@
  * - a retry measures again: after lowering min_recall (a tuning change) the same version flips.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createLogger } from '../../../../src/platform/logging/index.js';
-import { createQueue, type Queue } from '../../../../src/platform/queue/index.js';
-import { createSqlClient, type SqlClient } from '../../../../src/platform/sql/index.js';
-import { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
+import type { SqlClient } from '../../../../src/platform/sql/index.js';
+import type { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
 import { collectionName } from '../../../../src/vss/model/index.js';
+import { type AdminApiWorld, openAdminApiWorld } from '../../../support/admin-api-world.js';
 import {
   type AdminWorld,
   type Catalog,
   DIMENSION,
-  openAdminWorld,
   registerCatalog,
   waitForOperation,
 } from '../../../support/admin-engine-world.js';
-import { uniqueName } from '../../../support/servers.js';
 import { clusteredFixture } from '../../../support/vector-fixtures.js';
-import { type Harness, openHarness } from '../api/api-harness.js';
+import type { Harness } from '../api/api-harness.js';
 
 const POINTS = 3_000;
 
@@ -71,34 +67,21 @@ interface VersionJson {
 describe('vss admin: recall-gated flips (verify_recall)', () => {
   let dir: string;
   let sql: SqlClient;
-  let queue: Queue;
   let vectorDb: EmbeddedVectorDb;
   let world: AdminWorld;
   let api: Harness;
 
+  let opened: AdminApiWorld | undefined;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'lattice-recall-gate-'));
+    opened = await openAdminApiWorld('recall-gate', () => ({
+      rollbackGraceMs: 3_600_000,
+      recallGate: { sampleSize: 100, k: 10 },
+    }));
+    ({ dir, sql, vectorDb, world, api } = opened);
     writeClusteredData(join(dir, 'data'));
-    sql = await createSqlClient({ kind: 'pglite' });
-    queue = await createQueue({ kind: 'memory' });
-    vectorDb = await EmbeddedVectorDb.open();
-    world = await openAdminWorld({
-      sql,
-      queue,
-      vectorDb,
-      name: uniqueName('gate').replace(/[^A-Za-z0-9_-]/g, '_'),
-      logger: createLogger('recall-gate', { level: 'silent' }),
-      engine: { rollbackGraceMs: 3_600_000, recallGate: { sampleSize: 100, k: 10 } },
-    });
-    api = await openHarness(sql, { lifecycle: world.engine.lifecycle }, world.store);
   });
   after(async () => {
-    await api?.close();
-    await world?.close();
-    await queue?.close();
-    await vectorDb?.close();
-    await sql?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await opened?.close();
   });
 
   const registerVariant = async (catalog: Catalog, hnsw: Record<string, number>) => {

@@ -13,30 +13,28 @@
  * - a real-time update made while the later version serves reaches the kept previous version too.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../../../src/platform/logging/index.js';
-import { createQueue, type Queue } from '../../../../src/platform/queue/index.js';
-import { createSqlClient, type SqlClient } from '../../../../src/platform/sql/index.js';
-import { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
+import type { Queue } from '../../../../src/platform/queue/index.js';
+import type { SqlClient } from '../../../../src/platform/sql/index.js';
+import type { EmbeddedVectorDb } from '../../../../src/platform/vectordb/index.js';
 import { storeLiveRecall } from '../../../../src/vss/admin/operations/index.js';
 import { collectionName } from '../../../../src/vss/model/index.js';
 import { startVssServing, type VssServing } from '../../../../src/vss/serving/index.js';
 import { openVssStore } from '../../../../src/vss/store/index.js';
+import { type AdminApiWorld, openAdminApiWorld } from '../../../support/admin-api-world.js';
 import {
   type AdminWorld,
   type Catalog,
-  openAdminWorld,
   registerCatalog,
   vectorOf,
   waitForOperation,
   writeTrainingData,
 } from '../../../support/admin-engine-world.js';
-import { eventually, uniqueName } from '../../../support/servers.js';
+import { eventually } from '../../../support/servers.js';
 import { Client } from '../../serving/harness.js';
-import { assertError, type Harness, openHarness } from '../api/api-harness.js';
+import { assertError, type Harness } from '../api/api-harness.js';
 
 const ROWS = 200;
 
@@ -50,27 +48,16 @@ describe('vss admin: rollback-model and the live recall watch', () => {
   let serving: VssServing;
   let client: Client;
 
+  let opened: AdminApiWorld | undefined;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'lattice-rollback-'));
-    sql = await createSqlClient({ kind: 'pglite' });
-    queue = await createQueue({ kind: 'memory' });
-    vectorDb = await EmbeddedVectorDb.open();
-    // The live recall serving records in SQL (the test records samples there itself).
-    const liveRecall = storeLiveRecall(await openVssStore(sql));
-    world = await openAdminWorld({
-      sql,
-      queue,
-      vectorDb,
-      name: uniqueName('rollback').replace(/[^A-Za-z0-9_-]/g, '_'),
-      logger: createLogger('rollback', { level: 'silent' }),
-      engine: {
-        rollbackGraceMs: 3_600_000,
-        liveRecall,
-        autoRollback: { windowMs: 1_000, minSamples: 5 },
-        sweepIntervalMs: 3_600_000,
-      },
-    });
-    api = await openHarness(sql, { lifecycle: world.engine.lifecycle }, world.store);
+    opened = await openAdminApiWorld('rollback', async (db) => ({
+      rollbackGraceMs: 3_600_000,
+      // The live recall serving records in SQL (the test records samples there itself).
+      liveRecall: storeLiveRecall(await openVssStore(db)),
+      autoRollback: { windowMs: 1_000, minSamples: 5 },
+      sweepIntervalMs: 3_600_000,
+    }));
+    ({ dir, sql, queue, vectorDb, world, api } = opened);
     serving = await startVssServing({
       sql,
       vectorDb,
@@ -85,12 +72,7 @@ describe('vss admin: rollback-model and the live recall watch', () => {
   after(async () => {
     client?.close();
     await serving?.stop();
-    await api?.close();
-    await world?.close();
-    await queue?.close();
-    await vectorDb?.close();
-    await sql?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await opened?.close();
   });
 
   /** Writes the training data of the next version (`seed` changes every vector), resets, waits. */
