@@ -16,100 +16,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { SearchResponse } from '../../src/gen/vss/v1/vss.js';
-import { seededRandom } from '../../src/platform/random.js';
 import { adminCall, registerModelBody } from '../support/admin-http.js';
 import { type LatticeVssProcess, startLatticeVss } from '../support/lattice-vss-process.js';
 import { eventually, realServer } from '../support/servers.js';
 import { isolatedDistributedSettings } from '../support/vss-stack.js';
-import { writeParquetFile } from '../vss/admin/jobs/training-data.js';
 import { Client } from '../vss/serving/harness.js';
+import {
+  brandOf,
+  bruteForceTop10,
+  clusteredVectors,
+  DIMENSION,
+  waitOperation,
+  writeTraining,
+} from './vss-onboarding-world.js';
 
 const ROWS = Number(process.env.VSS_ONBOARD_ROWS ?? 50_000);
-const DIMENSION = 64;
-const FILES = 5;
-const CLUSTERS = 100;
 const QUERIES = 40;
 const ENTITY = 'products';
 const MODEL = 'clip';
-
-/**
- * Embeddings as real ones are: of a low intrinsic dimension (a point of an 8-d latent space around
- * one of CLUSTERS centres, mapped linearly into 64-d) plus a little noise, rounded to float32. The
- * same seed gives the same map, so queries and data of one seed share their space.
- */
-function clusteredVectors(count: number, seed: number, mapSeed = seed): Float32Array[] {
-  const LATENT = 8;
-  const map = seededRandom(mapSeed);
-  const weights = Array.from({ length: LATENT * DIMENSION }, () => map() * 2 - 1);
-  const centres = Array.from({ length: CLUSTERS }, () => Array.from({ length: LATENT }, () => map() * 4 - 2));
-  const next = seededRandom(seed * 7919 + 1);
-  return Array.from({ length: count }, () => {
-    const centre = centres[Math.floor(next() * CLUSTERS)]!;
-    const z = centre.map((c) => c + (next() + next() + next() - 1.5) * 0.5);
-    const v = new Float32Array(DIMENSION);
-    for (let d = 0; d < DIMENSION; d++) {
-      let x = (next() - 0.5) * 0.05;
-      for (let l = 0; l < LATENT; l++) x += weights[l * DIMENSION + d]! * z[l]!;
-      v[d] = x;
-    }
-    return v;
-  });
-}
-
-const brandOf = (n: number) => ['a', 'b', 'c'][n % 3]!;
-
-/** The training data of one version: ids `<prefix><n>`, Parquet files of ROWS / FILES rows each. */
-function writeTraining(dir: string, prefix: string, vectors: readonly Float32Array[]): void {
-  const per = Math.ceil(vectors.length / FILES);
-  for (let f = 0; f < FILES; f++) {
-    const rows = [];
-    for (let n = f * per; n < Math.min(vectors.length, (f + 1) * per); n++) {
-      rows.push({ id: `${prefix}${n}`, emb: Array.from(vectors[n]!), flag: true, brand: brandOf(n) });
-    }
-    writeParquetFile(join(dir, `part-${f}.parquet`), rows, { rowGroupSize: 4096 });
-  }
-}
-
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
-}
-
-function bruteForceTop10(
-  query: Float32Array,
-  vectors: readonly Float32Array[],
-  member: (n: number) => boolean,
-) {
-  const scored: [number, number][] = [];
-  for (let n = 0; n < vectors.length; n++) if (member(n)) scored.push([n, cosine(query, vectors[n]!)]);
-  scored.sort((x, y) => y[1] - x[1]);
-  return scored.slice(0, 10).map(([n]) => n);
-}
-
-const api = adminCall;
-
-async function waitOperation(base: string, id: string): Promise<Record<string, unknown>> {
-  let last: Record<string, unknown> = {};
-  await eventually(
-    async () => {
-      last = (await api(base, 'GET', `/operations/${id}`)).json;
-      if (last.status === 'FAILED') throw new Error(`operation ${id} failed: ${String(last.last_error)}`);
-      return last.status === 'SUCCEEDED';
-    },
-    300_000,
-    `operation ${id} to succeed`,
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}; it is at ${JSON.stringify(last)}`);
-  });
-  return last;
-}
 
 interface Mode {
   name: string;
@@ -157,7 +81,7 @@ async function onboard(mode: Mode): Promise<void> {
     assert.ok(base, child.output());
     assert.equal(
       (
-        await api(base, 'POST', '/register-store', {
+        await adminCall(base, 'POST', '/register-store', {
           store_id: 7,
           entity: ENTITY,
           db_conf_id: 'local',
@@ -167,7 +91,7 @@ async function onboard(mode: Mode): Promise<void> {
       ).status,
       201,
     );
-    const model = await api(
+    const model = await adminCall(
       base,
       'POST',
       '/register-model',
@@ -184,7 +108,7 @@ async function onboard(mode: Mode): Promise<void> {
       ['all', []],
       ['brand_a', [{ column_name: 'brand', filter_value: 'a', default_value: '' }]],
     ] as const) {
-      const registered = await api(base, 'POST', '/register-variant', {
+      const registered = await adminCall(base, 'POST', '/register-variant', {
         entity: ENTITY,
         model_name: MODEL,
         variant,
@@ -196,12 +120,12 @@ async function onboard(mode: Mode): Promise<void> {
       assert.equal(registered.status, 201, JSON.stringify(registered.json));
     }
 
-    const reset = await api(base, 'POST', '/reset-model', { entity: ENTITY, model_name: MODEL });
+    const reset = await adminCall(base, 'POST', '/reset-model', { entity: ENTITY, model_name: MODEL });
     assert.equal(reset.status, 202, JSON.stringify(reset.json));
     assert.equal(reset.json.version, 1);
     assert.deepEqual(reset.json.variant_version_map, { all: 1, brand_a: 1 });
     await waitOperation(base, String(reset.json.operation_id));
-    const state = (await api(base, 'GET', `/models/${ENTITY}/${MODEL}`)).json as {
+    const state = (await adminCall(base, 'GET', `/models/${ENTITY}/${MODEL}`)).json as {
       variants: { variant: string; state: string; read_version: number }[];
     };
     for (const v of state.variants) {
@@ -269,7 +193,7 @@ async function onboard(mode: Mode): Promise<void> {
         if (prefixes.size > 1) failures.push(`a page walk mixed versions: ${[...prefixes].join(',')}`);
       }
     });
-    const second = await api(base, 'POST', '/reset-model', { entity: ENTITY, model_name: MODEL });
+    const second = await adminCall(base, 'POST', '/reset-model', { entity: ENTITY, model_name: MODEL });
     assert.equal(second.status, 202, JSON.stringify(second.json));
     assert.equal(second.json.version, 2);
     const done = await waitOperation(base, String(second.json.operation_id));
@@ -294,7 +218,7 @@ async function onboard(mode: Mode): Promise<void> {
     assert.deepEqual([result.dropped_versions, result.kept_versions], [[], [1]]);
     const statuses = async () =>
       (
-        (await api(base, 'GET', `/models/${ENTITY}/${MODEL}`)).json as {
+        (await adminCall(base, 'GET', `/models/${ENTITY}/${MODEL}`)).json as {
           versions: { version: number; status: string }[];
         }
       ).versions;
