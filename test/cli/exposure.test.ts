@@ -127,7 +127,8 @@ describe('exposure: no unauthenticated server on a non-loopback address', () => 
       });
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       try {
-        await eventually(() => /Lattice compute is up/.test(output) || child.exitCode !== null, 60_000);
+        // The banner's lines may arrive in separate chunks: wait for the address line itself.
+        await eventually(() => /0\.0\.0\.0:\d+/.test(output) || child.exitCode !== null, 60_000);
         assert.match(output, /Lattice compute is up/);
         assert.match(output, /0\.0\.0\.0:\d+/);
       } finally {
