@@ -84,8 +84,8 @@ describe('vss admin: recall-gated flips (verify_recall)', () => {
     await opened?.close();
   });
 
-  const registerVariant = async (catalog: Catalog, hnsw: Record<string, number>) => {
-    const answer = await api.call({
+  const registerVariantAnswer = (catalog: Catalog, hnsw: Record<string, number>, minRecall: number) =>
+    api.call({
       url: '/register-variant',
       body: {
         entity: catalog.entity,
@@ -95,9 +95,11 @@ describe('vss admin: recall-gated flips (verify_recall)', () => {
         vectordb_type: 'EMBEDDED',
         vectordb_config: { hnsw },
         job_frequency: 'FREQ_1D',
-        min_recall: 0.95,
+        min_recall: minRecall,
       },
     });
+  const registerVariant = async (catalog: Catalog, hnsw: Record<string, number>) => {
+    const answer = await registerVariantAnswer(catalog, hnsw, 0.95);
     assert.equal(answer.status, 201, answer.body);
     assert.equal(answer.json.min_recall, 0.95);
   };
@@ -197,19 +199,7 @@ describe('vss admin: recall-gated flips (verify_recall)', () => {
 
   it('refuses min_recall outside 0..1', async () => {
     const catalog = await registerCatalog(world.store, join(dir, 'data'), []);
-    const answer = await api.call({
-      url: '/register-variant',
-      body: {
-        entity: catalog.entity,
-        model_name: catalog.modelName,
-        variant: 'all',
-        vss_filter: {},
-        vectordb_type: 'EMBEDDED',
-        vectordb_config: {},
-        job_frequency: 'FREQ_1D',
-        min_recall: 1.5,
-      },
-    });
+    const answer = await registerVariantAnswer(catalog, {}, 1.5);
     assert.equal(answer.status, 400, answer.body);
     assert.match(answer.body, /min_recall/);
   });
