@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { seededRandom } from '../../src/platform/random.js';
 import { adminCall } from '../support/admin-http.js';
 import { eventually } from '../support/servers.js';
+import { exactSearch } from '../support/vector-fixtures.js';
 import { writeParquetFile } from '../vss/admin/jobs/training-data.js';
 
 export const DIMENSION = 64;
@@ -52,27 +53,16 @@ export function writeTraining(dir: string, prefix: string, vectors: readonly Flo
   }
 }
 
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
-}
-
+/** Row numbers of the 10 members nearest to `query` by cosine, best first. */
 export function bruteForceTop10(
   query: Float32Array,
   vectors: readonly Float32Array[],
   member: (n: number) => boolean,
-) {
-  const scored: [number, number][] = [];
-  for (let n = 0; n < vectors.length; n++) if (member(n)) scored.push([n, cosine(query, vectors[n]!)]);
-  scored.sort((x, y) => y[1] - x[1]);
-  return scored.slice(0, 10).map(([n]) => n);
+): number[] {
+  const dimension = query.length;
+  const rows = new Float32Array(vectors.length * dimension);
+  for (let n = 0; n < vectors.length; n++) rows.set(vectors[n]!, n * dimension);
+  return exactSearch(rows, dimension, query, 10, 'COSINE', member).indices;
 }
 
 export async function waitOperation(base: string, id: string): Promise<Record<string, unknown>> {
