@@ -93,26 +93,46 @@ export class Platform {
     const s = this.settings.sql;
     return this.open(
       'sql',
-      async () =>
-        (await import('./sql/index.js')).createSqlClient(
-          s.kind === 'pglite'
-            ? {
-                kind: 'pglite',
-                dataDir: s.dataDir,
-                statementTimeoutMs: s.statementTimeoutMs,
-                sharedBuffersMb: s.sharedBuffersMb,
-                // pgvector's files are unpacked at every open: only when a vector DB is on it.
-                vector: this.pgvectorOnSql(),
-              }
-            : {
-                kind: 'postgres',
-                url: s.url,
-                ...(s.schema === undefined ? {} : { searchPath: s.schema }),
-                poolSize: s.poolSize,
-                connectTimeoutMs: s.connectTimeoutMs,
-                statementTimeoutMs: s.statementTimeoutMs,
-              },
-        ),
+      async () => {
+        const { createSqlClient } = await import('./sql/index.js');
+        if (s.kind === 'pglite') {
+          return createSqlClient({
+            kind: 'pglite',
+            dataDir: s.dataDir,
+            statementTimeoutMs: s.statementTimeoutMs,
+            sharedBuffersMb: s.sharedBuffersMb,
+            // pgvector's files are unpacked at every open: only when a vector DB is on it.
+            vector: this.pgvectorOnSql(),
+          });
+        }
+        const connect = (searchPath: string | undefined) =>
+          createSqlClient({
+            kind: 'postgres',
+            url: s.url,
+            ...(searchPath === undefined ? {} : { searchPath }),
+            poolSize: s.poolSize,
+            connectTimeoutMs: s.connectTimeoutMs,
+            statementTimeoutMs: s.statementTimeoutMs,
+          });
+        const client = await connect(s.schema);
+        if (s.schema === undefined || !this.pgvectorOnSql()) return client;
+        // The schema alone is the search_path, so Lattice's tables live there; pgvector's types and
+        // operators live where the extension was created (public, usually, shared by every schema of
+        // the database): that schema follows, or no `vector` column could be named.
+        const extension = await client
+          .query<{ schema: string }>(
+            `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+              WHERE e.extname = 'vector'`,
+          )
+          .catch(async (err: unknown) => {
+            await client.close();
+            throw err;
+          });
+        const where = extension.rows[0]?.schema;
+        if (where === undefined || where === s.schema) return client;
+        await client.close();
+        return connect(`${s.schema}, ${where}`);
+      },
       (sql) => sql.query('select 1'),
       (sql) => sql.close(),
     );

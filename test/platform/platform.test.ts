@@ -9,11 +9,13 @@ import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
 import { Platform } from '../../src/platform/platform.js';
 import { loadSettings } from '../../src/platform/settings/index.js';
+import { createSqlClient } from '../../src/platform/sql/index.js';
 import { EmbeddedVectorDb, PgvectorVectorDb } from '../../src/platform/vectordb/index.js';
 import { startQdrantStandIn } from '../support/qdrant-stand-in.js';
-import { eventually } from '../support/servers.js';
+import { eventually, realServer, uniqueName } from '../support/servers.js';
 
 const logger = createLogger('test', { level: 'silent' });
+const postgresUrl = await realServer('postgres');
 
 function platformOn(env: Record<string, string>): Platform {
   const dataDir = mkdtempSync(join(tmpdir(), 'lattice-platform-'));
@@ -190,6 +192,51 @@ describe('Platform SQL settings', () => {
       assert.deepEqual(answered, [{ ok: 1 }]);
     } finally {
       await platform.close();
+    }
+  });
+});
+
+describe('Platform SQL settings on PostgreSQL', { skip: postgresUrl === undefined }, () => {
+  test('sql.schema with pgvector: the tables in the schema, the vector extension found where it was created', async () => {
+    const schema = uniqueName('lattice_platform').toLowerCase();
+    const admin = await createSqlClient({ kind: 'postgres', url: postgresUrl!, poolSize: 1 });
+    let platform: Platform | undefined;
+    try {
+      // Where an administrator creates it, once per database (public, the default schema).
+      await admin.query('CREATE EXTENSION IF NOT EXISTS vector');
+      const { rows: at } = await admin.query<{ schema: string }>(
+        `SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'vector'`,
+      );
+      assert.notEqual(at[0]?.schema, schema);
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      platform = platformOn({
+        LATTICE_SQL: 'postgres',
+        LATTICE_POSTGRES_URL: postgresUrl!,
+        LATTICE_POSTGRES_SCHEMA: schema,
+        LATTICE_VSS_VECTOR_DB: 'pgvector',
+      });
+      const db = await platform.vectorDb();
+      await db.createCollection({ name: 'schema_probe', dimension: 2, distance: 'EUCLIDEAN' });
+      await db.upsert('schema_probe', [
+        { id: 'a', vector: [0, 0] },
+        { id: 'b', vector: [3, 4] },
+      ]);
+      const [hits] = await db.search({ collection: 'schema_probe', queries: [{ vector: [3, 3] }], limit: 1 });
+      assert.deepEqual(
+        hits!.map((h) => h.id),
+        ['b'],
+      );
+      const sql = await platform.sqlClient();
+      assert.deepEqual((await sql.query('SELECT current_schema() AS s')).rows, [{ s: schema }]);
+      const { rows } = await admin.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2',
+        [schema, 'vectordb_collections'],
+      );
+      assert.deepEqual(rows, [{ n: 1 }], 'the catalog lives in the schema');
+    } finally {
+      await platform?.close();
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.close();
     }
   });
 });
