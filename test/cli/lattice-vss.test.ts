@@ -127,6 +127,8 @@ describe('lattice vss', () => {
       ],
       [['replay', '--metrics-port', '1'], /unknown option '--metrics-port'/],
       [['serving', '--partitions', '0-3'], /unknown option '--partitions'/],
+      // Only `lattice vss` runs admin beside the others; each component alone has nothing to leave out.
+      [['serving', '--no-admin'], /unknown option '--no-admin'/],
       [
         ['consumers', '--partitions', '3-1'],
         /argument '3-1' is invalid. It must be partition numbers and ranges/,

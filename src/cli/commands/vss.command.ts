@@ -21,6 +21,8 @@ export interface VssComponentOptions {
   port?: number;
   metricsPort?: number;
   partitions?: number[];
+  /** `lattice vss --no-admin`: false (serving and the consumers only); undefined elsewhere. */
+  admin?: boolean;
 }
 
 export interface VssPublishOptions {
@@ -61,6 +63,8 @@ const PORT_HELP = 'the vss.v1.SimilaritySearch gRPC port (default settings vss.s
 const METRICS_PORT_HELP = 'the HTTP /healthz /readyz /metrics port (default settings metrics.port)';
 const PARTITIONS_HELP =
   "this process's share of each topic's partitions, e.g. 0-3 or 0,2,4,6 (default all): processes of one group must split them";
+const NO_ADMIN_HELP =
+  'serving and the consumers only, no admin: a further process beside one that runs admin, on a vector database server (Qdrant, pgvector)';
 const OPS_ADDRESS_HELP =
   'the ops server of the running process holding the embedded queue (default from the settings: host and metrics.port)';
 const ALONE =
@@ -84,7 +88,8 @@ export function defineVss(program: Command, session: CliSession): void {
     )
     .option('--port <N>', PORT_HELP, portNumber)
     .option('--metrics-port <N>', METRICS_PORT_HELP, portNumber)
-    .option('--partitions <LIST>', PARTITIONS_HELP, parsePartitions);
+    .option('--partitions <LIST>', PARTITIONS_HELP, parsePartitions)
+    .option('--no-admin', NO_ADMIN_HELP);
   const components = (which: VssComponents) => async () => {
     const { runVssComponents } = await import('./vss.js');
     return runVssComponents(which);

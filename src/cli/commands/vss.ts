@@ -19,7 +19,9 @@ import type { VssComponentOptions, VssComponents, VssReplayOptions } from './vss
 
 /** The runner of `lattice vss`, `vss serving`, `vss consumers` or `vss admin`. */
 export function runVssComponents(components: VssComponents): Runner<VssComponentOptions> {
-  return ({ options, context }) => runComponents(context, components, options);
+  // `lattice vss --no-admin`: serving and consumers beside a process that runs admin.
+  return ({ options, context }) =>
+    runComponents(context, { ...components, admin: components.admin && options.admin !== false }, options);
 }
 
 /** `lattice vss replay`. */
@@ -110,7 +112,9 @@ async function runComponents(
   const adapters = describePorts(platform);
   const what =
     components.serving && components.consumers
-      ? 'vss'
+      ? components.admin
+        ? 'vss'
+        : 'vss serving and consumers'
       : components.serving
         ? 'vss serving'
         : components.consumers
