@@ -20,6 +20,13 @@
  * Search is exact (brute force) whatever `params` say; `indexed_vectors_count` is 0, as Qdrant reports
  * for collections small enough to be searched without an HNSW index. `faults` simulates what an
  * approximate engine may do, for adapter tests only.
+ *
+ * `holdIndexing` plays a collection whose optimizer has not indexed its newest segment yet: points
+ * written while it is held (new ones, and existing ones rewritten: Qdrant moves an updated point to
+ * the appendable segment) are stored and found by ordinary searches, but a search with
+ * `params.indexed_only` leaves them out (Qdrant skips unindexed segments above the indexing
+ * threshold), and collection info says `yellow` with `indexed_vectors_count` below `points_count`.
+ * Releasing the hold indexes them, as the optimizer would.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,6 +49,10 @@ interface Collection {
   metadata: JsonObject | null;
   points: Map<string, StoredPoint>;
   status: { status: 'green' | 'yellow' | 'grey' | 'red'; indexed_vectors_count: number } | undefined;
+  /** Indexing is held back (see `holdIndexing`). */
+  held: boolean;
+  /** Keys of the points written while indexing was held: not yet indexed. */
+  unindexed: Set<string>;
 }
 
 export interface RecordedRequest {
@@ -65,6 +76,11 @@ export interface QdrantStandIn {
     status: 'green' | 'yellow' | 'grey' | 'red',
     indexedVectorsCount?: number,
   ): void;
+  /**
+   * Keeps points written to `collection` from now on out of the index (out of `indexed_only`
+   * searches and `indexed_vectors_count`) until the returned function is called.
+   */
+  holdIndexing(collection: string): () => void;
   /** The ids and payloads stored in a collection, as Qdrant holds them. */
   stored(collection: string): { id: PointId; payload: JsonObject }[];
   stop(): Promise<void>;
@@ -400,14 +416,28 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
       metadata: (body.metadata as JsonObject | undefined) ?? null,
       points: new Map(),
       status: undefined,
+      held: false,
+      unindexed: new Set(),
     });
     return true;
   };
 
+  /** What info reports: an override (`setStatus`), else `yellow` while points wait to be indexed. */
+  const statusOf = (collection: Collection) => {
+    if (collection.status) return collection.status;
+    if (collection.unindexed.size > 0) {
+      return {
+        status: 'yellow' as const,
+        indexed_vectors_count: collection.points.size - collection.unindexed.size,
+      };
+    }
+    return { status: 'green' as const, indexed_vectors_count: 0 };
+  };
+
   const collectionInfo = (collection: Collection) => ({
-    status: collection.status?.status ?? 'green',
+    status: statusOf(collection).status,
     optimizer_status: 'ok',
-    indexed_vectors_count: collection.status?.indexed_vectors_count ?? 0,
+    indexed_vectors_count: statusOf(collection).indexed_vectors_count,
     points_count: collection.points.size,
     segments_count: 1,
     config: {
@@ -456,6 +486,7 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
     });
     for (const p of parsed) {
       collection.points.set(p.key, { id: p.id, vector: p.vector, payload: p.payload, version: ++operation });
+      if (collection.held) collection.unindexed.add(p.key);
     }
   };
 
@@ -497,7 +528,9 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
     const filter = body.filter as JsonObject | null | undefined;
     const params = (body.params ?? {}) as JsonObject;
     let candidates = [...collection.points].filter(
-      ([key, point]) => !filter || filterHolds(point, key, filter),
+      ([key, point]) =>
+        !(params.indexed_only === true && collection.unindexed.has(key)) &&
+        (!filter || filterHolds(point, key, filter)),
     );
     if (faults.lossyFilteredSearch && filter && params.exact !== true) {
       candidates = candidates.filter((_, i) => i % 2 === 0);
@@ -542,7 +575,10 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
       return updateResult(query);
     }
     if (rest === '/points/delete' && method === 'POST') {
-      for (const key of selected(collection, body)) collection.points.delete(key);
+      for (const key of selected(collection, body)) {
+        collection.points.delete(key);
+        collection.unindexed.delete(key);
+      }
       return updateResult(query);
     }
     if (rest === '/points/payload' && method === 'POST') {
@@ -609,6 +645,14 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
     faults,
     setStatus(name, status, indexedVectorsCount = 0) {
       collectionOf(name).status = { status, indexed_vectors_count: indexedVectorsCount };
+    },
+    holdIndexing(name) {
+      const collection = collectionOf(name);
+      collection.held = true;
+      return () => {
+        collection.held = false;
+        collection.unindexed.clear();
+      };
     },
     stored(name) {
       return [...collectionOf(name).points.values()].map((p) => ({ id: p.id, payload: { ...p.payload } }));

@@ -47,6 +47,10 @@ vectorDbContract({
     contractStandIn ??= await startQdrantStandIn();
     return createVectorDb({ kind: 'qdrant', url: contractStandIn.url });
   },
+  holdIndexing: async (_db, collection) => {
+    const release = contractStandIn!.holdIndexing(collection);
+    return async () => release();
+  },
   cleanup: async () => contractStandIn?.stop(),
 });
 
