@@ -14,30 +14,15 @@ import {
   type Filter,
   PgvectorVectorDb,
 } from '../../../src/platform/vectordb/index.js';
-import { realServer, uniqueName } from '../../support/servers.js';
+import { uniqueName } from '../../support/servers.js';
+import { ensureVectorExtension, pgvectorServer } from '../../support/vector-engines.js';
 import { clusteredFixture, exactSearch, recall } from '../../support/vector-fixtures.js';
 import { rejectsWith, vectorDbContract } from './contract.js';
 
 /**
- * The real server, when it has pgvector to offer (scripts/test-services.sh builds it there): without
- * it these tests skip, saying why, as tests of an absent server do; under CI it is required.
+ * The real server, when it has pgvector to offer: without it these tests skip, saying why, as tests of
+ * an absent server do; under CI it is required.
  */
-async function pgvectorServer(): Promise<string | undefined> {
-  const url = await realServer('postgres');
-  if (url === undefined) return undefined;
-  const probe = await createSqlClient({ kind: 'postgres', url, poolSize: 1 });
-  try {
-    const { rows } = await probe.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
-    if (rows.length > 0) return url;
-  } finally {
-    await probe.close();
-  }
-  const reason = `PostgreSQL at ${url} has no pgvector extension (scripts/test-services.sh builds it)`;
-  if (process.env.CI) throw new Error(`${reason}; CI requires it`);
-  console.log(`# skipping pgvector on PostgreSQL: ${reason}`);
-  return undefined;
-}
-
 const postgresUrl = await pgvectorServer();
 
 /**
@@ -84,7 +69,7 @@ let admin: SqlClient | undefined;
 before(async () => {
   if (postgresUrl === undefined) return;
   admin = await createSqlClient({ kind: 'postgres', url: postgresUrl, poolSize: 1 });
-  await admin.query('CREATE EXTENSION IF NOT EXISTS vector SCHEMA public');
+  await ensureVectorExtension(admin);
   await admin.query(`CREATE SCHEMA ${schema}`);
 });
 after(async () => {

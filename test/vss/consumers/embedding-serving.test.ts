@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EmbeddingProcessor } from '../../../src/vss/consumers/embedding-processor.js';
 import { collectionName } from '../../../src/vss/model/index.js';
-import { ENTITY, MODEL, openWorld, type World } from '../serving/harness.js';
+import { type EmbeddedWorld, ENTITY, MODEL, openWorld } from '../serving/harness.js';
 import { parsedEmbedding } from './ingestion-world.js';
 
 /** A direction no fixture vector is near: the top hit of a search with it is the candidate itself. */
@@ -16,7 +16,7 @@ const FRESH = [9, -9, 9, -9, 9, -9, 9, -9];
 const near = (k: number) => FRESH.map((x, i) => (i === 0 ? x + k * 1e-3 : x));
 
 describe('ingested embeddings through vss serving', () => {
-  let world: World;
+  let world: EmbeddedWorld;
   let processor: EmbeddingProcessor;
   const deliver = async (event: Record<string, unknown>) => {
     const outcomes = await processor.apply([parsedEmbedding(event)]);

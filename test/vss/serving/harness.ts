@@ -1,7 +1,9 @@
 /**
- * A seeded vss serving world for tests: PGlite in memory with a store, a model, variants `organic`
- * and `ad` READY on version 1, embeddings and aggregator attributes, an EmbeddedVectorDb collection
- * for that version, a server on a free loopback port and a promise-based generated client.
+ * A seeded vss serving world for tests: a store (in PGlite, or where the engine's SQL database is),
+ * a model, variants `organic` and `ad` READY on version 1, embeddings and aggregator attributes, a
+ * collection for that version on the chosen vector database (test/support/vector-engines.ts; the
+ * embedded engine unless `engine` says otherwise), a server on a free loopback port and a
+ * promise-based generated client.
  */
 import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import {
@@ -14,16 +16,27 @@ import {
   SimilaritySearchClient,
 } from '../../../src/gen/vss/v1/vss.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
-import { createSqlClient, type SqlClient } from '../../../src/platform/sql/index.js';
-import {
+import type { SqlClient } from '../../../src/platform/sql/index.js';
+import type {
   EmbeddedVectorDb,
-  type Payload,
-  type PlannerSettings,
-  type VectorDb,
+  Payload,
+  PlannerSettings,
+  VectorDb,
 } from '../../../src/platform/vectordb/index.js';
 import { collectionName } from '../../../src/vss/model/index.js';
 import { startVssServing, type VssServing, type VssServingOptions } from '../../../src/vss/serving/index.js';
-import { type DistanceFunction, openVssStore, type VssStore } from '../../../src/vss/store/index.js';
+import {
+  type DistanceFunction,
+  openVssStore,
+  type VectorDbType,
+  type VssStore,
+} from '../../../src/vss/store/index.js';
+import {
+  openVectorEngine,
+  VECTOR_DB_TYPE,
+  type VectorEngine,
+  waitForIndexing,
+} from '../../support/vector-engines.js';
 import { clusteredFixture, type VectorFixture } from '../../support/vector-fixtures.js';
 
 export const ENTITY = 'catalog';
@@ -31,10 +44,12 @@ export const MODEL = 'clip';
 export const DIMENSION = 8;
 export const COUNT = 240;
 
-export interface World {
+export interface World<Db extends VectorDb = VectorDb> {
+  engine: VectorEngine;
   sql: SqlClient;
   store: VssStore;
-  db: EmbeddedVectorDb;
+  /** The vector database serving searches (before `wrap`). */
+  db: Db;
   fixture: VectorFixture;
   payloads: Payload[];
   server: VssServing;
@@ -42,6 +57,9 @@ export interface World {
   distance: DistanceFunction;
   close(): Promise<void>;
 }
+
+/** A world on the embedded engine, whose controls (pause and resume indexing…) its tests use. */
+export type EmbeddedWorld = World<EmbeddedVectorDb>;
 
 /** Attributes of point i: brand a/b/c, price 0..49, tag on every 4th, organic all but every 10th, ad even. */
 export function payloadOf(i: number): Payload {
@@ -92,26 +110,38 @@ export async function writeVersion(
     name,
     fixture.ids.map((id, i) => ({ id, vector: fixture.vector(i), payload: payloadOf(i) })),
   );
-  if (db instanceof EmbeddedVectorDb) await db.waitForIndexing(name);
+  // Serving searches indexed points only: the version is served once all of them are.
+  await waitForIndexing(db, name);
   await store.versions.transition({ entity: ENTITY, modelName: MODEL, version }, 'INGESTING', 'INGESTED');
 }
 
-export async function openWorld(
-  options: {
-    distance?: DistanceFunction;
-    wrap?: (db: EmbeddedVectorDb) => VectorDb;
-    server?: Partial<VssServingOptions>;
-    seed?: number;
-    /** A larger or harder fixture than the default COUNT × DIMENSION in 4 clusters. */
-    fixture?: { count: number; dimension: number; clusters: number; spread?: number };
-    /** The embedded engine's planner (e.g. never scan exactly, to make every search approximate). */
-    planner?: Partial<PlannerSettings>;
-  } = {},
-): Promise<World> {
+export interface WorldOptions<Db extends VectorDb> {
+  /** The vector database; default `embedded`. */
+  engine?: VectorEngine;
+  distance?: DistanceFunction;
+  /** What serving searches through instead of the engine's database (a wrapper that counts, fails…). */
+  wrap?(db: Db): VectorDb;
+  server?: Partial<VssServingOptions>;
+  seed?: number;
+  /** A larger or harder fixture than the default COUNT × DIMENSION in 4 clusters. */
+  fixture?: { count: number; dimension: number; clusters: number; spread?: number };
+  /** The embedded engine's or pgvector's planner (e.g. never scan exactly: every search approximate). */
+  planner?: Partial<PlannerSettings>;
+}
+
+/** On the embedded engine (the default) the world's database is typed as one, for its own controls. */
+export function openWorld(
+  options?: WorldOptions<EmbeddedVectorDb> & { engine?: 'embedded' },
+): Promise<EmbeddedWorld>;
+export function openWorld(options: WorldOptions<VectorDb> & { engine: VectorEngine }): Promise<World>;
+export async function openWorld(options: WorldOptions<VectorDb> = {}): Promise<World> {
+  const engine = options.engine ?? 'embedded';
   const distance = options.distance ?? 'COSINE';
-  const sql = await createSqlClient({ kind: 'pglite' });
+  const opened = await openVectorEngine(engine, { planner: options.planner, sql: true });
+  const db = opened.db;
+  const sql = opened.sql!;
   const store = await openVssStore(sql);
-  await registerCatalog(store, distance, options.fixture?.dimension ?? DIMENSION);
+  await registerCatalog(store, distance, options.fixture?.dimension ?? DIMENSION, VECTOR_DB_TYPE[engine]);
   const fixture = clusteredFixture({
     count: COUNT,
     dimension: DIMENSION,
@@ -119,7 +149,6 @@ export async function openWorld(
     ...options.fixture,
     seed: options.seed ?? 7,
   });
-  const db = await EmbeddedVectorDb.open({ planner: options.planner });
   await writeVersion(store, db, fixture, 1, distance);
   await readyVariant(store, 'organic', 1);
   await readyVariant(store, 'ad', 1);
@@ -147,6 +176,7 @@ export async function openWorld(
   });
   const client = new Client(`127.0.0.1:${server.port}`);
   return {
+    engine,
     sql,
     store,
     db,
@@ -158,8 +188,7 @@ export async function openWorld(
     close: async () => {
       client.close();
       await server.stop();
-      await db.close();
-      await sql.close();
+      await opened.close();
     },
   };
 }
@@ -248,6 +277,7 @@ export async function registerCatalog(
   store: VssStore,
   distance: DistanceFunction,
   dimension: number,
+  vectorDbType: VectorDbType = 'EMBEDDED',
 ): Promise<void> {
   await store.stores.create({
     storeId: 1,
@@ -273,7 +303,7 @@ export async function registerCatalog(
       modelName: MODEL,
       variant,
       vssFilter: {},
-      vectorDbType: 'EMBEDDED',
+      vectorDbType,
       vectorDbConfig: {},
       jobFrequency: 'FREQ_1D',
     });

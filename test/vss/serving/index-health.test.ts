@@ -12,7 +12,7 @@ import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
 import { ClusterVectorDbs, collectionName } from '../../../src/vss/model/index.js';
 import { ServedIndexHealth } from '../../../src/vss/serving/served-index-health.js';
-import { COUNT, ENTITY, MODEL, openWorld, payloadOf, type World } from './harness.js';
+import { COUNT, type EmbeddedWorld, ENTITY, MODEL, openWorld, payloadOf } from './harness.js';
 
 const ADDED = 60; // 240 indexed of 300: 80 %
 
@@ -24,7 +24,7 @@ function degradedSeries(text: string, variant: string): string | undefined {
 }
 
 describe('vss serving: a served index below its threshold', () => {
-  let world: World;
+  let world: EmbeddedWorld;
   const metrics = new Metrics();
   const collection = collectionName(ENTITY, MODEL, 1);
 
