@@ -25,7 +25,7 @@ import {
   type VectorDb,
 } from '../../src/platform/vectordb/index.js';
 import type { VectorDbType } from '../../src/vss/store/index.js';
-import { type QdrantStandIn, startQdrantStandIn } from './qdrant-stand-in.js';
+import { startQdrantStandIn } from './qdrant-stand-in.js';
 import { eventually, realServer, uniqueName } from './servers.js';
 
 export type VectorEngine = 'embedded' | 'pgvector-pglite' | 'pgvector-postgres' | 'qdrant';
@@ -104,12 +104,6 @@ export interface OpenedEngine {
   db: VectorDb;
   /** The world's SQL database, when asked for (`EngineOptions.sql`) or when the engine runs on it. */
   sql: SqlClient | undefined;
-  /**
-   * Keeps points written to `collection` out of the index until the returned function is called;
-   * undefined where the engine cannot (pgvector indexes within the INSERT; a real Qdrant's optimizer
-   * is not ours to hold).
-   */
-  holdIndexing: ((collection: string) => Promise<() => Promise<void>>) | undefined;
   /** Closes the vector DB and the SQL database, and removes what the world left on shared servers. */
   close(): Promise<void>;
 }
@@ -132,101 +126,63 @@ export async function openVectorEngine(
   engine: VectorEngine,
   options: EngineOptions = {},
 ): Promise<OpenedEngine> {
-  const ownSql = () => (options.sql ? createSqlClient({ kind: 'pglite' }) : Promise.resolve(undefined));
-  switch (engine) {
-    case 'embedded': {
-      const sql = await ownSql();
-      const db = await EmbeddedVectorDb.open({ planner: options.planner });
-      return {
-        engine,
-        db,
-        sql,
-        holdIndexing: async (collection) => {
-          db.pauseIndexing(collection);
-          return async () => db.resumeIndexing(collection);
-        },
-        close: async () => {
-          await db.close();
-          await sql?.close();
-        },
-      };
-    }
-    case 'pgvector-pglite': {
-      const sql = await createSqlClient({ kind: 'pglite', vector: true });
-      const db = await PgvectorVectorDb.open({ sql, planner: options.planner });
-      return {
-        engine,
-        db,
-        sql,
-        holdIndexing: undefined,
-        close: async () => {
-          await db.close();
-          await sql.close();
-        },
-      };
-    }
-    case 'pgvector-postgres': {
-      const url = await pgvectorServer();
-      if (url === undefined) throw new Error('PostgreSQL with pgvector is not reachable');
-      const schema = uniqueName('lattice_engine').toLowerCase();
-      const admin = await createSqlClient({ kind: 'postgres', url, poolSize: 1 });
-      await ensureVectorExtension(admin);
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      const sql = await createSqlClient({
-        kind: 'postgres',
-        url,
-        searchPath: `${schema}, public`,
-        poolSize: 4,
-      });
-      const db = await PgvectorVectorDb.open({ sql, planner: options.planner });
-      return {
-        engine,
-        db,
-        sql,
-        holdIndexing: undefined,
-        close: async () => {
-          await db.close();
-          await sql.close();
-          await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-          await admin.close();
-        },
-      };
-    }
-    case 'qdrant': {
-      const sql = await ownSql();
-      const url = process.env.QDRANT_URL;
-      if (url) {
-        const apiKey = process.env.QDRANT_API_KEY || undefined;
-        const collectionPrefix = `${uniqueName('lattice_engine')}_`;
-        const db = await QdrantVectorDb.open({ url, apiKey, collectionPrefix });
-        return {
-          engine,
-          db,
-          sql,
-          holdIndexing: undefined,
-          close: async () => {
-            for (const name of await db.listCollections()) await db.dropCollection(name);
-            await db.close();
-            await sql?.close();
-          },
-        };
+  // What to undo, last first: on close, or at once when opening fails halfway.
+  const undo: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const step of undo.splice(0).reverse()) await step();
+  };
+  const opened = <T>(value: T, closeIt: (value: T) => Promise<unknown>): T => {
+    undo.push(() => closeIt(value));
+    return value;
+  };
+  try {
+    let sql: SqlClient | undefined;
+    let db: VectorDb;
+    switch (engine) {
+      case 'embedded':
+        if (options.sql) sql = opened(await createSqlClient({ kind: 'pglite' }), (c) => c.close());
+        db = opened(await EmbeddedVectorDb.open({ planner: options.planner }), (d) => d.close());
+        break;
+      case 'pgvector-pglite':
+        sql = opened(await createSqlClient({ kind: 'pglite', vector: true }), (c) => c.close());
+        db = opened(await PgvectorVectorDb.open({ sql, planner: options.planner }), (d) => d.close());
+        break;
+      case 'pgvector-postgres': {
+        const url = await pgvectorServer();
+        if (url === undefined) throw new Error('PostgreSQL with pgvector is not reachable');
+        const schema = uniqueName('lattice_engine').toLowerCase();
+        const admin = opened(await createSqlClient({ kind: 'postgres', url, poolSize: 1 }), (c) => c.close());
+        await ensureVectorExtension(admin);
+        await admin.query(`CREATE SCHEMA ${schema}`);
+        undo.push(() => admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+        const searchPath = `${schema}, public`;
+        sql = opened(await createSqlClient({ kind: 'postgres', url, searchPath, poolSize: 4 }), (c) =>
+          c.close(),
+        );
+        db = opened(await PgvectorVectorDb.open({ sql, planner: options.planner }), (d) => d.close());
+        break;
       }
-      const standIn: QdrantStandIn = await startQdrantStandIn();
-      const db = await QdrantVectorDb.open({ url: standIn.url });
-      return {
-        engine,
-        db,
-        sql,
-        holdIndexing: async (collection) => {
-          const release = standIn.holdIndexing(collection);
-          return async () => release();
-        },
-        close: async () => {
-          await db.close();
-          await standIn.stop();
-          await sql?.close();
-        },
-      };
+      case 'qdrant': {
+        if (options.sql) sql = opened(await createSqlClient({ kind: 'pglite' }), (c) => c.close());
+        const url = process.env.QDRANT_URL;
+        if (url) {
+          const apiKey = process.env.QDRANT_API_KEY || undefined;
+          const collectionPrefix = `${uniqueName('lattice_engine')}_`;
+          db = opened(await QdrantVectorDb.open({ url, apiKey, collectionPrefix }), async (d) => {
+            // The collections of this world only (its prefix), then the adapter.
+            for (const name of await d.listCollections()) await d.dropCollection(name);
+            await d.close();
+          });
+        } else {
+          const standIn = opened(await startQdrantStandIn(), (q) => q.stop());
+          db = opened(await QdrantVectorDb.open({ url: standIn.url }), (d) => d.close());
+        }
+        break;
+      }
     }
+    return { engine, db, sql, close };
+  } catch (err) {
+    await close().catch(() => {});
+    throw err;
   }
 }

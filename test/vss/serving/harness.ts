@@ -32,6 +32,7 @@ import {
   type VssStore,
 } from '../../../src/vss/store/index.js';
 import {
+  type OpenedEngine,
   openVectorEngine,
   VECTOR_DB_TYPE,
   type VectorEngine,
@@ -136,10 +137,21 @@ export function openWorld(
 export function openWorld(options: WorldOptions<VectorDb> & { engine: VectorEngine }): Promise<World>;
 export async function openWorld(options: WorldOptions<VectorDb> = {}): Promise<World> {
   const engine = options.engine ?? 'embedded';
-  const distance = options.distance ?? 'COSINE';
   const opened = await openVectorEngine(engine, { planner: options.planner, sql: true });
-  const db = opened.db;
+  try {
+    return await serveWorld(opened, options);
+  } catch (err) {
+    // A world that fails to open leaves nothing behind (a schema on the shared PostgreSQL…).
+    await opened.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** Seeds the store and the collection on the opened engine, and starts serving them. */
+async function serveWorld(opened: OpenedEngine, options: WorldOptions<VectorDb>): Promise<World> {
+  const { engine, db } = opened;
   const sql = opened.sql!;
+  const distance = options.distance ?? 'COSINE';
   const store = await openVssStore(sql);
   await registerCatalog(store, distance, options.fixture?.dimension ?? DIMENSION, VECTOR_DB_TYPE[engine]);
   const fixture = clusteredFixture({
