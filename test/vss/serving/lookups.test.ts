@@ -109,6 +109,8 @@ async function setModel(world: World, column: string, value: boolean | number): 
   await world.server.config.refresh();
 }
 
+// One world per engine; its tests run in order: the first two put back what they change, the flip
+// moves the world to version 2, and the breaker, left open, comes last.
 for (const engine of VECTOR_ENGINES) {
   describe(`vss serving: caches, versions, resilience on ${engine}`, {
     skip: await engineSkip(engine),
