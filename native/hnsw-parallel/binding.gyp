@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "hnsw_parallel",
-      "sources": ["src/parallel_builder.cc"],
+      "sources": ["src/addon.cc", "src/parallel_builder.cc", "src/hnsw_index.cc"],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
         "<!(node -p \"require('path').join(require('path').dirname(require.resolve('hnswlib-node/package.json')), 'src')\")"

@@ -10,25 +10,19 @@
 #include <napi.h>
 
 #include <atomic>
-#include <cmath>
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "addon.h"
 #include "hnswlib/hnswlib.h"
 
 namespace {
 
-void normalize(float* vec, size_t dim) {
-  const float norm = std::sqrt(std::fabs(std::inner_product(vec, vec + dim, vec, 0.0f)));
-  if (norm > 0.0f) {
-    for (size_t i = 0; i < dim; i++) vec[i] /= norm;
-  }
-}
+using lattice::normalize;
 
 class ParallelBuilder : public Napi::ObjectWrap<ParallelBuilder> {
  public:
@@ -172,8 +166,8 @@ class ParallelBuilder : public Napi::ObjectWrap<ParallelBuilder> {
   std::unique_ptr<hnswlib::HierarchicalNSW<float>> index_;
 };
 
-Napi::Object InitAll(Napi::Env env, Napi::Object exports) { return ParallelBuilder::Init(env, exports); }
-
 }  // namespace
 
-NODE_API_MODULE(hnsw_parallel, InitAll)
+Napi::Object lattice::InitParallelBuilder(Napi::Env env, Napi::Object exports) {
+  return ParallelBuilder::Init(env, exports);
+}
