@@ -47,7 +47,7 @@ describe('native parallel graph builder', () => {
       const dir = tempDir(t);
       // hnswlib-node through HnswGraph: 2,000 points, 100 of them deleted, saved; then 1,000 more
       // and 50 of the deleted ones again, from the file.
-      const graph = new HnswGraph(distance, dimension, params, 2000);
+      const graph = new HnswGraph(distance, dimension, params, 2000, 'hnswlib-node');
       for (let i = 0; i < 2000; i++) graph.insert(i, fixture.vector(i));
       for (let i = 500; i < 600; i++) graph.remove(i);
       graph.save(join(dir, 'base.hnsw'));
@@ -61,6 +61,7 @@ describe('native parallel graph builder', () => {
         params,
         Bitset.of(graph.present.words),
         Bitset.of(graph.deleted.words),
+        'hnswlib-node',
       );
       // As the worker reserves: the graph's nodes plus every row of the round, re-inserts included.
       loaded.reserve(2000 + more.length);
@@ -79,7 +80,7 @@ describe('native parallel graph builder', () => {
       );
       assert.equal(fresh.add(vectorsOf(0, 2000), labelsOf(0, 2000), 1, noCancel()), 2000);
       fresh.save(join(dir, 'fresh.hnsw'));
-      const reference = new HnswGraph(distance, dimension, params, 2000);
+      const reference = new HnswGraph(distance, dimension, params, 2000, 'hnswlib-node');
       for (let i = 0; i < 2000; i++) reference.insert(i, fixture.vector(i));
       reference.save(join(dir, 'reference.hnsw'));
       assert.ok(

@@ -1,7 +1,8 @@
 /**
- * The embedded `VectorDb`: in-process HNSW collections (hnswlib-node) with payload indexes, a query
- * planner, a background indexer, a write-ahead log and snapshots on disk. The default for
- * `npm start`; one process owns its directory (a lock file says which).
+ * The embedded `VectorDb`: in-process HNSW collections (hnswlib, graph-index.ts) with payload
+ * indexes, a query planner, a background indexer, a write-ahead log and snapshots on disk. The
+ * default for `npm start`; one process owns its directory (a lock file says which). Graph searches
+ * run on a pool of threads (the native addon's), so concurrent searches use every core.
  *
  * Durability, with `dir`: every create, upsert, delete and setPayload is applied in memory and
  * appended to the collection's write-ahead log, and its call resolves once an fdatasync covers it
@@ -42,6 +43,7 @@ import type {
   VectorDb,
 } from '../../vector-db.js';
 import { graphBuilder } from '../index/graph-builder.js';
+import { searchParallelism, warnIfNoNativeGraph } from '../index/graph-index.js';
 import type { IndexingOptions } from '../index/indexing-options.js';
 import { warnIfNoParallelBuilder } from '../index/parallel-builder.js';
 import type { RoundTimings } from '../index/worker-round.js';
@@ -152,6 +154,7 @@ export class EmbeddedVectorDb implements VectorDb {
       onBuilt: (collection) => this.directory?.graphBuilt(collection),
     };
     if (this.indexing.parallel) warnIfNoParallelBuilder();
+    warnIfNoNativeGraph();
     this.searchSliceMs = options.searchSliceMs ?? 20;
   }
 
@@ -281,25 +284,39 @@ export class EmbeddedVectorDb implements VectorDb {
     const { collection, prepare } = this.prepareSearch(request);
     graphBuilder.noteSearch();
     const { store, spec } = collection;
-    const results: SearchHit[][] = [];
+    const results: SearchHit[][] = new Array(request.queries.length);
+    const hitsOf = (rows: number[], keys: number[]): SearchHit[] => {
+      // Read in the step that found the rows: a drop or close while the walk ran ends the search.
+      this.assertCurrent(collection);
+      return rows.map((row, at) => {
+        const hit: SearchHit = { id: store.ids[row]!, score: scoreOf(keys[at]!, spec.distance) };
+        const payload = selectPayload(store.payloads[row]!, request.withPayload);
+        if (payload) hit.payload = payload;
+        if (request.withVector) hit.vector = store.vector(row).slice();
+        return hit;
+      });
+    };
+    // Up to one query per search thread at a time: a batch uses the cores as concurrent requests do.
+    let next = 0;
+    let failed = false;
     let sliceStart = performance.now();
-    for (let i = 0; i < request.queries.length; i++) {
-      if (performance.now() - sliceStart > this.searchSliceMs) {
-        await yieldToLoop();
-        this.assertOpen();
-        sliceStart = performance.now();
+    const lane = async () => {
+      for (let i = next++; i < request.queries.length && !failed; i = next++) {
+        if (performance.now() - sliceStart > this.searchSliceMs) {
+          await yieldToLoop();
+          this.assertCurrent(collection);
+          sliceStart = performance.now();
+        }
+        try {
+          results[i] = await runQuery(collection, () => prepare(i), this.planner, hitsOf);
+        } catch (err) {
+          failed = true;
+          throw err;
+        }
       }
-      const { rows, keys } = runQuery(collection, prepare(i), this.planner);
-      results.push(
-        rows.map((row, at) => {
-          const hit: SearchHit = { id: store.ids[row]!, score: scoreOf(keys[at]!, spec.distance) };
-          const payload = selectPayload(store.payloads[row]!, request.withPayload);
-          if (payload) hit.payload = payload;
-          if (request.withVector) hit.vector = store.vector(row).slice();
-          return hit;
-        }),
-      );
-    }
+    };
+    const lanes = Math.min(request.queries.length, searchParallelism());
+    await Promise.all(Array.from({ length: lanes }, lane));
     return results;
   }
 
@@ -434,5 +451,11 @@ export class EmbeddedVectorDb implements VectorDb {
 
   private assertOpen(): void {
     if (this.closed) throw closedError();
+  }
+
+  /** Throws unless the database is open and `collection` is still the one of its name (not dropped). */
+  private assertCurrent(collection: Collection): void {
+    this.assertOpen();
+    if (this.collections.get(collection.name) !== collection) throw collectionNotFound(collection.name);
   }
 }

@@ -1,18 +1,31 @@
 /**
- * The HNSW graph of one collection, on hnswlib-node. Labels are the collection's row numbers. The
- * library was chosen over usearch because its search takes a filter that is applied during the graph
- * walk (non-matching nodes are walked through but never returned, and the walk goes on until `ef`
- * matching nodes are found), so a filtered query neither loses recall nor comes back short; usearch's
- * JavaScript API can only over-fetch and filter afterwards (measurements in bench/RESULTS.md).
+ * The HNSW graph of one collection: an hnswlib index (graph-index.ts: the native addon's, or
+ * hnswlib-node's without it) and the label sets the collection keeps beside it. Labels are the
+ * collection's row numbers. hnswlib was chosen over usearch because its search takes a filter that
+ * is applied during the graph walk (non-matching nodes are walked through but never returned, and
+ * the walk goes on until `ef` matching nodes are found), so a filtered query neither loses recall nor
+ * comes back short; usearch's JavaScript API can only over-fetch and filter afterwards (measurements
+ * in bench/RESULTS.md).
  *
- * hnswlib-node is synchronous and single-threaded; callers keep each call short (the indexer inserts
- * in time slices). Searches stay on the event loop (a worker round trip costs more than a search,
- * bench/RESULTS.md "vss-recall"); only large builds move to a worker thread (graph-builder.ts), which
- * hands the graph back as a file that {@link loadAsync} reads on libuv's thread pool.
+ * Writes are synchronous and short (the indexer inserts in time slices); large builds move to a
+ * worker thread (graph-builder.ts), which hands the graph back as a file that {@link loadAsync}
+ * reads on libuv's thread pool. Searches of a large graph run on the native engine's search pool
+ * ({@link searchAsync}): one search is not faster there (a thread hop more), but many at once use
+ * every core instead of the event loop's one (issue 38).
  */
-import hnswlib from 'hnswlib-node';
 import type { DistanceFunction, HnswParams } from '../../vector-db.js';
 import { Bitset } from '../storage/bitset.js';
+import {
+  createGraphIndex,
+  defaultGraphEngine,
+  type GraphEngine,
+  type GraphHits,
+  type GraphIndex,
+  readGraphIndex,
+  readGraphIndexAsync,
+} from './graph-index.js';
+
+export type { GraphEngine, GraphHits } from './graph-index.js';
 
 /** hnswlib's space name for each distance (the parallel builder takes the same names). */
 export const SPACE = { DOT: 'ip', COSINE: 'cosine', EUCLIDEAN: 'l2' } as const;
@@ -20,14 +33,14 @@ export const SPACE = { DOT: 'ip', COSINE: 'cosine', EUCLIDEAN: 'l2' } as const;
 /** Fixed so that two builds of the same points in the same order give the same graph. */
 export const RANDOM_SEED = 100;
 
-export interface GraphHits {
-  rows: number[];
-  /** hnswlib distances: 1 − dot (DOT), 1 − cosine (COSINE), squared L2 (EUCLIDEAN). */
-  distances: number[];
-}
+/**
+ * Graphs with fewer nodes than this are searched on the event loop even by {@link searchAsync}: the
+ * search takes about as long as the hop to a pool thread and back.
+ */
+export const POOL_MIN_NODES = 2_000;
 
 export class HnswGraph {
-  private index: hnswlib.HierarchicalNSW;
+  private index: GraphIndex;
   /** Labels the graph holds, including deleted ones (hnswlib keeps them as tombstones). */
   readonly present = new Bitset();
   /** Labels marked deleted: never returned, reused in place when the row is inserted again. */
@@ -40,9 +53,22 @@ export class HnswGraph {
     readonly dimension: number,
     readonly params: HnswParams,
     capacity = 1024,
+    engine: GraphEngine = defaultGraphEngine(),
   ) {
-    this.index = new hnswlib.HierarchicalNSW(SPACE[distance], dimension);
-    this.index.initIndex(Math.max(16, capacity), params.m, params.efConstruction, RANDOM_SEED, false);
+    this.index = createGraphIndex(
+      engine,
+      SPACE[distance],
+      dimension,
+      Math.max(16, capacity),
+      params.m,
+      params.efConstruction,
+      RANDOM_SEED,
+    );
+  }
+
+  /** The engine the graph's index runs on. */
+  get engine(): GraphEngine {
+    return this.index.engine;
   }
 
   /** Reads a graph written by {@link save}; `present`/`deleted` are the label sets saved with it. */
@@ -53,15 +79,15 @@ export class HnswGraph {
     params: HnswParams,
     present: Bitset,
     deleted: Bitset,
+    engine: GraphEngine = defaultGraphEngine(),
   ): HnswGraph {
-    const index = new hnswlib.HierarchicalNSW(SPACE[distance], dimension);
-    index.readIndexSync(path, false);
+    const index = readGraphIndex(engine, SPACE[distance], dimension, path);
     return HnswGraph.wrap(index, path, distance, dimension, params, present, deleted);
   }
 
   /**
-   * {@link load} off the event loop: hnswlib-node reads the file on libuv's thread pool into an index
-   * nothing else holds yet, so the loop only pays for the label sets.
+   * {@link load} off the event loop: the file is read on libuv's thread pool into an index nothing
+   * else holds yet, so the loop only pays for the label sets.
    */
   static async loadAsync(
     path: string,
@@ -70,14 +96,14 @@ export class HnswGraph {
     params: HnswParams,
     present: Bitset,
     deleted: Bitset,
+    engine: GraphEngine = defaultGraphEngine(),
   ): Promise<HnswGraph> {
-    const index = new hnswlib.HierarchicalNSW(SPACE[distance], dimension);
-    await index.readIndex(path, false);
+    const index = await readGraphIndexAsync(engine, SPACE[distance], dimension, path);
     return HnswGraph.wrap(index, path, distance, dimension, params, present, deleted);
   }
 
   private static wrap(
-    index: hnswlib.HierarchicalNSW,
+    index: GraphIndex,
     path: string,
     distance: DistanceFunction,
     dimension: number,
@@ -85,15 +111,15 @@ export class HnswGraph {
     present: Bitset,
     deleted: Bitset,
   ): HnswGraph {
-    const graph = new HnswGraph(distance, dimension, params, 16);
+    const graph = new HnswGraph(distance, dimension, params, 16, index.engine);
     graph.index = index;
     graph.present.or(present);
     graph.deleted.or(deleted);
     graph.elements = present.count();
     graph.tombstones = deleted.count();
-    if (graph.index.getCurrentCount() !== graph.elements) {
+    if (graph.index.count() !== graph.elements) {
       throw new Error(
-        `graph file ${path} holds ${graph.index.getCurrentCount()} nodes, the snapshot lists ${graph.elements}`,
+        `graph file ${path} holds ${graph.index.count()} nodes, the snapshot lists ${graph.elements}`,
       );
     }
     return graph;
@@ -111,14 +137,14 @@ export class HnswGraph {
 
   /** Room for `nodes` nodes without growing during inserts (one resize instead of many). */
   reserve(nodes: number): void {
-    if (nodes > this.index.getMaxElements()) this.index.resizeIndex(nodes);
+    if (nodes > this.index.capacity()) this.index.resize(nodes);
   }
 
   /** Inserts `row`, or re-inserts it in place (new vector) when the label is already there. */
   insert(row: number, vector: Float32Array): void {
     if (!this.present.has(row)) {
-      if (this.elements + 1 > this.index.getMaxElements()) {
-        this.index.resizeIndex(Math.max(1024, this.index.getMaxElements() * 2));
+      if (this.elements + 1 > this.index.capacity()) {
+        this.index.resize(Math.max(1024, this.index.capacity() * 2));
       }
       this.elements++;
       this.present.add(row);
@@ -127,7 +153,7 @@ export class HnswGraph {
       this.deleted.delete(row);
       this.tombstones--;
     }
-    this.index.addPoint(Array.from(vector), row);
+    this.index.add(vector, row);
   }
 
   /** Marks `row` deleted; it stays in the graph for navigation until re-inserted or compacted away. */
@@ -143,18 +169,31 @@ export class HnswGraph {
   }
 
   /**
-   * The `k` nearest non-deleted nodes, walking with candidate list `ef`; with `accept`, only
-   * accepted nodes are collected (the walk still passes through the others).
+   * The `k` nearest non-deleted nodes, walking with candidate list `ef`; with `filter`, only rows
+   * in it are collected (the walk still passes through the others). On the event loop.
    */
-  search(query: Float32Array, k: number, ef: number, accept?: (row: number) => boolean): GraphHits {
-    const wanted = Math.min(k, this.index.getMaxElements());
+  search(query: Float32Array, k: number, ef: number, filter?: Bitset): GraphHits {
+    const wanted = Math.min(k, this.index.capacity());
     if (this.size === 0 || wanted <= 0) return { rows: [], distances: [] };
-    this.index.setEf(Math.max(ef, wanted));
-    const found = this.index.searchKnn(Array.from(query), wanted, accept);
-    return { rows: found.neighbors, distances: found.distances };
+    return this.index.search(query, wanted, Math.max(ef, wanted), filter?.words);
+  }
+
+  /**
+   * {@link search} on the native engine's search pool when the graph is large enough to be worth
+   * the hop; the answer is the same. Writes to this graph may go on meanwhile (each waits for the
+   * searches running on it, never the other way round), and so may changes to `filter`: the
+   * search copies its words first.
+   */
+  searchAsync(query: Float32Array, k: number, ef: number, filter?: Bitset): Promise<GraphHits> {
+    const wanted = Math.min(k, this.index.capacity());
+    if (this.size === 0 || wanted <= 0) return Promise.resolve({ rows: [], distances: [] });
+    if (this.elements < POOL_MIN_NODES) {
+      return Promise.resolve(this.index.search(query, wanted, Math.max(ef, wanted), filter?.words));
+    }
+    return this.index.searchAsync(query, wanted, Math.max(ef, wanted), filter?.words);
   }
 
   save(path: string): void {
-    this.index.writeIndexSync(path);
+    this.index.save(path);
   }
 }

@@ -9,10 +9,7 @@
  * Optional: a machine without a C++ toolchain installs Lattice without it, and graph builds then run
  * on the one worker thread as before. {@link loadParallelBuilder} says which.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { packageRoot } from '../../../package-root.js';
+import { NATIVE_ADDON_PATH, nativeExport } from './native-addon.js';
 
 /** One graph being built (hnswlib's HierarchicalNSW, owned by the addon). */
 export interface ParallelGraph {
@@ -43,49 +40,17 @@ export interface ParallelBuilderConstructor {
   ): ParallelGraph;
 }
 
-/** Where the install step leaves the compiled addon. */
-export const PARALLEL_BUILDER_PATH = join(
-  packageRoot,
-  'native/hnsw-parallel/build/Release/hnsw_parallel.node',
-);
-
-/** What loading each addon path gave: the builder, or why there is none. */
-const loaded = new Map<
-  string,
-  { builder: ParallelBuilderConstructor | undefined; problem: string | undefined }
->();
-
-function load(path: string) {
-  let result = loaded.get(path);
-  if (result === undefined) {
-    if (!existsSync(path)) {
-      result = { builder: undefined, problem: `${path} is not there (not compiled at install)` };
-    } else {
-      try {
-        const addon = createRequire(import.meta.url)(path) as {
-          ParallelBuilder?: ParallelBuilderConstructor;
-        };
-        result =
-          typeof addon.ParallelBuilder === 'function'
-            ? { builder: addon.ParallelBuilder, problem: undefined }
-            : { builder: undefined, problem: `${path} exports no ParallelBuilder` };
-      } catch (err) {
-        result = { builder: undefined, problem: err instanceof Error ? err.message : String(err) };
-      }
-    }
-    loaded.set(path, result);
-  }
-  return result;
-}
+/** Where the install step leaves the compiled addon (native-addon.ts). */
+export const PARALLEL_BUILDER_PATH = NATIVE_ADDON_PATH;
 
 /** The addon's builder, or undefined (with the reason in {@link parallelBuilderProblem}) when it cannot load. */
 export function loadParallelBuilder(path = PARALLEL_BUILDER_PATH): ParallelBuilderConstructor | undefined {
-  return load(path).builder;
+  return nativeExport<ParallelBuilderConstructor>('ParallelBuilder', path).value;
 }
 
 /** Why the parallel builder is not available; undefined when it is. */
 export function parallelBuilderProblem(path = PARALLEL_BUILDER_PATH): string | undefined {
-  return load(path).problem;
+  return nativeExport<ParallelBuilderConstructor>('ParallelBuilder', path).problem;
 }
 
 let warned = false;
