@@ -233,6 +233,7 @@ export class Platform {
       kind: 'embedded' | 'qdrant' | 'pgvector';
       dir: string;
       buildThreads?: number;
+      searchThreads?: number;
       url?: string;
       apiKey?: string;
       timeoutMs: number;
@@ -251,6 +252,7 @@ export class Platform {
             kind: 'embedded',
             dir: s.dir,
             ...(s.buildThreads === undefined ? {} : { buildThreads: s.buildThreads }),
+            ...(s.searchThreads === undefined ? {} : { searchThreads: s.searchThreads }),
           });
         }
         // The settings schema already requires the URL for qdrant; this narrows its type.

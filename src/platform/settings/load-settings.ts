@@ -119,6 +119,7 @@ export const settingsEnv: ReadonlyArray<EnvSetting> = [
   { env: 'LATTICE_VSS_AUTO_ROLLBACK_MIN_SAMPLES', path: 'vss.admin.autoRollback.minSamples', kind: 'number' },
   ...vectorDbEnv('LATTICE_VSS_', 'LATTICE_', 'vss.vectorDb'),
   { env: 'LATTICE_VSS_VECTOR_DB_BUILD_THREADS', path: 'vss.vectorDb.buildThreads', kind: 'number' },
+  { env: 'LATTICE_VSS_VECTOR_DB_SEARCH_THREADS', path: 'vss.vectorDb.searchThreads', kind: 'number' },
   ...vectorDbEnv('LATTICE_VSS_PRODUCTION_', 'LATTICE_VSS_PRODUCTION_', 'vss.clusters.production.vectorDb'),
   {
     env: 'LATTICE_VSS_PRODUCTION_CACHE_KEY_PREFIX',

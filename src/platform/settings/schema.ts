@@ -54,6 +54,12 @@ function vectorDbSettings(urlEnv: string) {
        * (default: every core Node reports; set it to the container's CPU limit).
        */
       buildThreads: z.number().int().min(1).max(256).optional(),
+      /**
+       * embedded: threads of the process's graph search pool, which both clusters share (the
+       * first opened sizes it; default: one per core Node reports; set it to the container's CPU
+       * limit); 0 walks this cluster's graphs on the event loop, one search at a time.
+       */
+      searchThreads: z.number().int().min(0).max(256).optional(),
       /** qdrant: REST URL, e.g. `http://qdrant:6333`. */
       url: url.optional(),
       /** qdrant: API key, when the server requires one. */

@@ -156,6 +156,14 @@ describe('settings', () => {
       errorOf(() => loadSettings({ env: { LATTICE_VSS_VECTOR_DB_BUILD_THREADS: '0' } })),
       /vss\.vectorDb\.buildThreads \(from env LATTICE_VSS_VECTOR_DB_BUILD_THREADS\)/,
     );
+    assert.equal(
+      loadSettings({ env: { LATTICE_VSS_VECTOR_DB_SEARCH_THREADS: '0' } }).vss.vectorDb.searchThreads,
+      0,
+    );
+    assert.match(
+      errorOf(() => loadSettings({ env: { LATTICE_VSS_VECTOR_DB_SEARCH_THREADS: '-1' } })),
+      /vss\.vectorDb\.searchThreads \(from env LATTICE_VSS_VECTOR_DB_SEARCH_THREADS\)/,
+    );
     assert.match(
       errorOf(() => loadSettings({ env: { LATTICE_VSS_RECALL_SAMPLE_RATE: '1.5' } })),
       /vss\.recallSampleRate \(from env LATTICE_VSS_RECALL_SAMPLE_RATE\)/,

@@ -5,8 +5,8 @@
  * distances, order) from hnswlib-node's searchKnn, the native search on the event loop and the
  * native search on the pool, filtered or not. Concurrent searches keep their own width; searches
  * running while the event loop inserts, deletes and grows the graph, or while the filter's words
- * change or the graph is collected, finish with valid answers. An addon that does not load leaves
- * hnswlib-node in charge. The addon is compiled by `npm ci`: here it must load.
+ * change or the graph is collected, finish with valid answers. A database without the pool answers
+ * the same on the event loop. The addon is compiled by `npm ci`: here it must load.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { EmbeddedVectorDb } from '../../../src/platform/vectordb/embedded/collection/embedded-vector-db.js';
 import {
   defaultGraphEngine,
   type GraphEngine,
@@ -202,16 +203,29 @@ describe('native serving graph', () => {
     assert.deepEqual((await Promise.all(searches)).map(plain), expected);
   });
 
-  test('without the addon, graphs are hnswlib-node: the reason is given, LATTICE_VSS_GRAPH_ENGINE chooses it too', (t) => {
+  test('without the pool (no addon, or searchThreads 0) a database answers the same on the event loop', async (t) => {
     const dir = tempDir(t);
     assert.match(nativeGraphProblem(join(dir, 'missing.node')) ?? '', /missing\.node is not there/);
-    const saved = process.env.LATTICE_VSS_GRAPH_ENGINE;
-    t.after(() => {
-      if (saved === undefined) delete process.env.LATTICE_VSS_GRAPH_ENGINE;
-      else process.env.LATTICE_VSS_GRAPH_ENGINE = saved;
-    });
-    process.env.LATTICE_VSS_GRAPH_ENGINE = 'hnswlib-node';
-    assert.equal(defaultGraphEngine(), 'hnswlib-node');
-    assert.equal(new HnswGraph('COSINE', dimension, params).engine, 'hnswlib-node');
+    // Every query walks the graph, filtered ones too.
+    const planner = { exactScanRatio: 0, exactScanMinCandidates: 0 };
+    const pooled = await EmbeddedVectorDb.open({ workerBuildRows: 0, planner });
+    const onLoop = await EmbeddedVectorDb.open({ workerBuildRows: 0, planner, searchThreads: 0 });
+    t.after(() => Promise.all([pooled.close(), onLoop.close()]));
+    const points = Array.from({ length: count }, (_, i) => ({
+      id: fixture.ids[i]!,
+      vector: fixture.vector(i),
+      payload: { third: i % 3 === 0 },
+    }));
+    for (const db of [pooled, onLoop]) {
+      await db.createCollection({ name: 'c', dimension, distance: 'COSINE' });
+      await db.upsert('c', points);
+      await db.waitForIndexing('c');
+    }
+    const third = [{ field: 'third', op: 'IN' as const, values: ['true'] }];
+    for (const filters of [undefined, third]) {
+      const request = { collection: 'c', queries: queries.map((vector) => ({ vector })), limit: 10, filters };
+      assert.deepEqual(await onLoop.search(request), await pooled.search(request));
+    }
+    assert.equal(onLoop.searchStats('c').graphSearches, 2 * queries.length, 'every query walked the graph');
   });
 });

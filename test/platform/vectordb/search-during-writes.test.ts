@@ -223,7 +223,7 @@ describe('embedded vector db: searches while the collection changes', () => {
         efSearch: undefined,
       });
       searches.push(
-        runQuery(collection, prepare, PLANNER_DEFAULTS, (rows) =>
+        runQuery(collection, prepare, { planner: PLANNER_DEFAULTS, pool: true }, (rows) =>
           rows.map((row) => collection.store.ids[row]!),
         ),
       );

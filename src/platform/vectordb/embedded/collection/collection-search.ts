@@ -28,6 +28,12 @@ export interface PreparedQuery {
   exact?: boolean;
 }
 
+export interface QueryOptions {
+  planner: PlannerSettings;
+  /** Walk the graph on the native search pool (hnsw-graph.ts searchAsync) rather than on the event loop. */
+  pool: boolean;
+}
+
 export interface QueryExplanation {
   plan: QueryPlan;
   /** Points of the backlog the query also scans (0 when `indexedOnly`). */
@@ -111,10 +117,11 @@ function backlogRows(collection: Collection, query: PreparedQuery, planned: Plan
 export async function runQuery<T>(
   collection: Collection,
   prepare: () => PreparedQuery,
-  settings: PlannerSettings,
+  options: QueryOptions,
   page: (rows: number[], keys: number[]) => T,
   retries = 1,
 ): Promise<T> {
+  const { planner: settings } = options;
   const { store, stats } = collection;
   let query = prepare();
   const planned = plan(collection, query, settings);
@@ -136,7 +143,10 @@ export async function runQuery<T>(
   }
   const backlog = backlogCandidates > 0 ? backlogRows(collection, query, planned) : undefined;
   const version = collection.version;
-  const hits = await collection.graph.searchAsync(query.vector, depth, chosen.ef, filter);
+  const { graph } = collection;
+  const hits = await (options.pool
+    ? graph.searchAsync(query.vector, depth, chosen.ef, filter)
+    : graph.search(query.vector, depth, chosen.ef, filter));
   const written = collection.version !== version;
   if (written) query = prepare();
   if (hits.rows.length < Math.min(depth, chosen.candidates)) {
@@ -170,7 +180,7 @@ export async function runQuery<T>(
   }
   if (rest) scanInto(rest, scorer, top);
   if (gone > 0 && top.rows.length < depth && retries > 0) {
-    return runQuery(collection, prepare, settings, page, retries - 1);
+    return runQuery(collection, prepare, options, page, retries - 1);
   }
   return pageOf(top, query, page);
 }

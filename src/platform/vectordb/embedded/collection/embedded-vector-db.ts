@@ -43,12 +43,18 @@ import type {
   VectorDb,
 } from '../../vector-db.js';
 import { graphBuilder } from '../index/graph-builder.js';
-import { searchParallelism, warnIfNoNativeGraph } from '../index/graph-index.js';
+import { sizeSearchPool, warnIfNoNativeGraph } from '../index/graph-index.js';
 import type { IndexingOptions } from '../index/indexing-options.js';
 import { warnIfNoParallelBuilder } from '../index/parallel-builder.js';
 import type { RoundTimings } from '../index/worker-round.js';
 import { Collection, type SearchStats } from './collection.js';
-import { explainQuery, type PreparedQuery, type QueryExplanation, runQuery } from './collection-search.js';
+import {
+  explainQuery,
+  type PreparedQuery,
+  type QueryExplanation,
+  type QueryOptions,
+  runQuery,
+} from './collection-search.js';
 import { DataDirectory } from './data-directory.js';
 import { scoreOf } from './exact-scan.js';
 import { PLANNER_DEFAULTS, type PlannerSettings } from './query-planner.js';
@@ -82,6 +88,13 @@ export interface EmbeddedVectorDbOptions {
   parallelBuildRows?: number;
   /** Threads of a parallel build while the process neither writes nor searches. Default: the cores Node reports. */
   buildThreads?: number;
+  /**
+   * Threads of the process's graph search pool (the native addon's; without it every search runs
+   * on the event loop). The pool is one per process: the first database opened sizes it, by
+   * default to one thread per core Node reports (availableParallelism). 0: this database walks its
+   * graphs on the event loop, one search at a time.
+   */
+  searchThreads?: number;
   /** A batch search yields to the event loop after this many ms of work. Default 20. */
   searchSliceMs?: number;
   planner?: Partial<PlannerSettings>;
@@ -137,13 +150,17 @@ export class EmbeddedVectorDb implements VectorDb {
   private readonly collections = new Map<string, Collection>();
   /** With `dir`: snapshots and logs. */
   private directory: DataDirectory | undefined;
-  private readonly planner: PlannerSettings;
+  private readonly query: QueryOptions;
+  /** Queries of one batch in flight at once: the search pool's threads, or 1 on the event loop. */
+  private readonly lanes: number;
   private readonly indexing: IndexingOptions<Collection>;
   private readonly searchSliceMs: number;
   private closed = false;
 
   private constructor(options: EmbeddedVectorDbOptions) {
-    this.planner = { ...PLANNER_DEFAULTS, ...options.planner };
+    const poolThreads = options.searchThreads === 0 ? 0 : sizeSearchPool(options.searchThreads);
+    this.query = { planner: { ...PLANNER_DEFAULTS, ...options.planner }, pool: poolThreads > 0 };
+    this.lanes = Math.max(1, poolThreads);
     const workerRows = options.workerBuildRows ?? WORKER_BUILD_ROWS;
     this.indexing = {
       sliceMs: options.indexSliceMs ?? 10,
@@ -308,14 +325,14 @@ export class EmbeddedVectorDb implements VectorDb {
           sliceStart = performance.now();
         }
         try {
-          results[i] = await runQuery(collection, () => prepare(i), this.planner, hitsOf);
+          results[i] = await runQuery(collection, () => prepare(i), this.query, hitsOf);
         } catch (err) {
           failed = true;
           throw err;
         }
       }
     };
-    const lanes = Math.min(request.queries.length, searchParallelism());
+    const lanes = Math.min(request.queries.length, this.lanes);
     await Promise.all(Array.from({ length: lanes }, lane));
     return results;
   }
@@ -323,7 +340,7 @@ export class EmbeddedVectorDb implements VectorDb {
   /** The plan each query of `request` would take, without running it. */
   async explain(request: SearchRequest): Promise<QueryExplanation[]> {
     const { collection, prepare } = this.prepareSearch(request);
-    return request.queries.map((_, i) => explainQuery(collection, prepare(i), this.planner));
+    return request.queries.map((_, i) => explainQuery(collection, prepare(i), this.query.planner));
   }
 
   /** Counters of the paths searches took in a collection. */

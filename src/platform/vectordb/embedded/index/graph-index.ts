@@ -7,8 +7,8 @@
  *   many searches at once uses every core rather than one (issue 38); the filter is a bitset the
  *   walk reads natively.
  * - `hnswlib-node`: the library the engine served from before, when the addon is not installed (no
- *   C++ toolchain at install) or LATTICE_VSS_GRAPH_ENGINE=hnswlib-node says so: every search runs on
- *   the event loop, the filter is a JavaScript callback per node the walk reaches.
+ *   C++ toolchain at install): every search runs on the event loop, the filter is a JavaScript
+ *   callback per node the walk reaches.
  */
 import { availableParallelism } from 'node:os';
 import hnswlib from 'hnswlib-node';
@@ -75,32 +75,29 @@ function nativeClass(path = NATIVE_ADDON_PATH) {
   return nativeExport<NativeIndexConstructor>('HnswIndex', path);
 }
 
-/** Threads of the native search pool once sized; undefined before. */
-let poolThreads: number | undefined;
-
-/** The addon's class, its search pool sized (once) to the cores this process may use. */
+/** The addon's class (its search pool sized, with the default size if nothing sized it before). */
 function nativeIndexClass(): NativeIndexConstructor {
   const { value, problem } = nativeClass();
   if (!value) throw new Error(`the native graph does not load: ${problem}`);
-  sizePool();
+  sizeSearchPool();
   return value;
 }
 
-function sizePool(): number {
+/** Threads of the native search pool once sized (0: no addon); undefined before. */
+let poolThreads: number | undefined;
+
+/**
+ * Sizes the native search pool, once per process (the first call decides: a pool keeps its
+ * threads), to `threads` or by default one per core this process may use; returns its size, 0
+ * without the addon.
+ */
+export function sizeSearchPool(threads?: number): number {
   if (poolThreads === undefined) {
     const setThreads = nativeExport<(threads: number) => number>('setSearchThreads').value;
     // availableParallelism, not cpus().length: it follows the CPU affinity a container sets.
-    poolThreads = setThreads?.(availableParallelism()) ?? 1;
+    poolThreads = setThreads ? setThreads(threads ?? availableParallelism()) : 0;
   }
   return poolThreads;
-}
-
-/**
- * How many graph searches of new graphs run at once: the native pool's threads, or 1 on
- * hnswlib-node (every search on the event loop).
- */
-export function searchParallelism(): number {
-  return defaultGraphEngine() === 'native' ? sizePool() : 1;
 }
 
 /** Why the native graph is not available at `path` (the installed addon by default); undefined when it is. */
@@ -108,12 +105,8 @@ export function nativeGraphProblem(path?: string): string | undefined {
   return nativeClass(path).problem;
 }
 
-/**
- * The engine new and loaded graphs use: native when the addon loads, unless
- * LATTICE_VSS_GRAPH_ENGINE=hnswlib-node (read at each call: graphs made before a change keep theirs).
- */
+/** The engine new and loaded graphs use: native when the addon loads. */
 export function defaultGraphEngine(): GraphEngine {
-  if (process.env.LATTICE_VSS_GRAPH_ENGINE === 'hnswlib-node') return 'hnswlib-node';
   return nativeGraphProblem() === undefined ? 'native' : 'hnswlib-node';
 }
 
@@ -122,7 +115,7 @@ let warned = false;
 /** Says once per process, as a process warning, that searches run on the event loop because the addon does not load. */
 export function warnIfNoNativeGraph(): void {
   const problem = nativeGraphProblem();
-  if (problem === undefined || warned || process.env.LATTICE_VSS_GRAPH_ENGINE === 'hnswlib-node') return;
+  if (problem === undefined || warned) return;
   warned = true;
   process.emitWarning(
     `the embedded vector DB searches its graphs on the event loop, one core for all searches: the native graph does not load (${problem}); reinstall with a C++ toolchain (python3, make, g++) to search on every core`,
