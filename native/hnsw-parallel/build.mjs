@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Compiles the native parallel graph builder (this folder) with node-gyp: npm runs this as
-// the package's install step, in a clone (`npm ci`) and wherever the package is installed. It is
-// optional: without a C++ toolchain (or with a broken one) the install goes on with a warning, and
-// the embedded vector DB builds its graphs on one thread (src/platform/vectordb/embedded/index/
-// parallel-builder.ts says which). npm hands its own node-gyp to install scripts
+// Compiles the embedded vector DB's native addon (this folder: the parallel graph builder and the
+// graph searched on a pool of threads) with node-gyp: npm runs this as the package's install step,
+// in a clone (`npm ci`) and wherever the package is installed. It is optional: without a C++
+// toolchain (or with a broken one) the install goes on with a warning, and the embedded vector DB
+// builds its graphs on one thread and searches them on the event loop (src/platform/vectordb/
+// embedded/index/parallel-builder.ts and graph-index.ts say which). npm hands its own node-gyp to install scripts
 // (npm_config_node_gyp); run by hand (`node native/hnsw-parallel/build.mjs`), the npm beside this node's.
 //
 // npm runs the install step again on every `npm install` in a clone. A build whose inputs (this
@@ -98,7 +99,7 @@ function nodeGyp() {
 
 function warn(why) {
   console.warn(
-    `lattice: the native parallel graph builder was not compiled (${why}); the embedded vector DB builds graphs on one thread`,
+    `lattice: the native graph addon was not compiled (${why}); the embedded vector DB builds graphs on one thread and searches them on the event loop`,
   );
   process.exit(0);
 }
