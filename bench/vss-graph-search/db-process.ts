@@ -1,7 +1,8 @@
 /**
  * The serving process of vss-graph-search: an EmbeddedVectorDb holding the seeded clustered fixture,
  * answering searches sent over IPC (structured clone, so a query is a Float32Array, not JSON) and
- * reporting its own CPU time, so the load generator can tell how many cores searching took.
+ * reporting its own CPU time, so the load generator can tell how many cores searching took; or
+ * running a closed loop of searches itself (`local`), without the cost of the IPC on either side.
  *
  * The collection is built once and kept in BENCH_CACHE_DIR (a snapshot, reloaded by later runs):
  * building 100,000 × 256 takes minutes on a shared 2-core machine. BENCH_SEARCH_THREADS sets the
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { EmbeddedVectorDb } from '../../src/platform/vectordb/embedded/collection/embedded-vector-db.js';
 import { sizeSearchPool } from '../../src/platform/vectordb/embedded/index/graph-index.js';
 import { clusteredFixture } from '../../test/support/vector-fixtures.js';
+import { measure } from '../support/stats.js';
 import { COLLECTION, type FromServer, type Params, type ToServer } from './protocol.js';
 
 const params = JSON.parse(process.env.BENCH_PARAMS!) as Params;
@@ -61,6 +63,15 @@ process.on('message', (message: ToServer) => {
   } else if (message.type === 'cpu') {
     const { user, system } = process.cpuUsage();
     send({ type: 'cpu', id: message.id, cpuMicros: user + system, wallMs: performance.now() });
+  } else if (message.type === 'local') {
+    const { id, queries, calls, inFlight } = message;
+    const before = process.cpuUsage();
+    const search = (i: number) =>
+      db.search({ collection: COLLECTION, queries: [{ vector: queries[i % queries.length]! }], limit: 10 });
+    void measure(calls, inFlight, search).then((stats) => {
+      const used = process.cpuUsage(before);
+      send({ type: 'local', id, stats, cores: (used.user + used.system) / 1000 / (stats.seconds * 1000) });
+    });
   } else if (message.type === 'close') {
     void db.close().then(() => process.exit(0));
   }

@@ -10,7 +10,9 @@
  * - serving_cores: the serving process's CPU time ÷ wall time with 16 in flight (goal ≥ 1.5);
  * - concurrency_ratio: throughput with 16 in flight ÷ with 1 in flight (goal ≥ 1.7);
  * - one at a time: latency, to see what the hop to a pool thread costs a lone search;
- * - recall@10 against exact search, so a fast wrong answer cannot pass.
+ * - recall@10 against exact search, so a fast wrong answer cannot pass;
+ * - the same closed loops run inside the serving process (`local_*`): on a 2-core machine the load
+ *   generator and the IPC take CPU from the same cores, which caps what the serving process can show.
  * Median of BENCH_ROUNDS alternating rounds. The load generator takes CPU of its own, on a 2-core
  * machine from the same cores: the figures are the shared machine's, with its load average.
  *
@@ -102,6 +104,12 @@ class Server {
     return answer;
   }
 
+  async local(calls: number, inFlight: number): Promise<Run> {
+    const answer = await this.call({ type: 'local', id: this.next++, queries, calls, inFlight });
+    if (answer.type !== 'local') throw new Error(`expected local, got ${answer.type}`);
+    return { ...answer.stats, cores: answer.cores, generatorCores: 0 };
+  }
+
   close(): Promise<void> {
     return new Promise((resolve) => {
       this.child.once('exit', () => resolve());
@@ -113,13 +121,21 @@ class Server {
 interface Run extends RunStats {
   /** The serving process's CPU time ÷ wall time over the run. */
   cores: number;
+  /** This process's (the load generator's), over the run. */
+  generatorCores: number;
 }
 
 async function run(server: Server, calls: number, inFlight: number): Promise<Run> {
   const before = await server.cpu();
+  const generator = process.cpuUsage();
   const stats = await measure(calls, inFlight, (i) => server.search(queries[i % queries.length]!));
+  const used = process.cpuUsage(generator);
   const after = await server.cpu();
-  return { ...stats, cores: (after.cpuMicros - before.cpuMicros) / 1000 / (after.wallMs - before.wallMs) };
+  return {
+    ...stats,
+    cores: (after.cpuMicros - before.cpuMicros) / 1000 / (after.wallMs - before.wallMs),
+    generatorCores: (used.user + used.system) / 1000 / (stats.seconds * 1000),
+  };
 }
 
 async function mode(name: string, searchThreads: number | undefined) {
@@ -133,13 +149,19 @@ async function mode(name: string, searchThreads: number | undefined) {
   await run(server, CALLS / 4, IN_FLIGHT); // warm-up
   const one: Run[] = [];
   const many: Run[] = [];
+  const localOne: Run[] = [];
+  const localMany: Run[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     one.push(await run(server, CALLS / 4, 1));
     many.push(await run(server, CALLS, IN_FLIGHT));
+    localOne.push(await server.local(CALLS / 4, 1));
+    localMany.push(await server.local(CALLS, IN_FLIGHT));
   }
   await server.close();
   const single = medianRun(one) as Run;
   const loaded = medianRun(many) as Run;
+  const inProcessOne = medianRun(localOne) as Run;
+  const inProcessMany = medianRun(localMany) as Run;
   const result = {
     pool_threads: ready.poolThreads,
     recall: round(recallAt10),
@@ -148,11 +170,20 @@ async function mode(name: string, searchThreads: number | undefined) {
     serving_cores: round(loaded.cores, 2),
     serving_cores_one: round(single.cores, 2),
     concurrency_ratio: round(loaded.throughput / single.throughput, 2),
+    generator_cores: round(loaded.generatorCores, 2),
+    local_one: inProcessOne,
+    local_many: inProcessMany,
+    local_serving_cores: round(inProcessMany.cores, 2),
+    local_concurrency_ratio: round(inProcessMany.throughput / inProcessOne.throughput, 2),
   };
   log(
     `${name}: 1 in flight ${Math.round(single.throughput)}/s (p50 ${single.p50_ms.toFixed(3)} ms, ${result.serving_cores_one} cores); ` +
       `${IN_FLIGHT} in flight ${Math.round(loaded.throughput)}/s (p50 ${loaded.p50_ms.toFixed(3)} / p99 ${loaded.p99_ms.toFixed(3)} ms, ${result.serving_cores} cores); ` +
-      `ratio ${result.concurrency_ratio}; recall@10 ${result.recall}`,
+      `ratio ${result.concurrency_ratio}; load generator ${result.generator_cores} cores; recall@10 ${result.recall}`,
+  );
+  log(
+    `${name}, in the serving process: 1 in flight ${Math.round(inProcessOne.throughput)}/s (p50 ${inProcessOne.p50_ms.toFixed(3)} ms, ${round(inProcessOne.cores, 2)} cores); ` +
+      `${IN_FLIGHT} in flight ${Math.round(inProcessMany.throughput)}/s (${result.local_serving_cores} cores); ratio ${result.local_concurrency_ratio}`,
   );
   return result;
 }
@@ -173,9 +204,16 @@ printResult({
   concurrency_ratio: pool.concurrency_ratio,
   one_at_a_time_p50_ms: round(pool.one.p50_ms),
   recall: pool.recall,
+  generator_cores: pool.generator_cores,
+  local_serving_cores: pool.local_serving_cores,
+  local_concurrency_ratio: pool.local_concurrency_ratio,
+  local_one_at_a_time_p50_ms: round(pool.local_one.p50_ms),
   loop_serving_cores: loop.serving_cores,
   loop_concurrency_ratio: loop.concurrency_ratio,
   loop_one_at_a_time_p50_ms: round(loop.one.p50_ms),
   loop_recall: loop.recall,
+  loop_local_serving_cores: loop.local_serving_cores,
+  loop_local_concurrency_ratio: loop.local_concurrency_ratio,
+  loop_local_one_at_a_time_p50_ms: round(loop.local_one.p50_ms),
   loadavg: loadavg().map((x) => round(x, 2)),
 });
