@@ -206,6 +206,7 @@ describe('native serving graph', () => {
   test('without the pool (no addon, or searchThreads 0) a database answers the same on the event loop', async (t) => {
     const dir = tempDir(t);
     assert.match(nativeGraphProblem(join(dir, 'missing.node')) ?? '', /missing\.node is not there/);
+    assert.equal(defaultGraphEngine(join(dir, 'missing.node')), 'hnswlib-node');
     // Every query walks the graph, filtered ones too.
     const planner = { exactScanRatio: 0, exactScanMinCandidates: 0 };
     const pooled = await EmbeddedVectorDb.open({ workerBuildRows: 0, planner });

@@ -105,9 +105,9 @@ export function nativeGraphProblem(path?: string): string | undefined {
   return nativeClass(path).problem;
 }
 
-/** The engine new and loaded graphs use: native when the addon loads. */
-export function defaultGraphEngine(): GraphEngine {
-  return nativeGraphProblem() === undefined ? 'native' : 'hnswlib-node';
+/** The engine new and loaded graphs use: native when the addon (at `path`, the installed one by default) loads. */
+export function defaultGraphEngine(path?: string): GraphEngine {
+  return nativeGraphProblem(path) === undefined ? 'native' : 'hnswlib-node';
 }
 
 let warned = false;
