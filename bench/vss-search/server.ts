@@ -1,38 +1,53 @@
 /**
  * The serving side of the vss-search benchmark, in its own process so the load generator never
- * shares its event loop: an EmbeddedVectorDb collection of the seeded fixture built here (timed and
- * measured), PGlite in memory with the catalog (store, model, one variant READY on version 1, result
- * caches off), and a vss serving server on a free loopback port with no distributed cache and recall
+ * shares its event loop: a collection of the seeded fixture on the vector DB under test, built here
+ * (timed and measured), the catalog (store, model, one variant READY on version 1, result caches
+ * off), and a vss serving server on a free loopback port with no distributed cache and recall
  * sampling off; beside it a bare grpc-js server with the same service definition answering every
  * Search with a canned page (the transport floor). Prints one JSON line ({@link ServingReady}), then
- * answers stdin lines: `stats` prints one {@link ServingStats} line; end of stdin (or SIGTERM) stops
- * it. Argument: the {@link FixtureParams} as JSON. Embeddings are not written to the catalog: Search
- * by embedding never reads them.
+ * answers stdin lines with one JSON line each: `stats` ({@link ServingStats}), `cpu`
+ * ({@link ServingCpu}), `ef <n>` (sets the variant's live ef_search and reloads the configuration);
+ * end of stdin (or SIGTERM) stops it. Argument: the {@link ServingJob} as JSON. Embeddings are not
+ * written to the catalog: Search by embedding never reads them.
+ *
+ * Engines: `embedded` (EmbeddedVectorDb, catalog on PGlite in memory); `pgvector-pglite` (the
+ * pgvector adapter on PGlite in memory with the vector extension, the catalog in the same database,
+ * as `lattice vss` runs on pgvector); `pgvector-postgres` (the pgvector adapter and the catalog on a
+ * PostgreSQL server, in the schema index.ts prepared, reached through a pool of the SQL port's
+ * default size). pgvector collections are created by the adapter (createVectorDb), then loaded as
+ * the job says (ServingJob.pgvectorBuild).
  */
 import { createInterface } from 'node:readline';
 import type { SearchResponse } from '../../src/gen/vss/v1/vss.js';
 import { createLogger } from '../../src/platform/logging/index.js';
 import { Metrics } from '../../src/platform/metrics/index.js';
-import { createSqlClient } from '../../src/platform/sql/index.js';
-import { EmbeddedVectorDb } from '../../src/platform/vectordb/index.js';
+import { createSqlClient, type SqlClient } from '../../src/platform/sql/index.js';
+import {
+  createVectorDb,
+  EmbeddedVectorDb,
+  type PgvectorVectorDb,
+  type VectorDb,
+} from '../../src/platform/vectordb/index.js';
 import { collectionName } from '../../src/vss/model/index.js';
 import { PageTokens, startVssServing } from '../../src/vss/serving/index.js';
 import { digest } from '../../src/vss/serving/page-token.js';
-import { openVssStore, variantColumn } from '../../src/vss/store/index.js';
+import { openVssStore, type VectorDbType, variantColumn } from '../../src/vss/store/index.js';
 import { settledRss } from '../support/memory.js';
 import { startEchoServer } from './echo-server.js';
 import {
   buildFixture,
   ENTITY,
-  type FixtureParams,
   K,
   MODEL,
+  type ServingCpu,
+  type ServingJob,
   type ServingReady,
   type ServingStats,
   UPSERT_BATCH,
   VARIANT,
 } from './fixture.js';
 import { PauseMonitor } from './pauses.js';
+import { BENCH_SCHEMA } from './postgres-schema.js';
 
 const settled = () => {
   const rss = settledRss();
@@ -40,36 +55,143 @@ const settled = () => {
   return { rss, heap: usage.heapUsed + usage.arrayBuffers };
 };
 
-const params = JSON.parse(process.argv[2] ?? '{}') as FixtureParams;
+const job = JSON.parse(process.argv[2] ?? '{}') as ServingJob;
+const params = job.fixture;
 const fixture = buildFixture(params);
 const version = 1;
 const key = { entity: ENTITY, modelName: MODEL, variant: VARIANT };
-
-// The collection first, before PGlite exists, so the RSS growth is the vector DB's alone: timed from
-// the first upsert until every point is in the graph.
-const db = await EmbeddedVectorDb.open();
 const collection = collectionName(ENTITY, MODEL, version);
 const flag = variantColumn(VARIANT);
-const before = settled();
-const started = performance.now();
-await db.createCollection({ name: collection, dimension: params.dimension, distance: 'EUCLIDEAN' });
-for (let start = 0; start < params.points; start += UPSERT_BATCH) {
-  const points = [];
-  for (let i = start; i < Math.min(params.points, start + UPSERT_BATCH); i++) {
-    points.push({ id: fixture.ids[i]!, vector: fixture.vector(i), payload: { [flag]: true } });
+
+/** The fixture's first `job.points` points, UPSERT_BATCH per call. */
+async function upsertAll(db: VectorDb): Promise<void> {
+  for (let start = 0; start < job.points; start += UPSERT_BATCH) {
+    const points = [];
+    for (let i = start; i < Math.min(job.points, start + UPSERT_BATCH); i++) {
+      points.push({ id: fixture.ids[i]!, vector: fixture.vector(i), payload: { [flag]: true } });
+    }
+    await db.upsert(collection, points);
   }
-  await db.upsert(collection, points);
 }
-await db.waitForIndexing(collection);
-const buildSeconds = (performance.now() - started) / 1000;
+
+interface Built {
+  db: VectorDb;
+  sql: SqlClient;
+  vectorDbType: VectorDbType;
+  buildSeconds: number;
+  insertSeconds: number;
+  indexSeconds: number;
+  bytesPerPoint: number;
+  heapBytesPerPoint: number;
+  searchStats: () => ServingStats['search'];
+}
+
+/**
+ * The embedded engine's collection first, before PGlite exists, so the RSS growth is the vector
+ * DB's alone: timed from the first upsert until every point is in the graph.
+ */
+async function buildEmbedded(): Promise<Built> {
+  const db = await EmbeddedVectorDb.open();
+  const before = settled();
+  const started = performance.now();
+  await db.createCollection({ name: collection, dimension: params.dimension, distance: 'EUCLIDEAN' });
+  await upsertAll(db);
+  await db.waitForIndexing(collection);
+  const buildSeconds = (performance.now() - started) / 1000;
+  const info = await db.collectionInfo(collection);
+  const after = settled();
+  // Also keeps the fixture referenced past the measurement: V8 frees what a suspended module no
+  // longer uses, and 512 B/point of vectors vanishing mid-build would make the growth look smaller.
+  if (fixture.vectors.length !== params.points * params.dimension || info.points !== job.points) {
+    throw new Error('collection lost points');
+  }
+  return {
+    db,
+    sql: await createSqlClient({ kind: 'pglite' }),
+    vectorDbType: 'EMBEDDED',
+    buildSeconds,
+    insertSeconds: 0,
+    indexSeconds: 0,
+    bytesPerPoint: (after.rss - before.rss) / job.points,
+    heapBytesPerPoint: (after.heap - before.heap) / job.points,
+    searchStats: () => db.searchStats(collection),
+  };
+}
+
+/** Memory for pgvector's HNSW build: the graph of 100,000 × 256 needs about 200 MB to build in memory. */
+const MAINTENANCE_WORK_MEM = { 'pgvector-pglite': '512MB', 'pgvector-postgres': '1GB' };
+
+/**
+ * A pgvector collection created by the adapter, on the job's SQL database. Bulk: the adapter's HNSW
+ * index is dropped (its definition read back from pg_indexes), every point inserted through the
+ * adapter's batched upsert, and the index created again from the same definition, with memory for
+ * the graph (PostgreSQL builds it with its parallel maintenance workers). Then ANALYZE, as
+ * autovacuum would. Bytes per point: the table and its indexes ÷ points.
+ */
+async function buildPgvector(engine: 'pgvector-pglite' | 'pgvector-postgres'): Promise<Built> {
+  const sql =
+    engine === 'pgvector-pglite'
+      ? await createSqlClient({ kind: 'pglite', vector: true })
+      : await createSqlClient({
+          kind: 'postgres',
+          url: job.postgresUrl!,
+          searchPath: `${BENCH_SCHEMA}, public`,
+          applicationName: 'lattice-bench-vss-search',
+        });
+  const db = (await createVectorDb({ kind: 'pgvector', sql })) as PgvectorVectorDb;
+  const started = performance.now();
+  await db.createCollection({ name: collection, dimension: params.dimension, distance: 'EUCLIDEAN' });
+  const [catalog] = (
+    await sql.query<{ table_id: number }>('SELECT table_id FROM vectordb_collections WHERE name = $1', [
+      collection,
+    ])
+  ).rows;
+  const table = `vectordb_points_${Number(catalog!.table_id)}`;
+  const [hnsw] = (
+    await sql.query<{ indexname: string; indexdef: string }>(
+      `SELECT indexname, indexdef FROM pg_indexes
+        WHERE schemaname = current_schema() AND tablename = $1 AND indexdef LIKE '%USING hnsw%'`,
+      [table],
+    )
+  ).rows;
+  if (hnsw === undefined) throw new Error(`no HNSW index on ${table}`);
+  const bulk = (job.pgvectorBuild ?? 'bulk') === 'bulk';
+  if (bulk) await sql.query(`DROP INDEX ${hnsw.indexname}`);
+  await upsertAll(db);
+  const inserted = performance.now();
+  if (bulk) {
+    await sql.transaction(async (tx) => {
+      await tx.query(`SET LOCAL maintenance_work_mem = '${MAINTENANCE_WORK_MEM[engine]}'`);
+      await tx.query(hnsw.indexdef);
+    });
+  }
+  const indexed = performance.now();
+  await sql.query(`ANALYZE ${table}`);
+  const info = await db.collectionInfo(collection);
+  if (info.points !== job.points || info.status !== 'READY') {
+    throw new Error(`pgvector collection: ${info.points} points, ${info.status}`);
+  }
+  const [size] = (
+    await sql.query<{ bytes: number }>('SELECT pg_total_relation_size($1::regclass) AS bytes', [table])
+  ).rows;
+  return {
+    db,
+    sql,
+    vectorDbType: 'PGVECTOR',
+    buildSeconds: (indexed - started) / 1000,
+    insertSeconds: (inserted - started) / 1000,
+    indexSeconds: bulk ? (indexed - inserted) / 1000 : 0,
+    bytesPerPoint: Number(size!.bytes) / job.points,
+    heapBytesPerPoint: Number.NaN,
+    searchStats: () => db.searchStats(),
+  };
+}
+
+const built = job.engine === 'embedded' ? await buildEmbedded() : await buildPgvector(job.engine);
+const { db, sql } = built;
 const info = await db.collectionInfo(collection);
-const after = settled();
-// Also keeps the fixture referenced past the measurement: V8 frees what a suspended module no longer
-// uses, and 512 B/point of vectors vanishing mid-build would make the growth look smaller than it is.
-if (fixture.vectors.length !== info.points * params.dimension) throw new Error('collection lost points');
 
 // The catalog: what ingestion and the indexing job would have left behind.
-const sql = await createSqlClient({ kind: 'pglite' });
 const store = await openVssStore(sql);
 await store.stores.create({
   storeId: 1,
@@ -92,7 +214,7 @@ await store.models.create({
 await store.variants.create({
   ...key,
   vssFilter: {},
-  vectorDbType: 'EMBEDDED',
+  vectorDbType: built.vectorDbType,
   vectorDbConfig: {},
   jobFrequency: 'FREQ_1D',
   // Both result-cache levels off: every Search reaches the vector DB.
@@ -153,9 +275,11 @@ const ready: ServingReady = {
   port: server.port,
   echoPort,
   points: info.points,
-  build_s: buildSeconds,
-  bytes_per_point: (after.rss - before.rss) / params.points,
-  heap_bytes_per_point: (after.heap - before.heap) / params.points,
+  build_s: built.buildSeconds,
+  insert_s: built.insertSeconds,
+  index_s: built.indexSeconds,
+  bytes_per_point: built.bytesPerPoint,
+  heap_bytes_per_point: built.heapBytesPerPoint,
   status: info.status,
 };
 const pauses = new PauseMonitor();
@@ -191,16 +315,29 @@ const stop = async () => {
 };
 process.on('SIGTERM', () => void stop());
 const commands = createInterface({ input: process.stdin });
+const reply = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
 commands.on('line', (line) => {
-  if (line.trim() !== 'stats') return;
-  void timings().then((timing) => {
-    const stats: ServingStats = {
-      search: db.searchStats(collection),
-      rss: process.memoryUsage().rss,
-      timing,
-      pauses: pauses.take(),
-    };
-    process.stdout.write(`${JSON.stringify(stats)}\n`);
-  });
+  const [command, argument] = line.trim().split(' ');
+  if (command === 'cpu') {
+    // Read at once, before anything else this process does for the command.
+    const { user, system } = process.cpuUsage();
+    reply({ cpu_ms: (user + system) / 1000, wall_ms: performance.now() } satisfies ServingCpu);
+  } else if (command === 'stats') {
+    void timings().then((timing) => {
+      const stats: ServingStats = {
+        search: built.searchStats(),
+        rss: process.memoryUsage().rss,
+        timing,
+        pauses: pauses.take(),
+      };
+      reply(stats);
+    });
+  } else if (command === 'ef') {
+    // The variant's live ef_search, as update-variant sets it; serving searches with it once reloaded.
+    void store.variants
+      .setEfSearch(key, Number(argument))
+      .then(() => server.config.refresh())
+      .then(() => reply({ ef: Number(argument) }));
+  }
 });
 commands.on('close', () => void stop());

@@ -5,26 +5,30 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { FixtureParams, ServingReady, ServingStats } from './fixture.js';
+import type { ServingCpu, ServingJob, ServingReady, ServingStats } from './fixture.js';
 
 export interface ServingProcess {
   ready: ServingReady;
   pid: number;
   /** Cumulative counters and latency sums of the serving process. */
   stats(): Promise<ServingStats>;
+  /** Its CPU time and wall clock now: two readings around a phase give the cores it used. */
+  cpu(): Promise<ServingCpu>;
+  /** Sets the variant's live ef_search; resolves once serving searches with it. */
+  setEfSearch(ef: number): Promise<void>;
   /** Closes its stdin and waits for it to exit (a CPU profile, if asked for, is written then). */
   stop(): Promise<void>;
 }
 
 export async function startServingProcess(
-  params: FixtureParams,
+  job: ServingJob,
   options: { cpuProfileDir?: string; nodeFlags?: readonly string[] } = {},
 ): Promise<ServingProcess> {
   const script = fileURLToPath(new URL('./server.ts', import.meta.url));
   const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const child: ChildProcess = spawn(
     process.execPath,
-    [...profile, ...(options.nodeFlags ?? []), '--import', 'tsx', script, JSON.stringify(params)],
+    [...profile, ...(options.nodeFlags ?? []), '--import', 'tsx', script, JSON.stringify(job)],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -58,6 +62,14 @@ export async function startServingProcess(
     stats: async () => {
       child.stdin!.write('stats\n');
       return JSON.parse(await nextLine()) as ServingStats;
+    },
+    cpu: async () => {
+      child.stdin!.write('cpu\n');
+      return JSON.parse(await nextLine()) as ServingCpu;
+    },
+    setEfSearch: async (ef: number) => {
+      child.stdin!.write(`ef ${ef}\n`);
+      await nextLine();
     },
     stop: async () => {
       child.stdin!.end();
