@@ -53,11 +53,14 @@
  *
  * `npm run bench -- vss-search` (env BENCH_POINTS, BENCH_DIMENSION, BENCH_QUERIES, BENCH_ROUNDS,
  * BENCH_RATE, BENCH_PACED_SECONDS, BENCH_CONCURRENCY, BENCH_BATCH to scale it; BENCH_SERVER_CPU_PROF=<dir>
- * profiles the serving process; BENCH_SERVER_NODE_FLAGS adds node flags to it, e.g.
- * "--max-semi-space-size=32").
+ * profiles the serving process's main thread over one extra loaded run, writes the .cpuprofile there
+ * and prints where a call's time went (profile-summary.ts); BENCH_SERVER_NODE_FLAGS adds node flags
+ * to it, e.g. "--max-semi-space-size=32").
  */
 import { fork } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SearchResponse } from '../../src/gen/vss/v1/vss.js';
 import { HNSW_DEFAULTS, type SearchStats } from '../../src/platform/vectordb/index.js';
@@ -70,6 +73,7 @@ import { SearchCaller, searchRequests } from './load.js';
 import type { PacedJob, PacedResult } from './paced-client.js';
 import { describePauses } from './pauses.js';
 import { benchPostgresUrl, dropBenchSchema, preparePostgres } from './postgres-schema.js';
+import { summariseProfile } from './profile-summary.js';
 import { GRPC, HANDLER, ServerTiming, VECTOR_DB } from './server-timing.js';
 import { type ServingProcess, startServingProcess } from './serving-process.js';
 
@@ -144,10 +148,7 @@ started = performance.now();
 const serverFlags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 const serving = await startServingProcess(
   { fixture: params, engine: 'embedded', points: POINTS },
-  {
-    cpuProfileDir: process.env.BENCH_SERVER_CPU_PROF,
-    nodeFlags: serverFlags,
-  },
+  { nodeFlags: serverFlags },
 );
 const { ready } = serving;
 if (ready.points !== POINTS || ready.status !== 'READY') {
@@ -309,6 +310,21 @@ log(
 log(
   `service, ${BATCH} queries per call: ${perSecond(batched.throughput)} queries (ratio ${(batched.throughput / baseline.throughput).toFixed(3)}; per call ${ms(batched)})`,
 );
+
+// Where the serving process's main thread spends a loaded call: one more loaded run (not counted in
+// the figures above: sampling every 100 µs slows it), profiled.
+const profileDir = process.env.BENCH_SERVER_CPU_PROF;
+if (profileDir !== undefined) {
+  mkdirSync(profileDir, { recursive: true });
+  const file = join(resolve(profileDir), `vss-search-loaded-${serving.pid}.cpuprofile`);
+  await serving.startProfile();
+  const profiled = await measure(LOADED_CALLS, CONCURRENCY, (i) => lean.call(i));
+  await serving.stopProfile(file);
+  log(
+    `serving process profiled while ${CONCURRENCY} in flight (${perSecond(profiled.throughput)} while sampled), ${file}:`,
+  );
+  for (const line of summariseProfile(file, LOADED_CALLS)) log(`  ${line}`);
+}
 
 // --- open loop at a fixed rate --------------------------------------------------------------------
 /** A paced run from a lean process of its own (paced-client.ts), against `address`. */

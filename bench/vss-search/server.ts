@@ -6,8 +6,9 @@
  * sampling off; beside it a bare grpc-js server with the same service definition answering every
  * Search with a canned page (the transport floor). Prints one JSON line ({@link ServingReady}), then
  * answers stdin lines with one JSON line each: `stats` ({@link ServingStats}), `cpu`
- * ({@link ServingCpu}), `ef <n>` (sets the variant's live ef_search and reloads the configuration);
- * end of stdin (or SIGTERM) stops it. Argument: the {@link ServingJob} as JSON. Embeddings are not
+ * ({@link ServingCpu}), `ef <n>` (sets the variant's live ef_search and reloads the configuration),
+ * `profile-start` and `profile-stop <file>` (a V8 CPU profile of the main thread between the two,
+ * sampled every 100 µs, written to the file); end of stdin (or SIGTERM) stops it. Argument: the {@link ServingJob} as JSON. Embeddings are not
  * written to the catalog: Search by embedding never reads them.
  *
  * Engines: `embedded` (EmbeddedVectorDb, catalog on PGlite in memory); `pgvector-pglite` (the
@@ -17,6 +18,8 @@
  * default size). pgvector collections are created by the adapter (createVectorDb), then loaded as
  * the job says (ServingJob.pgvectorBuild).
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { createInterface } from 'node:readline';
 import type { SearchResponse } from '../../src/gen/vss/v1/vss.js';
 import { createLogger } from '../../src/platform/logging/index.js';
@@ -315,6 +318,7 @@ const stop = async () => {
 };
 process.on('SIGTERM', () => void stop());
 const commands = createInterface({ input: process.stdin });
+let profiler: Session | undefined;
 const reply = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`);
 commands.on('line', (line) => {
   const [command, argument] = line.trim().split(' ');
@@ -332,6 +336,24 @@ commands.on('line', (line) => {
       };
       reply(stats);
     });
+  } else if (command === 'profile-start') {
+    profiler ??= new Session();
+    profiler.connect();
+    const session = profiler;
+    void session
+      .post('Profiler.enable')
+      .then(() => session.post('Profiler.setSamplingInterval', { interval: 100 }))
+      .then(() => session.post('Profiler.start'))
+      .then(() => reply({ profiling: true }));
+  } else if (command === 'profile-stop' && profiler !== undefined) {
+    const session = profiler;
+    void session
+      .post('Profiler.stop')
+      .then(({ profile }) => writeFile(argument!, JSON.stringify(profile)))
+      .then(() => {
+        session.disconnect();
+        reply({ profile: argument });
+      });
   } else if (command === 'ef') {
     // The variant's live ef_search, as update-variant sets it; serving searches with it once reloaded.
     void store.variants

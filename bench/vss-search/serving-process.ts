@@ -1,6 +1,7 @@
 /**
- * Starts bench/vss-search/server.ts in a child process (`node --import tsx`, optionally with
- * `--cpu-prof`), waits for its ready line and lets the load generator ask it for search stats.
+ * Starts bench/vss-search/server.ts in a child process (`node --import tsx`, with any extra node
+ * flags), waits for its ready line and lets the load generator ask it for stats, CPU time, a CPU
+ * profile, or a new ef_search.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
@@ -16,19 +17,22 @@ export interface ServingProcess {
   cpu(): Promise<ServingCpu>;
   /** Sets the variant's live ef_search; resolves once serving searches with it. */
   setEfSearch(ef: number): Promise<void>;
-  /** Closes its stdin and waits for it to exit (a CPU profile, if asked for, is written then). */
+  /** Starts a CPU profile of its main thread. */
+  startProfile(): Promise<void>;
+  /** Stops it and writes it (a .cpuprofile) to `file`. */
+  stopProfile(file: string): Promise<void>;
+  /** Closes its stdin and waits for it to exit. */
   stop(): Promise<void>;
 }
 
 export async function startServingProcess(
   job: ServingJob,
-  options: { cpuProfileDir?: string; nodeFlags?: readonly string[] } = {},
+  options: { nodeFlags?: readonly string[] } = {},
 ): Promise<ServingProcess> {
   const script = fileURLToPath(new URL('./server.ts', import.meta.url));
-  const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const child: ChildProcess = spawn(
     process.execPath,
-    [...profile, ...(options.nodeFlags ?? []), '--import', 'tsx', script, JSON.stringify(job)],
+    [...(options.nodeFlags ?? []), '--import', 'tsx', script, JSON.stringify(job)],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -69,6 +73,14 @@ export async function startServingProcess(
     },
     setEfSearch: async (ef: number) => {
       child.stdin!.write(`ef ${ef}\n`);
+      await nextLine();
+    },
+    startProfile: async () => {
+      child.stdin!.write('profile-start\n');
+      await nextLine();
+    },
+    stopProfile: async (file: string) => {
+      child.stdin!.write(`profile-stop ${file}\n`);
       await nextLine();
     },
     stop: async () => {
