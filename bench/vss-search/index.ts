@@ -468,7 +468,7 @@ function truthOver(points: number): string[][] {
 async function measureEngine(engine: Engine, postgresUrl?: string): Promise<EngineResult> {
   const points = PGVECTOR_POINTS;
   const expected = truthOver(points);
-  let begun = performance.now();
+  const begun = performance.now();
   const engineProcess = await startServingProcess({
     fixture: params,
     engine,
@@ -478,13 +478,32 @@ async function measureEngine(engine: Engine, postgresUrl?: string): Promise<Engi
   });
   const up = engineProcess.ready;
   log(
-    `${engine} (pid ${process.pid}) up in ${seconds(begun).toFixed(1)} s: ${points.toLocaleString('en-US')} points` +
+    `${engine} (pid ${engineProcess.pid}) up in ${seconds(begun).toFixed(1)} s: ${points.toLocaleString('en-US')} points` +
       (PGVECTOR_BUILD === 'bulk'
         ? ` inserted in ${up.insert_s.toFixed(1)} s (${perSecond(points / up.insert_s)}), HNSW index built after them in ${up.index_s.toFixed(1)} s`
         : ` inserted into the HNSW index in ${up.insert_s.toFixed(1)} s (${perSecond(points / up.insert_s)})`) +
       `; table and indexes ${up.bytes_per_point.toFixed(0)} B/point`,
   );
   const client = new SearchCaller(`127.0.0.1:${up.port}`, queries);
+  const leanClient = new LeanSearchClient(`127.0.0.1:${up.port}`, requests);
+  try {
+    return await loadEngine(engine, engineProcess, client, leanClient, expected);
+  } finally {
+    client.close();
+    leanClient.close();
+    await engineProcess.stop();
+  }
+}
+
+/** The engine's ef_search tuned to the embedded engine's recall, then its throughput. */
+async function loadEngine(
+  engine: Engine,
+  engineProcess: ServingProcess,
+  client: SearchCaller,
+  leanClient: LeanSearchClient,
+  expected: string[][],
+): Promise<EngineResult> {
+  const up = engineProcess.ready;
   const recallAt = new Map<number, number>();
   const measureRecall = async (ef: number) => {
     let known = recallAt.get(ef);
@@ -503,7 +522,7 @@ async function measureEngine(engine: Engine, postgresUrl?: string): Promise<Engi
   // The smallest ef (a binary search: recall grows with ef) whose recall reaches the embedded
   // engine's less half the tolerance; the service's first search asks for 32 hits, so pgvector
   // searches at least 33 wide whatever the variant says.
-  begun = performance.now();
+  const begun = performance.now();
   const target = serviceRecall - RECALL_TOLERANCE / 2;
   let low = 33;
   let high = 1000;
@@ -525,7 +544,6 @@ async function measureEngine(engine: Engine, postgresUrl?: string): Promise<Engi
         .map(([w, r]) => `${w}→${r.toFixed(3)}`)
         .join(' ')})`,
   );
-  const leanClient = new LeanSearchClient(`127.0.0.1:${up.port}`, requests);
   // Rounds of about two seconds each, however fast the engine is.
   const warm = await measure(Math.min(LOADED_CALLS, 400), CONCURRENCY, (i) => leanClient.call(i));
   const calls = Math.max(200, Math.min(LOADED_CALLS, Math.round(warm.throughput * 2)));
@@ -546,12 +564,9 @@ async function measureEngine(engine: Engine, postgresUrl?: string): Promise<Engi
       `one at a time ${perSecond(one.throughput)}, ${ms(one)}`,
   );
   log(`  search paths: ${JSON.stringify((await engineProcess.stats()).search)}`);
-  client.close();
-  leanClient.close();
-  await engineProcess.stop();
   return {
     engine,
-    points,
+    points: up.points,
     recall_at_10: engineRecall,
     ef_search: ef,
     throughput: under.throughput,
@@ -573,20 +588,22 @@ if (PGVECTOR_POINTS < POINTS && PGVECTOR_ENGINES.length > 0) {
   );
 }
 for (const engine of PGVECTOR_ENGINES) {
-  if (engine === 'pgvector-postgres') {
-    const url = benchPostgresUrl();
-    const why = await preparePostgres(url);
-    if (why !== undefined) {
-      skipped[engine] = why;
-      log(`${engine}: skipped: ${why}`);
-      continue;
-    }
-    try {
-      engines.push(await measureEngine(engine, url));
-    } finally {
-      await dropBenchSchema(url);
-    }
-  } else engines.push(await measureEngine(engine));
+  const url = engine === 'pgvector-postgres' ? benchPostgresUrl() : undefined;
+  const why = url === undefined ? undefined : await preparePostgres(url);
+  if (why !== undefined) {
+    skipped[engine] = why;
+    log(`${engine}: skipped: ${why}`);
+    continue;
+  }
+  // An engine that fails is reported as such: the figures measured before it still stand.
+  try {
+    engines.push(await measureEngine(engine, url));
+  } catch (err) {
+    skipped[engine] = `failed: ${err instanceof Error ? err.message : String(err)}`;
+    log(`${engine}: ${skipped[engine]}`);
+  } finally {
+    if (url !== undefined) await dropBenchSchema(url);
+  }
 }
 
 const ratio = loaded.throughput / baseline.throughput;
