@@ -102,7 +102,12 @@ const PGVECTOR_BUILD = process.env.BENCH_PGVECTOR_BUILD === 'incremental' ? 'inc
 const PGVECTOR_ENGINES: Engine[] = (() => {
   const chosen = process.env.BENCH_PGVECTOR ?? 'pglite,postgres';
   if (chosen === 'none') return [];
-  return chosen.split(',').map((name) => `pgvector-${name.trim()}` as Engine);
+  return chosen.split(',').map((name) => {
+    if (name.trim() !== 'pglite' && name.trim() !== 'postgres') {
+      throw new Error(`BENCH_PGVECTOR: pglite, postgres (comma-separated) or none, got "${name}"`);
+    }
+    return `pgvector-${name.trim()}` as Engine;
+  });
 })();
 
 const log = (line: string) => console.log(line);
