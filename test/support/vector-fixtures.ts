@@ -197,6 +197,19 @@ export function exactSearch(
   return { indices: best, scores };
 }
 
+/** Cosine similarity of two vectors of the same length (the COSINE score the port returns). */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
 /** Mean share of each truth list found in the matching result list (recall@k, k = truth length). */
 export function recall(found: readonly (readonly string[])[], truth: readonly (readonly string[])[]): number {
   let sum = 0;

@@ -16,7 +16,7 @@ import type {
   VectorDb,
 } from '../../../src/platform/vectordb/index.js';
 import { eventually } from '../../support/servers.js';
-import { clusteredFixture, exactSearch, recall } from '../../support/vector-fixtures.js';
+import { clusteredFixture, cosine, exactSearch, recall } from '../../support/vector-fixtures.js';
 
 export interface VectorDbContractTarget {
   name: string;
@@ -625,17 +625,6 @@ export function vectorDbContract(target: VectorDbContractTarget): void {
       }));
       await db.upsert(name!, points);
       await waitIndexed(name!);
-      const cosine = (a: readonly number[], b: readonly number[]) => {
-        let dot = 0;
-        let na = 0;
-        let nb = 0;
-        for (let i = 0; i < a.length; i++) {
-          dot += a[i]! * b[i]!;
-          na += a[i]! * a[i]!;
-          nb += b[i]! * b[i]!;
-        }
-        return dot / Math.sqrt(na * nb);
-      };
       for (let q = 0; q < 20; q++) {
         const vector = centres[(q * 7) % 30]!.map((c) => c + (random() - 0.5) * 0.3);
         const filters: Filter[] = q % 2 === 0 ? [] : [{ field: 'half', op: 'IN', values: ['1'] }];

@@ -16,7 +16,7 @@ import { PLANNER_DEFAULTS } from '../../../src/platform/vectordb/embedded/collec
 import { POOL_MIN_NODES } from '../../../src/platform/vectordb/embedded/index/hnsw-graph.js';
 import { validateCollectionSpec, validatePoints } from '../../../src/platform/vectordb/validation.js';
 import type { Filter, PointInput, SearchHit } from '../../../src/platform/vectordb/vector-db.js';
-import { clusteredFixture, type VectorFixture } from '../../support/vector-fixtures.js';
+import { clusteredFixture, cosine, type VectorFixture } from '../../support/vector-fixtures.js';
 
 const dimension = 16;
 const even: Filter[] = [{ field: 'even', op: 'IN', values: ['true'] }];
@@ -29,18 +29,6 @@ function points(fixture: VectorFixture, from: number, to: number): PointInput[] 
     out.push({ id: fixture.ids[i]!, vector: fixture.vector(i), payload: { even: i % 2 === 0 } });
   }
   return out;
-}
-
-function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
 }
 
 /**
