@@ -4,7 +4,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { LatticeError } from '../errors.js';
-import type { SqlValue } from './sql-client.js';
+import type { SqlSettings, SqlValue } from './sql-client.js';
 
 /** Typed arrays other than bytes become plain arrays, which both drivers send as Postgres arrays. */
 export function toDriverParams(params: readonly SqlValue[] | undefined): unknown[] {
@@ -89,4 +89,35 @@ export function listenChannel(channel: string): string {
     );
   }
   return channel;
+}
+
+const SETTING_NAME = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/;
+const SETTING_WORD = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The settings of `queryWithSettings` as `[name, value]` pairs in SQL text, checked: names are SQL
+ * names, values finite numbers or single words, so nothing a caller passes can end the `SET`.
+ */
+export function settingAssignments(settings: SqlSettings): [string, string][] {
+  return Object.entries(settings).map(([name, value]) => {
+    if (!SETTING_NAME.test(name)) {
+      throw new LatticeError('INVALID_ARGUMENT', `setting name "${name}" is not a lower-case SQL name`, {
+        field: 'settings',
+      });
+    }
+    const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value;
+    if (typeof value === 'number' ? text === '' : !SETTING_WORD.test(text)) {
+      throw new LatticeError(
+        'INVALID_ARGUMENT',
+        `setting ${name} must be a finite number or a single word, got ${String(value)}`,
+        { field: 'settings' },
+      );
+    }
+    return [name, text];
+  });
+}
+
+/** `SET` statements for `assignments`, as one script; `local` for SET LOCAL (inside a transaction). */
+export function setStatements(assignments: readonly [string, string][], local: boolean): string {
+  return assignments.map(([name, value]) => `SET ${local ? 'LOCAL ' : ''}${name} = ${value}`).join('; ');
 }

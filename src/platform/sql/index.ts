@@ -15,6 +15,7 @@ export type {
   SqlResult,
   SqlRow,
   SqlScalar,
+  SqlSettings,
   SqlTransaction,
   SqlValue,
 } from './sql-client.js';

@@ -42,6 +42,13 @@ export interface SqlTransaction extends SqlQueryable {}
 
 export type SqlClientKind = 'pglite' | 'postgres';
 
+/**
+ * Run-time configuration parameters for {@link SqlClient.queryWithSettings}, by name (lower-case
+ * SQL names, dotted for an extension's: `hnsw.ef_search`). Values are finite numbers or single words
+ * (`relaxed_order`, `on`): they go into `SET` text, which takes no parameters.
+ */
+export type SqlSettings = Readonly<Record<string, number | string>>;
+
 /** A subscription made by {@link SqlClient.listen}. */
 export interface SqlListener {
   /** Stops listening; no callback runs once it has resolved. Idempotent. */
@@ -59,6 +66,21 @@ export interface SqlClient extends SqlQueryable {
    * single connection they would otherwise wait forever).
    */
   transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T>;
+
+  /**
+   * Runs one statement, as `query` does, with `settings` in effect for it (the values `SET` would
+   * give), in one round trip whenever the connection it runs on has them already. That is why the
+   * settings may outlive the statement: PostgreSQL's adapter leaves them as the session values of
+   * the pooled connection that ran it, and sets again only those a later call needs otherwise. So a
+   * statement whose meaning depends on one of these settings must name it here, never rely on a
+   * connection's default, and nothing else should `SET` them on the client's connections. A name
+   * or value outside {@link SqlSettings} is INVALID_ARGUMENT, before anything runs.
+   */
+  queryWithSettings<Row extends object = SqlRow>(
+    settings: SqlSettings,
+    text: string,
+    params?: readonly SqlValue[],
+  ): Promise<SqlResult<Row>>;
 
   /**
    * PostgreSQL's LISTEN: `onNotify(payload)` runs for every `NOTIFY channel` (or `pg_notify`) committed

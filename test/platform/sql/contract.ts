@@ -166,6 +166,39 @@ export function sqlClientContract(target: SqlContractTarget): void {
       assert.deepEqual(result.rows, [{ total: 6 }]);
     });
 
+    test('queryWithSettings runs each statement under its own settings, also concurrently', async () => {
+      // A placeholder setting (dotted name: any user may set one), read back by the statement.
+      const probe = (value: number) =>
+        sql.queryWithSettings<{ v: string }>(
+          { 'lattice.probe': value, 'lattice.mode': value % 2 === 0 ? 'even' : 'odd' },
+          `SELECT current_setting('lattice.probe') || current_setting('lattice.mode') AS v, $1::int AS n`,
+          [value],
+        );
+      const label = (value: number) => `${value}${value % 2 === 0 ? 'even' : 'odd'}`;
+      // One after another (a pooled connection is reused): each call sees its values, not the last call's.
+      for (const value of [1, 2, 2, 1, 3]) assert.equal((await probe(value)).rows[0]?.v, label(value));
+      // At once, more calls than connections: none sees another's.
+      const values = Array.from({ length: 24 }, (_, i) => (i * 7) % 5);
+      const seen = await Promise.all(values.map(async (value) => (await probe(value)).rows[0]?.v));
+      assert.deepEqual(seen, values.map(label));
+    });
+
+    test('queryWithSettings refuses names and values that are not plain SQL names, words or numbers', async () => {
+      const t = table('settings_refused');
+      await sql.query(`CREATE TABLE ${t} (v int)`);
+      const refused: Record<string, number | string>[] = [
+        { [`x; DROP TABLE ${t}; --`]: 1 },
+        { 'Lattice.Probe': 1 },
+        { 'lattice.probe': `1; DROP TABLE ${t}` },
+        { 'lattice.probe': "'quoted'" },
+        { 'lattice.probe': Number.NaN },
+      ];
+      for (const settings of refused) {
+        await rejectsWith(sql.queryWithSettings(settings, 'SELECT 1'), 'INVALID_ARGUMENT', /setting/);
+      }
+      assert.equal((await sql.query(`SELECT * FROM ${t}`)).rowCount, 0, 'the table is still there');
+    });
+
     test('transaction commits when the callback resolves and returns its value', async () => {
       const t = table('tx_commit');
       await sql.query(`CREATE TABLE ${t} (id int PRIMARY KEY)`);

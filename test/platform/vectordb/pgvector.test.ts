@@ -208,10 +208,100 @@ for (const target of [pglite, postgres]) {
         );
         assert.ok(hits!.every((hit) => hit.score === 0));
         const stats = forced.searchStats();
-        assert.deepEqual(stats, { exact: 0, hnsw: 0, hnswShort: 1 });
+        assert.deepEqual(stats, { exact: 0, hnsw: 0, hnswShort: 1, candidateCounts: 1 });
       } finally {
         await forced.close();
       }
+    });
+
+    test('concurrent searches of different widths on one client each search at their own width', async () => {
+      // A weak graph (as the contract's width test builds), where a narrow search misses neighbours a
+      // wide one finds. Searched alone, then all at once interleaved: on PostgreSQL each search's
+      // hnsw.ef_search stays on the pooled connection after it (sql-client.ts, queryWithSettings),
+      // so a search that ran under another's width would answer differently.
+      const name = fresh();
+      const fixture = clusteredFixture({ count: 3_000, dimension: 16, clusters: 30, seed: 11, spread: 1 });
+      await db.createCollection({
+        name,
+        dimension: 16,
+        distance: 'EUCLIDEAN',
+        hnsw: { m: 6, efConstruction: 12, efSearch: 1 },
+      });
+      const points = fixture.ids.map((id, i) => ({ id, vector: fixture.vector(i) }));
+      for (let at = 0; at < points.length; at += 1_000) await db.upsert(name, points.slice(at, at + 1_000));
+      const queries = fixture.queries(12, 12);
+      const search = async (vector: Float32Array, efSearch: number) =>
+        ids((await db.search({ collection: name, queries: [{ vector }], limit: 10, efSearch }))[0]);
+      const widths = [1, 400];
+      const alone = new Map<string, string[]>();
+      for (const [q, vector] of queries.entries()) {
+        for (const ef of widths) alone.set(`${q}@${ef}`, await search(vector, ef));
+      }
+      const differ = queries.filter((_, q) => alone.get(`${q}@1`)!.join() !== alone.get(`${q}@400`)!.join());
+      assert.ok(differ.length >= 3, `the widths answer differently for only ${differ.length} queries`);
+      const before = db.searchStats();
+      const together = await Promise.all(
+        [...queries.entries()].flatMap(([q, vector]) =>
+          [...widths, ...widths].map(async (ef) => ({ key: `${q}@${ef}`, hits: await search(vector, ef) })),
+        ),
+      );
+      for (const { key, hits } of together) assert.deepEqual(hits, alone.get(key), key);
+      assert.equal(
+        db.searchStats().hnsw - before.hnsw,
+        together.length,
+        'every search went through the index',
+      );
+    });
+
+    test('a filter counted broad plans later searches without counting until a write makes it selective', async () => {
+      const name = fresh();
+      await db.createCollection({
+        name,
+        dimension: 4,
+        distance: 'EUCLIDEAN',
+        hnsw: { m: 8, efConstruction: 32 },
+      });
+      const total = 2_000;
+      await db.upsert(
+        name,
+        Array.from({ length: total }, (_, i) => ({
+          id: `p${String(i).padStart(4, '0')}`,
+          vector: [Math.sin(i), Math.cos(i), Math.sin(i * 3), Math.cos(i * 5)],
+          payload: { group: 'a' },
+        })),
+      );
+      const filters: Filter[] = [{ field: 'group', op: 'IN', values: ['a'] }];
+      const search = async () =>
+        (
+          await db.search({ collection: name, queries: [{ vector: [0.5, 0.5, 0, 0] }], filters, limit: 10 })
+        )[0]!;
+      const start = db.searchStats();
+      assert.equal((await search()).length, 10);
+      assert.equal((await search()).length, 10);
+      const broad = db.searchStats();
+      assert.equal(broad.candidateCounts - start.candidateCounts, 1, 'counted once, then remembered');
+      assert.equal(broad.hnsw - start.hnsw, 2, 'a filter matching every point goes through the index');
+      // All but five points leave the group: the remembered count would send the next search through
+      // the index, which finds five of 2,000 only by walking far (or comes back short).
+      const kept = new Set(['p0003', 'p0500', 'p0999', 'p1400', 'p1999']);
+      const leaving = Array.from({ length: total }, (_, i) => `p${String(i).padStart(4, '0')}`).filter(
+        (id) => !kept.has(id),
+      );
+      await db.setPayload(name, leaving, { group: 'b' });
+      const hits = await search();
+      assert.deepEqual(ids(hits).sort(), [...kept].sort());
+      const selective = db.searchStats();
+      assert.equal(selective.candidateCounts - broad.candidateCounts, 1, 'counted again after the write');
+      assert.equal(selective.exact - broad.exact, 1, 'planned as an exact scan');
+      assert.equal(selective.hnsw + selective.hnswShort, broad.hnsw + broad.hnswShort, 'no HNSW pass');
+      // Deleting points forgets the count too.
+      await db.delete(name, ['p0003']);
+      assert.equal((await search()).length, 4);
+      assert.equal(
+        db.searchStats().candidateCounts - selective.candidateCounts,
+        1,
+        'counted after the delete',
+      );
     });
 
     test('vector up to 2,000 dimensions, halfvec up to 4,000, INVALID_ARGUMENT beyond', async () => {

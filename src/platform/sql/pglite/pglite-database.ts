@@ -6,6 +6,7 @@
  */
 import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { setStatements } from '../adapter-support.js';
 import { durableStartParams, FlushingNodeFS } from './flushing-node-fs.js';
 
 export interface StatementResult<Row> {
@@ -24,6 +25,15 @@ export interface PgliteStatements {
 }
 
 export interface PgliteDatabase extends PgliteStatements {
+  /**
+   * One statement as `run` does, with `assignments` (checked name and value texts) SET LOCAL for it:
+   * BEGIN, the SETs, the statement and COMMIT run together, as one call of the database's.
+   */
+  runWithSettings<Row>(
+    assignments: readonly [string, string][],
+    text: string,
+    params: readonly unknown[] | undefined,
+  ): Promise<StatementResult<Row>>;
   /** BEGIN, `fn`, then COMMIT when it resolves or ROLLBACK when it throws (rethrown as is). */
   transaction<T>(fn: (tx: PgliteStatements) => Promise<T>): Promise<T>;
   /** LISTEN on `channel`; resolves to the UNLISTEN. */
@@ -102,6 +112,20 @@ export function openPglite(
   });
 }
 
+/** `runWithSettings` of {@link PgliteDatabase}, on the thread that holds the database. */
+export function runWithSettings<Row>(
+  db: PGlite,
+  assignments: readonly [string, string][],
+  text: string,
+  params: readonly unknown[] | undefined,
+): Promise<StatementResult<Row>> {
+  // PGlite's transaction holds its connection from BEGIN to COMMIT: no other statement runs between.
+  return db.transaction(async (tx) => {
+    if (assignments.length > 0) await tx.exec(setStatements(assignments, true));
+    return runStatement<Row>(tx, text, params);
+  });
+}
+
 const statementsOf = (db: PgliteQueryable): PgliteStatements => ({
   run: (text, params) => runStatement(db, text, params),
 });
@@ -110,6 +134,7 @@ const statementsOf = (db: PgliteQueryable): PgliteStatements => ({
 export function inThisThread(db: PGlite): PgliteDatabase {
   return {
     ...statementsOf(db),
+    runWithSettings: (assignments, text, params) => runWithSettings(db, assignments, text, params),
     transaction: (fn) => db.transaction((tx) => fn(statementsOf(tx))),
     listen: (channel, onNotify) => db.listen(channel, onNotify),
     close: () => db.close(),

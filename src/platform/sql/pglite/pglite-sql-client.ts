@@ -23,11 +23,19 @@ import {
   assertOpen,
   closedError,
   listenChannel,
+  settingAssignments,
   type TransactionMark,
   TransactionScope,
   toDriverParams,
 } from '../adapter-support.js';
-import type { SqlClient, SqlListener, SqlResult, SqlTransaction, SqlValue } from '../sql-client.js';
+import type {
+  SqlClient,
+  SqlListener,
+  SqlResult,
+  SqlSettings,
+  SqlTransaction,
+  SqlValue,
+} from '../sql-client.js';
 import { toSqlError } from '../sql-errors.js';
 import { inThisThread, openPglite, type PgliteDatabase, type PgliteStatements } from './pglite-database.js';
 import { PgliteWorkerDatabase } from './pglite-worker-database.js';
@@ -176,6 +184,36 @@ export class PgliteSqlClient implements SqlClient {
   query<Row extends object>(text: string, params?: readonly SqlValue[]): Promise<SqlResult<Row>> {
     return this.#track('query', () =>
       this.#deadline.run(() => run<Row>(this.#db, text, params, this.#label)),
+    );
+  }
+
+  /**
+   * SET LOCAL in a transaction of the statement's own, all of it one call of the database's (one
+   * message to its worker): the single connection keeps no settings between statements.
+   */
+  queryWithSettings<Row extends object>(
+    settings: SqlSettings,
+    text: string,
+    params?: readonly SqlValue[],
+  ): Promise<SqlResult<Row>> {
+    let assignments: [string, string][];
+    try {
+      assignments = settingAssignments(settings);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#track('queryWithSettings', () =>
+      this.#deadline.run(async () => {
+        try {
+          return await this.#db.runWithSettings<Row>(
+            assignments,
+            text,
+            params === undefined ? undefined : toDriverParams(params),
+          );
+        } catch (err) {
+          throw toSqlError(err, this.#label);
+        }
+      }),
     );
   }
 

@@ -112,6 +112,14 @@ export class PgliteWorkerDatabase implements PgliteDatabase {
     return this.#ask({ op: 'run', text, params, tx: undefined }) as Promise<StatementResult<Row>>;
   }
 
+  runWithSettings<Row>(
+    assignments: readonly [string, string][],
+    text: string,
+    params: readonly unknown[] | undefined,
+  ): Promise<StatementResult<Row>> {
+    return this.#ask({ op: 'runWithSettings', assignments, text, params }) as Promise<StatementResult<Row>>;
+  }
+
   async transaction<T>(fn: (tx: PgliteStatements) => Promise<T>): Promise<T> {
     const tx = this.#nextId++;
     await this.#ask({ op: 'begin', tx });

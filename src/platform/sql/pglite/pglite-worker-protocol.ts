@@ -15,6 +15,13 @@ export interface WorkerStart {
 
 export type WorkerRequest = { id: number } & (
   | { op: 'run'; text: string; params: readonly unknown[] | undefined; tx: number | undefined }
+  /** One statement with settings SET LOCAL for it, in a transaction of its own (runWithSettings). */
+  | {
+      op: 'runWithSettings';
+      assignments: readonly [string, string][];
+      text: string;
+      params: readonly unknown[] | undefined;
+    }
   /** Opens transaction `tx`; answered once its BEGIN ran. */
   | { op: 'begin'; tx: number }
   /** Ends transaction `tx`: COMMIT, or ROLLBACK; answered once it ended. */

@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
-import { openPglite, runStatement } from './pglite-database.js';
+import { openPglite, runStatement, runWithSettings } from './pglite-database.js';
 import {
   errorData,
   type WorkerMessage,
@@ -75,6 +75,8 @@ async function handle(db: PGlite, request: WorkerRequest): Promise<unknown> {
       if (open === undefined) throw new Error(`transaction ${request.tx} is not open`);
       return runStatement(open.tx, request.text, request.params);
     }
+    case 'runWithSettings':
+      return runWithSettings(db, request.assignments, request.text, request.params);
     case 'begin':
       return begin(db, request.tx);
     case 'end':

@@ -12,11 +12,20 @@ import {
   closedError,
   listenChannel,
   parseInt8,
+  setStatements,
+  settingAssignments,
   type TransactionMark,
   TransactionScope,
   toDriverParams,
 } from '../adapter-support.js';
-import type { SqlClient, SqlListener, SqlResult, SqlTransaction, SqlValue } from '../sql-client.js';
+import type {
+  SqlClient,
+  SqlListener,
+  SqlResult,
+  SqlSettings,
+  SqlTransaction,
+  SqlValue,
+} from '../sql-client.js';
 import { toSqlError } from '../sql-errors.js';
 
 export interface PostgresSqlClientOptions {
@@ -116,6 +125,11 @@ export class PostgresSqlClient implements SqlClient {
   readonly #label: string;
   readonly #scope = new TransactionScope();
   readonly #listeners = new Set<SqlListener>();
+  /**
+   * What `queryWithSettings` has SET on each pooled connection (session values), so a later call
+   * sends SET only for what differs. A connection the pool replaces starts with nothing known.
+   */
+  readonly #sessionSettings = new WeakMap<pg.PoolClient, Map<string, string>>();
   #closing: Promise<void> | undefined;
 
   private constructor(pool: pg.Pool, label: string) {
@@ -264,6 +278,52 @@ export class PostgresSqlClient implements SqlClient {
       return Promise.reject(err);
     }
     return run<Row>(this.#pool, text, params, this.#label);
+  }
+
+  /**
+   * The statement on one pooled connection, after a SET of the settings that connection does not
+   * have yet (a round trip of its own, only when some differ). The connection is held from the SET
+   * to the statement, so concurrent calls with other values each run under their own.
+   */
+  async queryWithSettings<Row extends object>(
+    settings: SqlSettings,
+    text: string,
+    params?: readonly SqlValue[],
+  ): Promise<SqlResult<Row>> {
+    if (this.#closing !== undefined) throw closedError();
+    this.#scope.assertOutside('queryWithSettings');
+    const assignments = settingAssignments(settings);
+    let connection: pg.PoolClient;
+    try {
+      connection = await this.#pool.connect();
+    } catch (err) {
+      throw toSqlError(err, this.#label);
+    }
+    let failed: Error | undefined;
+    // A checked-out connection that breaks emits 'error'; unheard, it would end the process.
+    const lost = (err: Error) => {
+      failed = err;
+    };
+    connection.on('error', lost);
+    try {
+      const known = this.#sessionSettings.get(connection) ?? new Map<string, string>();
+      const changes = assignments.filter(([name, value]) => known.get(name) !== value);
+      if (changes.length > 0) {
+        // Unknown until the SET has answered (a failed script may have set some of them).
+        this.#sessionSettings.delete(connection);
+        await run(connection, setStatements(changes, false), undefined, this.#label);
+        for (const [name, value] of changes) known.set(name, value);
+        this.#sessionSettings.set(connection, known);
+      }
+      return await run<Row>(connection, text, params, this.#label);
+    } catch (err) {
+      // As pool.query does: a connection whose statement failed is not reused.
+      failed = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      connection.off('error', lost);
+      connection.release(failed);
+    }
   }
 
   async transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T> {

@@ -12,7 +12,9 @@
  * Searches: each query is planned (query-plan.ts): an exact scan (`ORDER BY` score over the rows the
  * filters leave, behind an `OFFSET 0` fence so PostgreSQL cannot answer it from the HNSW index) or
  * the HNSW index with `hnsw.ef_search` (the search's or else the collection's, raised to the window, at most 1,000) and
- * `hnsw.iterative_scan = relaxed_order` set for that statement alone (`SET LOCAL` in a transaction).
+ * `hnsw.iterative_scan = relaxed_order` in effect for that statement (`SqlClient.queryWithSettings`:
+ * on PostgreSQL one round trip while the pooled connection already has those values, which is the
+ * steady state of a service searching one collection at one width; a SET first when they differ).
  * Relaxed order may return hits slightly out of order, so they are re-sorted; an HNSW pass that comes
  * back with fewer hits than asked (a filter the graph walk could not satisfy within
  * `hnsw.max_scan_tuples`) is answered again by an exact scan, so a search returns `limit` hits
@@ -50,6 +52,7 @@ import type {
   StoredPoint,
   VectorDb,
 } from '../vector-db.js';
+import { CandidateCounts } from './candidate-counts.js';
 import { filterConditions } from './pgvector-filters.js';
 import {
   type CatalogRow,
@@ -85,6 +88,8 @@ export interface PgvectorSearchStats {
   hnsw: number;
   /** HNSW passes that came back short and were answered by an exact scan instead. */
   hnswShort: number;
+  /** Filtered queries whose candidates were counted (the others were planned from a remembered count). */
+  candidateCounts: number;
 }
 
 /** pgvector 0.8.0 brought iterative index scans, which filtered HNSW searches rely on. */
@@ -183,7 +188,9 @@ export class PgvectorVectorDb implements VectorDb {
   readonly #loading = new Map<string, Promise<CollectionTable>>();
   /** Point counts for the planner, by table. */
   readonly #pointCounts = new Map<string, { points: number; at: number }>();
-  readonly #stats: PgvectorSearchStats = { exact: 0, hnsw: 0, hnswShort: 0 };
+  /** Candidate counts of filters, for the planner (candidate-counts.ts). */
+  readonly #candidateCounts: CandidateCounts;
+  readonly #stats: PgvectorSearchStats = { exact: 0, hnsw: 0, hnswShort: 0, candidateCounts: 0 };
   /** The extension's version in the database. */
   readonly pgvectorVersion: string;
   #closing: Promise<void> | undefined;
@@ -193,6 +200,7 @@ export class PgvectorVectorDb implements VectorDb {
     this.#schema = schema;
     this.#closeSql = options.closeSql ?? false;
     this.#planner = { ...PGVECTOR_PLANNER_DEFAULTS, ...options.planner };
+    this.#candidateCounts = new CandidateCounts(this.#planner.candidateCountMaxAgeMs);
     this.pgvectorVersion = version;
   }
 
@@ -267,7 +275,7 @@ export class PgvectorVectorDb implements VectorDb {
       return collection;
     });
     this.#collections.delete(name);
-    if (dropped !== undefined) this.#pointCounts.delete(dropped.table);
+    if (dropped !== undefined) this.#written(dropped.table);
     return dropped !== undefined;
   }
 
@@ -326,7 +334,7 @@ export class PgvectorVectorDb implements VectorDb {
           for (let from = 0; from < valid.length; from += size) await write(tx, from);
         });
       }
-      this.#pointCounts.delete(c.table);
+      this.#written(c.table);
     });
   }
 
@@ -335,7 +343,7 @@ export class PgvectorVectorDb implements VectorDb {
       validateIds(ids);
       if (ids.length === 0) return 0;
       const result = await this.#sql.query(`DELETE FROM ${c.table} WHERE id = ANY($1::text[])`, [[...ids]]);
-      this.#pointCounts.delete(c.table);
+      this.#written(c.table);
       return result.rowCount;
     });
   }
@@ -349,6 +357,8 @@ export class PgvectorVectorDb implements VectorDb {
         `UPDATE ${c.table} SET payload = payload || $2::jsonb WHERE id = ANY($1::text[])`,
         [[...ids], JSON.stringify(fields)],
       );
+      // New payload, other filter matches: the point count stands, the candidate counts do not.
+      this.#candidateCounts.forget(c.table);
       return result.rowCount;
     });
   }
@@ -417,7 +427,7 @@ export class PgvectorVectorDb implements VectorDb {
       exact = points <= Math.max(this.#planner.exactScanMinCandidates, depth);
     } else {
       const cap = exactScanCap(points, depth, ef, this.#planner);
-      exact = (await this.#countUpTo(c, query, cap + 1)) <= cap;
+      exact = await this.#candidatesAtMost(c, query, cap);
     }
     if (!exact) {
       const hits = await this.#ranked(c, query, request, 'hnsw');
@@ -500,11 +510,8 @@ export class PgvectorVectorDb implements VectorDb {
     if (request.withVector) columns.push(`${this.#realArray(c)} AS vector`);
     const text = `SELECT ${columns.join(', ')} FROM ${c.table}${where} ORDER BY ${distance} LIMIT ${limit}`;
     const ef = Math.min(MAX_EF_SEARCH, Math.max(request.efSearch ?? c.hnsw.efSearch, window));
-    return this.#sql.transaction(async (tx) => {
-      // One round trip for both (a script without parameters); they end with the transaction.
-      await tx.query(`SET LOCAL hnsw.ef_search = ${ef}; SET LOCAL hnsw.iterative_scan = relaxed_order`);
-      return (await tx.query<Row>(text, params.values)).rows;
-    });
+    const settings = { 'hnsw.ef_search': ef, 'hnsw.iterative_scan': 'relaxed_order' };
+    return (await this.#sql.queryWithSettings<Row>(settings, text, params.values)).rows;
   }
 
   #where(query: PreparedQuery, params: SqlParameters): string {
@@ -515,13 +522,29 @@ export class PgvectorVectorDb implements VectorDb {
     return conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
   }
 
-  /** Matching rows of the query's filters, counted up to `cap`. */
-  async #countUpTo(c: CollectionTable, query: PreparedQuery, cap: number): Promise<number> {
+  /**
+   * Whether the query's filters leave at most `cap` rows: from a remembered count when one answers
+   * (candidate-counts.ts), else counted up to `cap + 1` and remembered.
+   */
+  async #candidatesAtMost(c: CollectionTable, query: PreparedQuery, cap: number): Promise<boolean> {
     const params = new SqlParameters();
     const filters = filterConditions(query.filters, params) ?? 'true';
-    const text = `SELECT count(*) AS n FROM (SELECT 1 FROM ${c.table} WHERE ${filters} LIMIT ${params.add(cap)}) AS matching`;
+    const key = `${filters}\u0000${JSON.stringify(params.values)}`;
+    const known = this.#candidateCounts.atMost(c.table, key, cap, performance.now());
+    if (known !== undefined) return known;
+    const generation = this.#candidateCounts.generation(c.table);
+    const text = `SELECT count(*) AS n FROM (SELECT 1 FROM ${c.table} WHERE ${filters} LIMIT ${params.add(cap + 1)}) AS matching`;
+    this.#stats.candidateCounts++;
     const result = await this.#sql.query<{ n: number }>(text, params.values);
-    return Number(result.rows[0]?.n ?? 0);
+    const found = Number(result.rows[0]?.n ?? 0);
+    this.#candidateCounts.record(c.table, key, cap, found, generation, performance.now());
+    return found <= cap;
+  }
+
+  /** The table was written or is gone: what the planner remembered of it is forgotten. */
+  #written(table: string): void {
+    this.#pointCounts.delete(table);
+    this.#candidateCounts.forget(table);
   }
 
   async #pointCount(c: CollectionTable): Promise<number> {
@@ -596,7 +619,7 @@ export class PgvectorVectorDb implements VectorDb {
       } catch (err) {
         const gone = undefinedTable(err);
         if (!gone && !(remembered && isLatticeError(err, 'INVALID_ARGUMENT'))) throw err;
-        this.#pointCounts.delete(c.table);
+        this.#written(c.table);
         if (!remembered) {
           this.#collections.delete(name);
           throw collectionNotFound(name);

@@ -13,8 +13,10 @@
  * ef 96 on 100,000 points the crossover is near 6,200 candidates (6 %).
  *
  * The candidates are counted with a cap (`SELECT count(*) FROM (… LIMIT cap)`), so a broad filter
- * costs at most `cap` rows to count, and the collection's point count is read at most once per
- * {@link PgvectorPlannerSettings.pointCountMaxAgeMs}.
+ * costs at most `cap` rows to count; the count is remembered per filter (candidate-counts.ts) until
+ * this process writes the collection or it is {@link PgvectorPlannerSettings.candidateCountMaxAgeMs}
+ * old, so searches under one filter count once in a while, not every time. The collection's point
+ * count is read at most once per {@link PgvectorPlannerSettings.pointCountMaxAgeMs}.
  */
 
 export interface PgvectorPlannerSettings {
@@ -24,12 +26,18 @@ export interface PgvectorPlannerSettings {
   exactScanMinCandidates: number;
   /** How long a collection's point count serves the planner before it is counted again. */
   pointCountMaxAgeMs: number;
+  /**
+   * How long a filter's candidate count plans its searches, unless this process writes the
+   * collection first (writes of other processes are seen once it has expired).
+   */
+  candidateCountMaxAgeMs: number;
 }
 
 export const PGVECTOR_PLANNER_DEFAULTS: Readonly<PgvectorPlannerSettings> = {
   exactScanRatio: 4,
   exactScanMinCandidates: 256,
   pointCountMaxAgeMs: 2000,
+  candidateCountMaxAgeMs: 2000,
 };
 
 /**
