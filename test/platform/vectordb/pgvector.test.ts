@@ -276,11 +276,12 @@ for (const target of [pglite, postgres]) {
           await db.search({ collection: name, queries: [{ vector: [0.5, 0.5, 0, 0] }], filters, limit: 10 })
         )[0]!;
       const start = db.searchStats();
-      assert.equal((await search()).length, 10);
+      // Three at once share one count; the next is planned from it.
+      for (const hits of await Promise.all([search(), search(), search()])) assert.equal(hits.length, 10);
       assert.equal((await search()).length, 10);
       const broad = db.searchStats();
       assert.equal(broad.candidateCounts - start.candidateCounts, 1, 'counted once, then remembered');
-      assert.equal(broad.hnsw - start.hnsw, 2, 'a filter matching every point goes through the index');
+      assert.equal(broad.hnsw - start.hnsw, 4, 'a filter matching every point goes through the index');
       // All but five points leave the group: the remembered count would send the next search through
       // the index, which finds five of 2,000 only by walking far (or comes back short).
       const kept = new Set(['p0003', 'p0500', 'p0999', 'p1400', 'p1999']);

@@ -190,6 +190,8 @@ export class PgvectorVectorDb implements VectorDb {
   readonly #pointCounts = new Map<string, { points: number; at: number }>();
   /** Candidate counts of filters, for the planner (candidate-counts.ts). */
   readonly #candidateCounts: CandidateCounts;
+  /** Candidate counts under way, by table and filter key: searches arriving meanwhile wait for them. */
+  readonly #counting = new Map<string, { cap: number; generation: number; found: Promise<number> }>();
   readonly #stats: PgvectorSearchStats = { exact: 0, hnsw: 0, hnswShort: 0, candidateCounts: 0 };
   /** The extension's version in the database. */
   readonly pgvectorVersion: string;
@@ -533,12 +535,27 @@ export class PgvectorVectorDb implements VectorDb {
     const known = this.#candidateCounts.atMost(c.table, key, cap, performance.now());
     if (known !== undefined) return known;
     const generation = this.#candidateCounts.generation(c.table);
+    // Searches that arrive together under one filter (a burst, or the count just expired) share
+    // one count when it started since the table's last write and counts at least as far.
+    const id = `${c.table}\u0000${key}`;
+    const running = this.#counting.get(id);
+    if (running !== undefined && running.generation === generation && running.cap >= cap) {
+      return (await running.found) <= cap;
+    }
     const text = `SELECT count(*) AS n FROM (SELECT 1 FROM ${c.table} WHERE ${filters} LIMIT ${params.add(cap + 1)}) AS matching`;
     this.#stats.candidateCounts++;
-    const result = await this.#sql.query<{ n: number }>(text, params.values);
-    const found = Number(result.rows[0]?.n ?? 0);
-    this.#candidateCounts.record(c.table, key, cap, found, generation, performance.now());
-    return found <= cap;
+    const found = this.#sql
+      .query<{ n: number }>(text, params.values)
+      .then((result) => Number(result.rows[0]?.n ?? 0));
+    const counting = { cap, generation, found };
+    this.#counting.set(id, counting);
+    try {
+      const n = await found;
+      this.#candidateCounts.record(c.table, key, cap, n, generation, performance.now());
+      return n <= cap;
+    } finally {
+      if (this.#counting.get(id) === counting) this.#counting.delete(id);
+    }
   }
 
   /** The table was written or is gone: what the planner remembered of it is forgotten. */
