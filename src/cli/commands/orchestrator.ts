@@ -1,8 +1,8 @@
 import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
 import { startOrchestratorPart } from '../../orchestrator/index.js';
-import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
+import { ApiAuth, HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
-import { loadSettings } from '../../platform/settings/index.js';
+import { apiAuthOptions, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
 import { checkExposure } from '../exposure.js';
@@ -12,7 +12,10 @@ import type { OrchestratorOptions } from './orchestrator.command.js';
 /** `lattice orchestrator`: the orchestrator service alone, with its ops HTTP server (/healthz, /readyz, /metrics, /models). */
 export async function runOrchestrator({ options, context }: Invocation<OrchestratorOptions>): Promise<void> {
   const settings = loadSettings({ file: context.settingsFile });
-  checkExposure(settings, [{ name: 'orchestrator gRPC', auth: 'callerTokens' }]);
+  checkExposure(settings, [
+    { name: 'orchestrator gRPC', auth: 'callerTokens' },
+    { name: 'ops HTTP /api (console, HTTP/JSON)', auth: 'callerTokens' },
+  ]);
   serveTlsByDefault(tlsOf(settings).server);
   const platform = new Platform(settings);
   const part = await startOrchestratorPart(platform, options.port);
@@ -24,6 +27,7 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
     metrics: platform.metrics,
     readiness: platform.readiness(),
     readinessTimeoutMs: settings.metrics.readyTimeoutMs,
+    apiAuth: new ApiAuth(apiAuthOptions(settings, false)),
   });
   registerModelStatusRoute(ops.app).serve(part.modelStatus);
   // /readyz covers this process's own gRPC server too, not only the adapters it uses.

@@ -4,10 +4,15 @@ import { startModelServerPart } from '../../modelserver/index.js';
 import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
 import { startOrchestratorPart } from '../../orchestrator/index.js';
 import { GrpcServer } from '../../platform/grpc/index.js';
-import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
+import { ApiAuth, HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import type { RunningPart } from '../../platform/running-part.js';
-import { grpcServerSettings, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
+import {
+  apiAuthOptions,
+  grpcServerSettings,
+  type LoadedSettings,
+  loadSettings,
+} from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { startVss } from '../../vss/index.js';
 import type { Invocation } from '../command-kit.js';
@@ -36,6 +41,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     { name: 'feature store gRPC', auth: 'none' },
     { name: 'model server gRPC', auth: 'none' },
     { name: 'compute gRPC', auth: 'none' },
+    { name: 'ops HTTP /api (console, HTTP/JSON)', auth: 'callerTokens' },
     ...embeddedQueueRoutes(settings),
   ]);
   // TLS files are checked before anything binds; every server of the process then serves them.
@@ -63,6 +69,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     metrics,
     readiness: platform.readiness(),
     readinessTimeoutMs: settings.metrics.readyTimeoutMs,
+    apiAuth: new ApiAuth(apiAuthOptions(settings, true)),
   });
   // The embedded queue lives in this process: `lattice logs decode --from-queue`, `lattice vss
   // publish` and `lattice vss dead-letters` beside it reach it here.

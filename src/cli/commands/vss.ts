@@ -3,10 +3,10 @@
  * and `vss replay`. The admin API's clients are in ../vss-admin.
  */
 import { LatticeError } from '../../platform/errors.js';
-import { HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
+import { ApiAuth, HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
 import { TopicNotFoundError } from '../../platform/queue/index.js';
-import { type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
+import { apiAuthOptions, type LoadedSettings, loadSettings } from '../../platform/settings/index.js';
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { replayDeadLetters, vssTopics } from '../../vss/consumers/index.js';
 import { type RunningVss, startVss } from '../../vss/index.js';
@@ -44,6 +44,8 @@ async function runComponents(
   checkExposure(settings, [
     ...(components.serving ? [{ name: 'vss serving gRPC', auth: 'callerTokens' } as const] : []),
     ...(components.admin ? [{ name: 'vss admin HTTP', auth: 'apiKeys' } as const] : []),
+    // Its /api routes take the admin API's keys where it runs admin, caller tokens everywhere.
+    { name: 'ops HTTP /api (console, HTTP/JSON)', auth: components.admin ? 'apiKeys' : 'callerTokens' },
     ...embeddedQueueRoutes(settings),
   ]);
   serveTlsByDefault(tlsOf(settings).server);
@@ -89,6 +91,7 @@ async function runComponents(
       metrics: platform.metrics,
       readiness: platform.readiness(),
       readinessTimeoutMs: settings.metrics.readyTimeoutMs,
+      apiAuth: new ApiAuth(apiAuthOptions(settings, components.admin === true)),
     });
     // The embedded queue lives in this process: `lattice vss publish`, `lattice vss dead-letters` and
     // `lattice logs decode --from-queue` beside it reach it here.

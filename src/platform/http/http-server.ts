@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { LatticeError } from '../errors.js';
 import type { Logger } from '../logging/index.js';
 import type { Metrics } from '../metrics/index.js';
+import { type ApiAuth, apiCallerOf, guardApiRoutes } from './api-auth.js';
 import { defaultServerTls } from './default-server-tls.js';
 import { httpsServerOptions } from './https-options.js';
 import { type ReadinessCheck, readinessWithin } from './readiness.js';
@@ -25,6 +26,17 @@ export interface HttpServerOptions {
   bodyLimitBytes?: number;
   /** Serve HTTPS with this; `false` forces plaintext; absent: the process's default (default-server-tls.ts). */
   tls?: ServerTls | false;
+  /**
+   * Guards the JSON APIs under `/api/` (api-auth.ts) and answers `GET /api/v1/session` with the
+   * caller, which the console uses to log in. Absent: no `/api/` routes are guarded.
+   */
+  apiAuth?: ApiAuth;
+}
+
+/** What `GET /api/v1/session` answers: whether auth is on and who the key names. */
+export interface ApiSession {
+  auth: boolean;
+  caller: string;
 }
 
 /** The default bound on each /readyz check. */
@@ -76,6 +88,17 @@ export class HttpServer {
         .status(404)
         .send({ error: { code: 'NOT_FOUND', message: `no route ${request.method} ${request.url}` } }),
     );
+    if (options.apiAuth !== undefined) {
+      const apiAuth = options.apiAuth;
+      guardApiRoutes(this.app, apiAuth);
+      this.app.get(
+        '/api/v1/session',
+        async (request): Promise<ApiSession> => ({
+          auth: apiAuth.enabled,
+          caller: apiCallerOf(request).name,
+        }),
+      );
+    }
     this.app.get('/healthz', async () => ({ status: 'ok', service: options.name }));
     this.app.get('/readyz', async (_request, reply) => {
       const results = await this.runChecks();

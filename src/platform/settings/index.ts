@@ -1,4 +1,5 @@
 export {
+  apiAuthOptions,
   callerAuth,
   grpcServerSettings,
   type LoadedSettings,

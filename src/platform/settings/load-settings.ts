@@ -359,6 +359,26 @@ export function callerAuth(settings: Settings): {
 }
 
 /**
+ * The keys of an ops server's JSON API (platform/http/api-auth.ts): the caller tokens, and the vss
+ * admin API keys when the process runs the admin API (`withAdminKeys`).
+ */
+export function apiAuthOptions(
+  settings: Settings,
+  withAdminKeys: boolean,
+): {
+  callerTokens: Record<string, string>;
+  idHeader: string;
+  tokenHeader: string;
+  adminApiKeys: string[];
+} {
+  return {
+    ...callerAuth(settings),
+    callerTokens: settings.auth.callerTokens,
+    adminApiKeys: withAdminKeys ? [...settings.vss.admin.apiKeys] : [],
+  };
+}
+
+/**
  * What the settings give a gRPC server that is guarded like the platform's own: caller-token auth and
  * the `grpc.*` limits (message size, shutdown grace, default deadline, calls in flight, admission).
  */
