@@ -15,7 +15,7 @@
  */
 import { LatticeError, notFound } from '../../platform/errors.js';
 import { backoffDelay } from '../../platform/scheduling/index.js';
-import { embeddingTtlSeconds } from '../model/index.js';
+import { embeddingTtlSeconds, searchWidthOf } from '../model/index.js';
 import {
   type ModelConfig,
   type ModelKey,
@@ -49,6 +49,8 @@ export interface ServedVariant {
   variant: Variant;
   /** The version the variant serves. */
   readVersion: number;
+  /** The variant's own HNSW width (model/hnsw-params.ts searchWidthOf), worked out once per snapshot. */
+  searchWidth: number;
 }
 
 /** Subscribes to change notifications; `onChange` runs after each committed change (and after a gap). */
@@ -79,6 +81,12 @@ const MAX_RETRY_MS = 30_000;
 
 export class ServingConfigRepository {
   private models = new Map<string, ServingModel>();
+  /**
+   * What `served` answers per variant of the current snapshot: a reload brings new Variant objects,
+   * so an entry lives exactly as long as the snapshot it was worked out from, and a Search costs no
+   * allocation or settings parse here.
+   */
+  private readonly servedOf = new WeakMap<Variant, ServedVariant>();
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   /** A change was notified while a reload ran: reload again after it. */
@@ -194,7 +202,12 @@ export class ServingConfigRepository {
         { field: 'variant' },
       );
     }
-    return { model, variant, readVersion: variant.readVersion };
+    let served = this.servedOf.get(variant);
+    if (served === undefined) {
+      served = { model, variant, readVersion: variant.readVersion, searchWidth: searchWidthOf(variant) };
+      this.servedOf.set(variant, served);
+    }
+    return served;
   }
 
   /**

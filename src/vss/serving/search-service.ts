@@ -14,7 +14,7 @@ import type { QueryResult, SearchRequest, SearchResponse } from '../../gen/vss/v
 import { invalidArgument } from '../../platform/errors.js';
 import type { CallContext } from '../../platform/grpc/index.js';
 import { collectionName } from '../model/collection-name.js';
-import { type ClusterVectorDbs, searchWidthOf } from '../model/index.js';
+import type { ClusterVectorDbs } from '../model/index.js';
 import { candidatesOf } from './candidate-attributes.js';
 import type { CandidateLookup } from './candidate-lookup.js';
 import type { ServedVariant, ServingConfigRepository } from './config-repository.js';
@@ -85,7 +85,8 @@ export class SearchService {
       variant: request.variant,
     });
     Object.assign(labels, { entity: request.entity, model: request.modelName, variant: request.variant });
-    const searchWidth = searchWidthOf(served.variant, requestedWidth);
+    // A Search's width widens the variant's, never narrows it (hnsw-params.ts searchWidthOf).
+    const searchWidth = Math.max(served.searchWidth, requestedWidth);
     const shared = sharedFilters(filtersOf(request.filters, 'filters'));
     await this.deps.fields.check(served, shared.filters, 'filters', context);
     const prepared = await pacedMap(request.queries.length, 1, context, (i) =>
