@@ -5,6 +5,8 @@ export {
   type ModelRegistryOptions,
   type ModelSnapshot,
   type ModelStatus,
+  problemsOf,
+  type SettledChange,
 } from './model-registry.js';
 export type {
   CalibrationConfig,

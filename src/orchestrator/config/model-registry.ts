@@ -5,7 +5,13 @@ import type { Metrics } from '../../platform/metrics/index.js';
 import { quote } from '../../platform/quote.js';
 import { type DagComponent, TopologyCache } from '../dag/index.js';
 import { MatrixLayout } from '../matrix/component-matrix.js';
-import { type ComponentPlan, type ValidatedModel, validateModelConfig } from './validate-model.js';
+import {
+  type ComponentPlan,
+  type ConfigProblem,
+  ModelConfigError,
+  type ValidatedModel,
+  validateModelConfig,
+} from './validate-model.js';
 
 /**
  * One immutable version of a model configuration with everything derived from it: the validated
@@ -17,6 +23,8 @@ export interface ModelSnapshot<C> {
   readonly id: string;
   /** The config store revision the snapshot was built from. */
   readonly version: string;
+  /** The document as stored (before defaults), which the console shows as what serves. */
+  readonly document: unknown;
   readonly model: ValidatedModel;
   /** Target-matrix columns the components write, plus the target id column (requests add their inputs). */
   readonly layout: MatrixLayout;
@@ -39,13 +47,30 @@ export interface ModelStatus {
   lastError: string | undefined;
   /** The rejected version and when it was rejected (epoch ms), with `lastError`. */
   rejected: { version: string; at: number } | undefined;
+  /** Each problem of the rejected version at its JSON path (`''` for the whole document). */
+  problems: readonly ConfigProblem[] | undefined;
 }
 
-/** The latest rejected change of a model: why, which version, when. */
+/** The latest rejected change of a model: why, which version, when, and each problem at its path. */
 interface Rejection {
   reason: string;
   version: string;
   at: number;
+  problems: readonly ConfigProblem[];
+}
+
+/** What became of one change the registry saw: which version, and whether it serves now. */
+export interface SettledChange {
+  id: string;
+  version: string;
+  outcome: 'applied' | 'rejected' | 'removed';
+}
+
+/** The problems of a rejected document at their JSON paths: the validator's, or one for the error's field. */
+export function problemsOf(err: unknown): ConfigProblem[] {
+  if (err instanceof ModelConfigError) return [...err.problems];
+  if (err instanceof LatticeError) return [{ path: err.field ?? '', message: err.message }];
+  return [{ path: '', message: describeError(err) }];
 }
 
 export interface ModelRegistryOptions<C> {
@@ -72,6 +97,7 @@ export class ModelRegistry<C> {
   private readonly topologies: TopologyCache;
   private watch: ConfigWatch | undefined;
   private readonly listeners = new Set<(id: string, snapshot: ModelSnapshot<C> | undefined) => void>();
+  private readonly settledListeners = new Set<(change: SettledChange) => void>();
   private readonly reloads;
 
   constructor(private readonly options: ModelRegistryOptions<C>) {
@@ -125,6 +151,7 @@ export class ModelRegistry<C> {
         loadedAt: snapshot?.loadedAt,
         lastError: rejection?.reason,
         rejected: rejection && { version: rejection.version, at: rejection.at },
+        problems: rejection?.problems,
       };
     });
   }
@@ -133,6 +160,15 @@ export class ModelRegistry<C> {
   onChange(listener: (id: string, snapshot: ModelSnapshot<C> | undefined) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Called once per change the registry has dealt with, applied, rejected or removed (a writer
+   * waits on it to answer with what serves after its write).
+   */
+  onSettled(listener: (change: SettledChange) => void): () => void {
+    this.settledListeners.add(listener);
+    return () => this.settledListeners.delete(listener);
   }
 
   /** Validates and builds a snapshot without installing it (also used by `lattice` tooling to lint configs). */
@@ -156,6 +192,7 @@ export class ModelRegistry<C> {
     return {
       id,
       version,
+      document,
       model,
       layout: new MatrixLayout(model.targetColumns, [model.config.target_id_column]),
       slateLayout: new MatrixLayout(model.slateColumns),
@@ -176,17 +213,18 @@ export class ModelRegistry<C> {
         this.options.logger.info({ model: id, version }, 'model config removed');
         this.notify(id, undefined);
       }
+      this.settled({ id, version, outcome: 'removed' });
       return;
     }
     if (event.type === 'invalid') {
-      this.reject(id, version, event.reason);
+      this.reject(id, version, event.reason, [{ path: '', message: event.reason }]);
       return;
     }
     let snapshot: ModelSnapshot<C>;
     try {
       snapshot = this.build(id, version, event.value);
     } catch (err) {
-      this.reject(id, version, describeError(err));
+      this.reject(id, version, describeError(err), problemsOf(err));
       return;
     }
     this.snapshots.set(id, snapshot);
@@ -194,16 +232,28 @@ export class ModelRegistry<C> {
     this.reloads.inc({ model: id, outcome: 'applied' });
     this.options.logger.info({ model: id, version }, 'model config applied');
     this.notify(id, snapshot);
+    this.settled({ id, version, outcome: 'applied' });
   }
 
-  private reject(id: string, version: string, reason: string): void {
-    this.errors.set(id, { reason, version, at: Date.now() });
+  private reject(id: string, version: string, reason: string, problems: readonly ConfigProblem[]): void {
+    this.errors.set(id, { reason, version, at: Date.now(), problems });
     this.reloads.inc({ model: id, outcome: 'rejected' });
     const serving = this.snapshots.get(id)?.version;
     this.options.logger.error(
       { model: id, version, serving },
       `model config rejected${serving ? ` (version ${serving} keeps serving)` : ''}: ${reason}`,
     );
+    this.settled({ id, version, outcome: 'rejected' });
+  }
+
+  private settled(change: SettledChange): void {
+    for (const listener of this.settledListeners) {
+      try {
+        listener(change);
+      } catch (err) {
+        this.options.logger.error({ err, model: change.id }, 'model registry listener failed');
+      }
+    }
   }
 
   private notify(id: string, snapshot: ModelSnapshot<C> | undefined): void {
