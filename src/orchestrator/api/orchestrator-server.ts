@@ -6,6 +6,8 @@ import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { MatrixBudget } from '../engine/matrix-budget.js';
+import { ModelTraffic } from '../traffic/model-traffic.js';
+import { timedComponents } from '../traffic/timed-components.js';
 import { LegacyService } from '../wire/legacy-response-codec.js';
 import { PredictServiceAnswers } from '../wire/predict-response-codec.js';
 import { classifyPredict } from './admission-class.js';
@@ -44,6 +46,8 @@ export interface RunningOrchestrator {
   port: number;
   registry: ModelRegistry<ExecutionContext>;
   engine: InferenceEngine;
+  /** Requests and component runs of the last minute, per model (the console's live numbers). */
+  traffic: ModelTraffic;
   /** Serves calls after a `startClosed` start. */
   open(): void;
   /** Drains in-flight calls, then stops following config changes. */
@@ -55,11 +59,15 @@ export interface RunningOrchestrator {
  * server (with health and reflection), model configs from the ConfigStore under `models/`, live.
  */
 export async function startOrchestrator(options: OrchestratorServerOptions): Promise<RunningOrchestrator> {
+  const traffic = new ModelTraffic();
   const registry = new ModelRegistry<ExecutionContext>({
     store: options.store,
-    buildComponent: options.buildComponent,
+    buildComponent: timedComponents(options.buildComponent, traffic),
     logger: options.logger,
     metrics: options.metrics,
+  });
+  registry.onChange((id, snapshot) => {
+    if (snapshot === undefined) traffic.forget(id);
   });
   await registry.start();
   const engine = new InferenceEngine(
@@ -67,6 +75,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     options.maxInFlightMatrixBytes === undefined
       ? undefined
       : new MatrixBudget(options.maxInFlightMatrixBytes),
+    traffic,
   );
   const server = new GrpcServer({
     name: 'orchestrator',
@@ -96,6 +105,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     port,
     registry,
     engine,
+    traffic,
     open: () => server.open(),
     stop: async () => {
       await server.stop();

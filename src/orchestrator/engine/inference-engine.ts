@@ -2,6 +2,7 @@ import { describeError } from '../../platform/errors.js';
 import type { ModelRegistry, ModelSnapshot } from '../config/index.js';
 import { FEATURE_INIT } from '../config/index.js';
 import { type DagComponent, DagExecutor, type ExecutionReport } from '../dag/index.js';
+import type { ModelTraffic } from '../traffic/model-traffic.js';
 import type { ExecutionContext } from './execution-context.js';
 import { type InferenceRequest, initRequestMatrices } from './feature-init.js';
 import { MatrixBudget } from './matrix-budget.js';
@@ -34,6 +35,8 @@ export class InferenceEngine {
     private readonly registry: ModelRegistry<ExecutionContext>,
     /** Bytes of request matrices alive at once (RESOURCE_EXHAUSTED past it); default 1 GiB. */
     readonly matrixBudget = new MatrixBudget(1024 * 1024 * 1024),
+    /** Counts each request of a known model, failed or not, and times it (the console's live numbers). */
+    private readonly traffic?: ModelTraffic,
   ) {}
 
   async execute(
@@ -43,7 +46,17 @@ export class InferenceEngine {
     options: ExecuteOptions = {},
   ): Promise<InferenceResult> {
     const snapshot = this.registry.require(modelConfigId);
-    return this.executeOn(snapshot, input, trackingId, options);
+    if (this.traffic === undefined) return this.executeOn(snapshot, input, trackingId, options);
+    const series = this.traffic.requests(modelConfigId);
+    const started = performance.now();
+    try {
+      const result = await this.executeOn(snapshot, input, trackingId, options);
+      series.record(performance.now() - started, false);
+      return result;
+    } catch (err) {
+      series.record(performance.now() - started, true);
+      throw err;
+    }
   }
 
   async executeOn(
