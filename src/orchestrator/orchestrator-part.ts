@@ -13,6 +13,7 @@ import { startOrchestrator } from './api/index.js';
 import { createOrchestratorClients } from './clients/index.js';
 import { type ComponentClients, createComponentBuilder } from './components/index.js';
 import type { ModelRegistry, ModelStatus } from './config/index.js';
+import { ModelConfigs, ModelConsole } from './console/index.js';
 import type { ExecutionContext } from './engine/execution-context.js';
 import { InferenceLogger, QueueLogSink } from './logging/index.js';
 
@@ -21,6 +22,8 @@ export interface OrchestratorPart extends ListeningPart {
   /** The live model configs under `models/`: each one's version changes when its config does. */
   readonly registry: ModelRegistry<ExecutionContext>;
   modelStatus(): ModelStatus[];
+  /** The model configs, their history, DAGs, live traffic and example requests (the console's API). */
+  readonly console: ModelConsole;
   /**
    * Stops inference logging now and waits up to `timeoutMs` (default 5 s) for what is buffered to be
    * written; says how many requests were dropped unwritten. `stop()` does it after draining calls.
@@ -115,12 +118,22 @@ export async function startOrchestratorPart(
     inferenceLogClosed ??= inferenceLogger.close(timeoutMs);
     return inferenceLogClosed;
   };
+  // Changes written to the store outside the console's API are recorded in the history from here on.
+  const configs = new ModelConfigs({ store, registry: running.registry, logger });
+  await configs.start();
+  const modelConsole = new ModelConsole({
+    configs,
+    registry: running.registry,
+    traffic: running.traffic,
+    featureFetcher: clients.featureFetcher,
+  });
   const models = running.registry.ids();
   return {
     name: 'orchestrator',
     port: running.port,
     registry: running.registry,
     modelStatus: () => running.registry.status(),
+    console: modelConsole,
     endpoints: [
       [
         `gRPC orchestrator.v1 Predict + Orchestrator (${models.length} models: ${models.join(', ') || 'none yet'})`,
@@ -130,6 +143,7 @@ export async function startOrchestratorPart(
     open: () => running.open(),
     closeInferenceLog,
     stop: async () => {
+      await configs.stop();
       await running.stop();
       await closeInferenceLog();
       clients.close();

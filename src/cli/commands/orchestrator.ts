@@ -1,4 +1,5 @@
 import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
+import { registerModelConsoleRoutes } from '../../orchestrator/console/index.js';
 import { startOrchestratorPart } from '../../orchestrator/index.js';
 import { ApiAuth, HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
@@ -30,6 +31,7 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
     apiAuth: new ApiAuth(apiAuthOptions(settings, false)),
   });
   registerModelStatusRoute(ops.app).serve(part.modelStatus);
+  registerModelConsoleRoutes(ops.app).serve(part.console);
   // /readyz covers this process's own gRPC server too, not only the adapters it uses.
   ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
   const opsPort = await ops.start();

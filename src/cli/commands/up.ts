@@ -2,6 +2,7 @@ import { startComputePart } from '../../compute/server/index.js';
 import { startFeatureStorePart } from '../../featurestore/index.js';
 import { startModelServerPart } from '../../modelserver/index.js';
 import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
+import { registerModelConsoleRoutes } from '../../orchestrator/console/index.js';
 import { startOrchestratorPart } from '../../orchestrator/index.js';
 import { GrpcServer } from '../../platform/grpc/index.js';
 import { ApiAuth, HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
@@ -76,6 +77,8 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
   if (settings.queue.kind === 'memory') registerEmbeddedQueueRoutes(ops.app, () => platform.queue());
   // What each model config serves, for `lattice models` beside this process.
   const modelStatus = registerModelStatusRoute(ops.app);
+  // The console's model config API (/api/v1/models…).
+  const modelConsole = registerModelConsoleRoutes(ops.app);
   const grpc = new GrpcServer({
     name: 'platform',
     host: settings.host,
@@ -127,6 +130,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     });
     parts.push(orchestrator);
     modelStatus.serve(orchestrator.modelStatus);
+    modelConsole.serve(orchestrator.console);
     // vss serving and consumers share this process's vector database (embedded: it lives here).
     const vss = await startVss(platform, { serving: {}, consumers: {}, admin: {} });
     parts.push(...vss.parts);
