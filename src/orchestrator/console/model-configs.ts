@@ -109,6 +109,8 @@ export class ModelConfigs {
   private readonly store: ConfigStore;
   private readonly registry: RegistryView;
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** Per config: the store revision of this process's latest write (its watch may still bring older ones). */
+  private readonly written = new Map<string, number>();
   private watch: ConfigWatch | undefined;
 
   constructor(private readonly options: ModelConfigsOptions) {
@@ -127,8 +129,10 @@ export class ModelConfigs {
         const id = event.key.slice(MODELS_PREFIX.length);
         if (id === '' || id.includes('/') || event.type === 'invalid') return;
         const document = event.type === 'put' ? event.value : null;
-        const check = this.serial(id, () => this.recordIfExternal(id, document)).catch((err: unknown) =>
-          this.options.logger.warn({ err, model: id }, 'model config history: cannot record a change'),
+        const { revision } = event;
+        const check = this.serial(id, () => this.recordIfExternal(id, document, revision)).catch(
+          (err: unknown) =>
+            this.options.logger.warn({ err, model: id }, 'model config history: cannot record a change'),
         );
         checks.push(check);
       },
@@ -306,6 +310,7 @@ export class ModelConfigs {
         version = 0;
       } else {
         version = await this.store.put(`${MODELS_PREFIX}${id}`, document);
+        this.written.set(id, version);
       }
     } catch (err) {
       await this.history.discard(id, record.revision).catch(() => {});
@@ -345,7 +350,9 @@ export class ModelConfigs {
     });
   }
 
-  private async recordIfExternal(id: string, document: unknown): Promise<void> {
+  private async recordIfExternal(id: string, document: unknown, revision: number): Promise<void> {
+    // This process's own write, or one before it, seen late: recorded already.
+    if (revision <= (this.written.get(id) ?? 0)) return;
     const latest = await this.history.latest(id);
     if (latest === undefined ? document === null : sameDocument(latest.document, document)) return;
     await this.history.append(id, {
