@@ -7,11 +7,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { catalogRankerConfig } from '../../examples/catalog-ranker.js';
 import type { ModelConfigState } from '../../src/cli/commands/models.js';
+import { RevisionHistory } from '../../src/orchestrator/console/index.js';
+import { createConfigStore } from '../../src/platform/config-store/index.js';
 import { isLatticeError } from '../../src/platform/errors.js';
 import { runCaptured } from '../support/cli-capture.js';
 import { latticeBin } from '../support/lattice-up-process.js';
@@ -157,7 +159,16 @@ describe('lattice models', () => {
     assert.match(dry.out, /model config "shop_ranker" is valid \(not written: --dry-run\)/);
     assert.match((await runCaptured(['models', '--settings', settings])).out, /^No model configs/);
 
-    const applied = await runCaptured(['models', 'apply', '--settings', settings, good, bad]);
+    const applied = await runCaptured([
+      'models',
+      'apply',
+      '--settings',
+      settings,
+      '--comment',
+      'first shop ranker',
+      good,
+      bad,
+    ]);
     assert.equal(applied.exitCode, 1);
     assert.match(
       applied.out,
@@ -172,6 +183,19 @@ describe('lattice models', () => {
       [['shop_ranker', true]],
       'only the valid document was written',
     );
+    // Recorded in the revision history the console shows, with the OS user and the comment.
+    const store = await createConfigStore({ kind: 'file', dir: join(dir, 'config') });
+    try {
+      const history = await new RevisionHistory(store).list('shop_ranker');
+      assert.deepEqual(
+        history.map((r) => [r.revision, r.action, r.author, r.comment]),
+        [[1, 'apply', userInfo().username, 'first shop ranker']],
+      );
+      assert.deepEqual(history[0]!.document, { ...ranker, model_config_id: 'shop_ranker' });
+      assert.deepEqual(await new RevisionHistory(store).list('bad'), []);
+    } finally {
+      await store.close();
+    }
 
     const missing = await runCaptured(['models', 'apply', '--settings', settings, join(dir, 'nope.json')]);
     assert.equal(missing.exitCode, 2);

@@ -11,6 +11,7 @@ export interface ModelsOptions {
 
 export interface ModelsApplyOptions {
   dryRun?: boolean;
+  comment?: string;
 }
 
 /** `lattice models`. */
@@ -55,10 +56,12 @@ export function defineModels(program: Command, session: CliSession): void {
         'orchestrator does and writes each valid one to models/<model_config_id> in the configured ' +
         "config store (the file store's directory, or etcd), where a running orchestrator loads it " +
         'within a second. A document that does not validate is reported with every problem and is ' +
-        'not written.',
+        "not written. Each write is recorded in the config's revision history (model-revisions/ in the " +
+        'same store, shown by the console) with the OS user as its author and --comment as why.',
     )
     .argument('<files...>', 'the model config documents')
     .option('--dry-run', 'validate only')
+    .option('--comment <text>', 'why: recorded with each revision written', '')
     .addHelpText(
       'after',
       '\nExit status: 0 every document valid (and written), 1 any invalid or unreadable.',

@@ -7,6 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import {
   MODEL_STATUS_PATH,
@@ -16,6 +17,7 @@ import {
 import { createOrchestratorClients } from '../../orchestrator/clients/index.js';
 import { createComponentBuilder } from '../../orchestrator/components/index.js';
 import { ModelConfigError, ModelRegistry } from '../../orchestrator/config/index.js';
+import { RevisionHistory } from '../../orchestrator/console/index.js';
 import { scanDocuments } from '../../platform/config-store/file/file-tree.js';
 import type { ConfigStore } from '../../platform/config-store/index.js';
 import { describeError, isLatticeError, LatticeError } from '../../platform/errors.js';
@@ -135,13 +137,36 @@ export async function runModelsApply({
         console.log(`${file}: model config "${id}" is valid (not written: --dry-run)`);
         continue;
       }
-      const revision = await store.put(`${MODELS_PREFIX}${id}`, document);
+      // Recorded before it is written, so a running orchestrator that sees the write finds it recorded.
+      const history = new RevisionHistory(store);
+      const record = await history.append(id, {
+        author: cliAuthor(),
+        comment: options.comment ?? '',
+        action: 'apply',
+        document,
+      });
+      let revision: number;
+      try {
+        revision = await store.put(`${MODELS_PREFIX}${id}`, document);
+      } catch (err) {
+        await history.discard(id, record.revision).catch(() => {});
+        throw err;
+      }
       console.log(
-        `${file}: model config "${id}" is valid; written to ${MODELS_PREFIX}${id} in ${where} (revision ${revision})`,
+        `${file}: model config "${id}" is valid; written to ${MODELS_PREFIX}${id} in ${where} (revision ${revision}, history revision ${record.revision})`,
       );
     }
     return failed > 0 ? 1 : 0;
   });
+}
+
+/** Who `lattice models apply` records as a revision's author: the OS user, else `cli`. */
+function cliAuthor(): string {
+  try {
+    return userInfo().username || 'cli';
+  } catch {
+    return 'cli';
+  }
 }
 
 function readDocument(file: string): unknown {
