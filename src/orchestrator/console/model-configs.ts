@@ -357,7 +357,12 @@ export class ModelConfigs {
     if (latest === undefined ? document === null : sameDocument(latest.document, document)) return;
     await this.history.append(id, {
       author: EXTERNAL_AUTHOR,
-      comment: document === null ? 'removed outside the API' : 'changed outside the API',
+      comment:
+        document === null
+          ? 'removed outside the API'
+          : latest === undefined
+            ? 'written outside the API before its history began'
+            : 'changed outside the API',
       action: 'external',
       document,
     });
