@@ -120,7 +120,13 @@ export async function startOrchestratorPart(
   };
   // Changes written to the store outside the console's API are recorded in the history from here on.
   const configs = new ModelConfigs({ store, registry: running.registry, logger });
-  await configs.start();
+  try {
+    await configs.start();
+  } catch (err) {
+    await running.stop();
+    clients.close();
+    throw err;
+  }
   const modelConsole = new ModelConsole({
     configs,
     registry: running.registry,

@@ -97,6 +97,22 @@ for (const backend of backends) {
         );
         assert.equal((await configs.revisions('seed'))[0]!.action, 'external');
 
+        // Never valid: invalid, nothing serves, the problems at their paths.
+        await store.put('models/never', blendOnly('never', 'price +'));
+        await eventually(
+          async () => (await configs.get('never')).rejected !== undefined,
+          5000,
+          'never rejected',
+        );
+        const never = await configs.get('never');
+        assert.equal(never.state, 'invalid');
+        assert.equal(never.version, undefined);
+        assert.equal(never.live_document, null);
+        assert.deepEqual(
+          never.rejected!.problems.map((p) => p.path),
+          ['compute_components[0].expression'],
+        );
+
         const first = await configs.apply('b', blendOnly('b', 'price 2 *'), alice('first'));
         assert.equal(first.revision, 1);
         assert.equal(first.state, 'live');
@@ -156,6 +172,7 @@ for (const backend of backends) {
           list.map((m) => [m.model_config_id, m.state, m.revisions, m.revision]),
           [
             ['b', 'removed', 4, 5],
+            ['never', 'invalid', 1, 1],
             ['seed', 'live', 1, 1],
           ],
         );
