@@ -70,8 +70,8 @@ export async function exampleRequest(
         const found = await probeIds(fetcher, probe, count);
         if (found.length > 0) {
           ids[column] = 'feature store';
-          while (found.length < count) found.push(found[found.length % Math.max(1, found.length)]!);
-          return found;
+          // Fewer found than wanted: they repeat (a request may name a target twice).
+          return Array.from({ length: count }, (_, i) => found[i % found.length]!);
         }
       } catch {
         // The feature store did not answer: made-up ids still make a well-formed request.
