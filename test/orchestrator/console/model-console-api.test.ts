@@ -69,6 +69,25 @@ after(async () => {
   await stack?.stop();
 });
 
+test('503 until the orchestrator serves the routes', async () => {
+  const early = new HttpServer({
+    name: 'ops',
+    host: '127.0.0.1',
+    port: 0,
+    logger: createLogger('test', { level: 'silent' }),
+    metrics: new Metrics(),
+  });
+  registerModelConsoleRoutes(early.app);
+  const url = `http://127.0.0.1:${await early.start()}/api/v1/models`;
+  try {
+    const response = await fetch(url);
+    assert.equal(response.status, 503);
+    assert.equal(((await response.json()) as Json).error.code, 'UNAVAILABLE');
+  } finally {
+    await early.stop();
+  }
+});
+
 describe('model config API', () => {
   test('the list shows the seeded config live, with the document written before as its first revision', async () => {
     const unauthenticated = await api('GET', '/api/v1/models', undefined, 'wrong');
