@@ -15,13 +15,16 @@ export function files(dir) {
 
 const newest = (paths) => Math.max(...paths.map((f) => statSync(f).mtimeMs));
 
-/** src/gen was generated after proto/ and buf's files last changed. */
+/** src/gen was generated after proto/, buf's files and the generator script last changed. */
 export function generatedIsFresh(root = '.') {
   const at = (path) => join(root, path);
   if (!existsSync(at('src/gen'))) return false;
   const generated = files(at('src/gen')).map((f) => statSync(f).mtimeMs);
   if (generated.length === 0) return false;
-  const inputs = [...files(at('proto')), ...['buf.yaml', 'buf.gen.yaml', 'package-lock.json'].map(at)];
+  const inputs = [
+    ...files(at('proto')),
+    ...['buf.yaml', 'buf.gen.yaml', 'package-lock.json', 'scripts/gen-proto.mjs'].map(at),
+  ];
   return newest(inputs) < Math.min(...generated);
 }
 

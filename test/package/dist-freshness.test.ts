@@ -24,6 +24,7 @@ const INPUTS = [
   'tsconfig.json',
   'tsconfig.build.json',
   'scripts/build.mjs',
+  'scripts/gen-proto.mjs',
 ];
 
 /** Writes `path` under the root with its modification time at `seconds` (since the epoch). */
@@ -61,6 +62,13 @@ describe('dist freshness', () => {
     assert.equal(distIsFresh(root), true);
 
     file('package-lock.json', 2000); // dependencies changed
+    assert.equal(distIsFresh(root), false);
+    file('src/gen/a_pb.ts', 2100);
+    file('dist/.built', 2200);
+    assert.equal(distIsFresh(root), true);
+
+    file('scripts/gen-proto.mjs', 2300); // the generator writes more (or other) files now
+    assert.equal(generatedIsFresh(root), false);
     assert.equal(distIsFresh(root), false);
   });
 });
