@@ -8,6 +8,7 @@ import { onShutdownSignal } from '../../platform/shutdown.js';
 import type { Invocation } from '../command-kit.js';
 import { checkExposure } from '../exposure.js';
 import { acceptsConnections } from '../port-check.js';
+import { registerRpcRoutes } from '../rpc-gateway.js';
 import type { OrchestratorOptions } from './orchestrator.command.js';
 
 /** `lattice orchestrator`: the orchestrator service alone, with its ops HTTP server (/healthz, /readyz, /metrics, /models). */
@@ -32,6 +33,7 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
   });
   registerModelStatusRoute(ops.app).serve(part.modelStatus);
   registerModelConsoleRoutes(ops.app).serve(part.console);
+  registerRpcRoutes(ops.app, settings, 'orchestrator').serve(part.port);
   // /readyz covers this process's own gRPC server too, not only the adapters it uses.
   ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
   const opsPort = await ops.start();

@@ -22,6 +22,7 @@ import { checkExposure, embeddedQueueRoutes } from '../exposure.js';
 import { openAllPorts } from '../open-all-ports.js';
 import { acceptsConnections, checkPortsFree } from '../port-check.js';
 import { registerEmbeddedQueueRoutes } from '../queue-dead-letters-route.js';
+import { registerRpcRoutes } from '../rpc-gateway.js';
 import { AdminClient } from '../vss-admin/index.js';
 import { onboardVssDemo, VSS_DEMO } from '../vss-demo.js';
 import type { UpOptions } from './up.command.js';
@@ -79,6 +80,9 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
   const modelStatus = registerModelStatusRoute(ops.app);
   // The console's model config API (/api/v1/models…).
   const modelConsole = registerModelConsoleRoutes(ops.app);
+  // The HTTP/JSON form of the orchestrator's and vss's gRPC services, served once those listen.
+  const orchestratorRpc = registerRpcRoutes(ops.app, settings, 'orchestrator');
+  const vssRpc = registerRpcRoutes(ops.app, settings, 'vss');
   const grpc = new GrpcServer({
     name: 'platform',
     host: settings.host,
@@ -131,10 +135,12 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     parts.push(orchestrator);
     modelStatus.serve(orchestrator.modelStatus);
     modelConsole.serve(orchestrator.console);
+    orchestratorRpc.serve(orchestrator.port);
     // vss serving and consumers share this process's vector database (embedded: it lives here).
     const vss = await startVss(platform, { serving: {}, consumers: {}, admin: {} });
     parts.push(...vss.parts);
     const admin = vss.admin!;
+    vssRpc.serve(vss.serving!.port);
     // Parts that listened from their start answered UNAVAILABLE until now (the demo's onboarding
     // below goes through the running process).
     for (const part of parts) part.open?.();

@@ -14,6 +14,7 @@ import type { CliContext, Invocation, Runner } from '../command-kit.js';
 import { checkExposure, embeddedQueueRoutes } from '../exposure.js';
 import { acceptsConnections, checkPortsFree } from '../port-check.js';
 import { registerEmbeddedQueueRoutes } from '../queue-dead-letters-route.js';
+import { registerRpcRoutes } from '../rpc-gateway.js';
 import { describePorts } from './ports.js';
 import type { VssComponentOptions, VssComponents, VssReplayOptions } from './vss.command.js';
 
@@ -96,6 +97,8 @@ async function runComponents(
     // The embedded queue lives in this process: `lattice vss publish`, `lattice vss dead-letters` and
     // `lattice logs decode --from-queue` beside it reach it here.
     if (settings.queue.kind === 'memory') registerEmbeddedQueueRoutes(ops.app, () => platform.queue());
+    // The HTTP/JSON form of SimilaritySearch, beside the serving part that answers it.
+    if (vss.serving !== undefined) registerRpcRoutes(ops.app, settings, 'vss').serve(vss.serving.port);
     // /readyz covers this process's own servers too, not only the adapters they use.
     for (const part of vss.parts) {
       if ('port' in part && typeof part.port === 'number') {
