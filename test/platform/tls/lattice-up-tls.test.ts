@@ -3,7 +3,8 @@
  * (certificates made by openssl here), it onboards the vss demo through its own admin API over
  * https, its orchestrator scores the catalog ranker through the feature store, model server and
  * compute over TLS, and every gRPC server and the ops and admin HTTP servers answer a client that
- * trusts the CA and shows a certificate, and refuse one that does not.
+ * trusts the CA and shows a certificate, and refuse one that does not; the ops server's HTTP/JSON form
+ * of Predict reaches the orchestrator over TLS too.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -138,6 +139,19 @@ describe('lattice up with TLS', () => {
     await assert.rejects(
       fetchWithTls({ ca: clientTls.ca })(`${ops}/healthz`, { method: 'GET', headers: {} }),
     );
+    // The HTTP/JSON form of Predict calls the orchestrator's gRPC server over TLS with the certificate.
+    const rpc = await fetch(`${ops}/api/v1/rpc/orchestrator.v1.Predict/InferPointWise`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        modelConfigId: CATALOG_RANKER_ID,
+        contextFeatures: [{ name: 'user_id', dataType: 'DATA_TYPE_STRING', value: 'dTE=' }],
+        targets: [{ id: 'c1' }],
+      }),
+    });
+    const scored = await rpc.text();
+    assert.equal(rpc.status, 200, scored);
+    assert.equal((JSON.parse(scored) as { targetScores: { error: string }[] }).targetScores[0]!.error, '');
 
     // lattice predict, in its own process, dials the orchestrator with the settings' CA and certificate.
     const predict = lattice(
