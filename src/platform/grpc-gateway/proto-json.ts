@@ -25,7 +25,7 @@ export function descriptorRegistry(base64: string): FileRegistry {
 
 /**
  * The binary form of `json` (a parsed JSON body) as a `desc` message. Anything the mapping refuses
- * (a wrong type, an unknown field, a bad base64 or number) is INVALID_ARGUMENT at the field named.
+ * (a wrong type, an unknown field, a bad base64 or number) is INVALID_ARGUMENT at its path.
  * An absent body is the empty message, as an empty gRPC request is.
  */
 export function jsonToBinary(desc: DescMessage, json: unknown): Uint8Array {
@@ -36,9 +36,7 @@ export function jsonToBinary(desc: DescMessage, json: unknown): Uint8Array {
     throw new LatticeError(
       'INVALID_ARGUMENT',
       `the body is not ${desc.typeName} in the proto3 JSON mapping: ${message}`,
-      {
-        field: fieldOf(desc, message),
-      },
+      { field: refusedPath(desc, json ?? {}, '') },
     );
   }
 }
@@ -52,14 +50,41 @@ export function binaryToJson(desc: DescMessage, bytes: Uint8Array): JsonValue {
   return toJson(desc, fromBinary(desc, bytes), { alwaysEmitImplicit: true });
 }
 
+/** Whether the mapping reads `value` as field `key` of `desc` on its own. */
+function readsAlone(desc: DescMessage, key: string, value: unknown): boolean {
+  try {
+    fromJson(desc, { [key]: value } as JsonValue);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * The field a refusal of the mapping names: the request's own field by its proto name, a nested
- * message's as `Message.field` (the reader does not say where in the tree it was).
+ * Where in `json` the mapping refuses it, named as the services name fields in their errors (proto
+ * names, `[i]` for a list element: `targets[1].feature_values[0]`): each field is read alone, and
+ * inside the message or list that fails. Undefined when every field reads alone (a oneof set twice).
  */
-function fieldOf(desc: DescMessage, message: string): string | undefined {
-  const field = /cannot decode field ([\w.]+)\.(\w+) from JSON/.exec(message);
-  if (field) return field[1] === desc.typeName ? field[2] : `${field[1]!.split('.').pop()}.${field[2]}`;
-  const key = /cannot decode message ([\w.]+) from JSON: key "([^"]*)" is unknown/.exec(message);
-  if (key) return key[1] === desc.typeName ? key[2] : `${key[1]!.split('.').pop()}.${key[2]}`;
+function refusedPath(desc: DescMessage, json: unknown, path: string): string | undefined {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return path || undefined;
+  for (const [key, value] of Object.entries(json)) {
+    const field = desc.fields.find((f) => f.jsonName === key || f.name === key);
+    const at = path === '' ? (field?.name ?? key) : `${path}.${field?.name ?? key}`;
+    if (field === undefined) return at;
+    if (readsAlone(desc, key, value)) continue;
+    if (field.fieldKind === 'message' && value !== null && typeof value === 'object') {
+      return refusedPath(field.message, value, at) ?? at;
+    }
+    if (field.fieldKind === 'list' && Array.isArray(value)) {
+      const i = value.findIndex((item) => !readsAlone(desc, key, [item]));
+      if (i < 0) return at;
+      const item: unknown = value[i];
+      if (field.listKind === 'message' && item !== null && typeof item === 'object') {
+        return refusedPath(field.message, item, `${at}[${i}]`) ?? `${at}[${i}]`;
+      }
+      return `${at}[${i}]`;
+    }
+    return at;
+  }
   return undefined;
 }
