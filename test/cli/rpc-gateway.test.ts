@@ -188,6 +188,28 @@ describe('HTTP/JSON beside gRPC on lattice up', () => {
     assert.equal(slate.slateScores.length, 1);
   });
 
+  test("the console's generated example of each pattern is a request its HTTP/JSON route answers without row errors", async () => {
+    for (const [pattern, method, scores] of [
+      ['pointwise', 'InferPointWise', 'targetScores'],
+      ['pairwise', 'InferPairWise', 'pairScores'],
+      ['slatewise', 'InferSlateWise', 'slateScores'],
+    ] as const) {
+      const example = await fetch(`${http}/api/v1/models/catalog_ranker/example?pattern=${pattern}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      assert.equal(example.status, 200, pattern);
+      const { status, json } = await post(`/orchestrator.v1.Predict/${method}`, await example.text());
+      assert.equal(status, 200, `${pattern}: ${JSON.stringify(json)}`);
+      const rows = (json as Record<string, Array<{ error: string }>>)[scores]!;
+      assert.ok(rows.length > 0, `${pattern}: no ${scores}`);
+      assert.deepEqual(
+        rows.filter((row) => row.error !== ''),
+        [],
+        `${pattern}: rows with errors`,
+      );
+    }
+  });
+
   test('the legacy RetrieveModelScore answers over HTTP/JSON as over gRPC', async () => {
     const entities = [
       { entity: 'catalog_id', ids: ['c1', 'c2'], features: [] },
