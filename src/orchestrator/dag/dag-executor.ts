@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { deadlineExceeded, describeError, LatticeError, unavailable } from '../../platform/errors.js';
 import { startedSliceOver } from '../../platform/scheduling/index.js';
+import type { ComponentTiming, ExecutionTimeline } from './execution-timeline.js';
 import type { Topology } from './topology.js';
 
 /** A node of the DAG as the executor sees it: a name, whether it may fail, and work to run. */
@@ -25,6 +26,8 @@ export interface ExecuteOptions<C> {
    * can mark defaulted cells and row errors. If it throws, the execution fails with INTERNAL.
    */
   onFailure?(component: DagComponent<C>, error: unknown): void;
+  /** Filled with each node's start, duration and state when the execution settles, either way. */
+  timeline?: ExecutionTimeline;
 }
 
 export type ComponentOutcome = 'ok' | 'failed';
@@ -123,6 +126,8 @@ class Execution<C> {
   private readonly states: Uint8Array;
   /** Start time while a node runs, then its duration. */
   private readonly times: Float64Array;
+  /** Start times kept for `options.timeline`; undefined (nothing allocated) when nobody asked. */
+  private readonly starts: Float64Array | undefined;
   private finished = 0;
   private failedCount = 0;
   private timer: NodeJS.Timeout | undefined = undefined;
@@ -149,6 +154,7 @@ class Execution<C> {
     this.tail = topology.roots.length;
     this.states = new Uint8Array(n);
     this.times = new Float64Array(n);
+    this.starts = options?.timeline === undefined ? undefined : new Float64Array(n);
   }
 
   /** Runs everything that can run synchronously; the caller looks at `state` afterwards. */
@@ -240,6 +246,7 @@ class Execution<C> {
   private start(i: number): void {
     this.states[i] = RUNNING;
     this.times[i] = performance.now();
+    if (this.starts !== undefined) this.starts[i] = this.times[i]!;
     let result: unknown;
     try {
       result = this.components[i]!.run(this.context, this.controller.signal);
@@ -324,6 +331,7 @@ class Execution<C> {
   private succeed(): void {
     this.state = SUCCEEDED;
     this.cleanUp();
+    if (this.starts !== undefined) this.recordTimeline(this.starts);
     this.report = new Report(
       this.topology,
       this.states,
@@ -339,8 +347,31 @@ class Execution<C> {
     this.state = ABANDONED;
     this.error = error;
     this.cleanUp();
+    if (this.starts !== undefined) this.recordTimeline(this.starts);
     this.controller.abort(error);
     this.fail?.(error);
+  }
+
+  /** Hands `options.timeline` every node as it stands now; a node still running counts up to now. */
+  private recordTimeline(starts: Float64Array): void {
+    const timeline = this.options!.timeline!;
+    const now = performance.now();
+    const components: ComponentTiming[] = [];
+    for (let i = 0; i < this.states.length; i++) {
+      const name = this.topology.nodes[i]!;
+      const state = this.states[i];
+      if (state === 0) {
+        components.push({ name, state: 'skipped', startMs: 0, durationMs: 0 });
+        continue;
+      }
+      components.push({
+        name,
+        state: state === OK ? 'ran' : state === FAILED ? 'failed' : 'cancelled',
+        startMs: starts[i]! - timeline.origin,
+        durationMs: state === RUNNING ? now - starts[i]! : this.times[i]!,
+      });
+    }
+    timeline.record(components);
   }
 
   private cleanUp(): void {

@@ -11,6 +11,8 @@ export type {
   ExecutionReport,
 } from './dag-executor.js';
 export { DagExecutor } from './dag-executor.js';
+export type { ComponentRunState, ComponentTiming } from './execution-timeline.js';
+export { ExecutionTimeline } from './execution-timeline.js';
 export type { ComponentDependency, TopologyOptions } from './topology.js';
 export { Topology } from './topology.js';
 export type { TopologyCacheOptions } from './topology-cache.js';

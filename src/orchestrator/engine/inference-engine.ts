@@ -1,7 +1,12 @@
 import { describeError } from '../../platform/errors.js';
 import type { ModelRegistry, ModelSnapshot } from '../config/index.js';
 import { FEATURE_INIT } from '../config/index.js';
-import { type DagComponent, DagExecutor, type ExecutionReport } from '../dag/index.js';
+import {
+  type DagComponent,
+  DagExecutor,
+  type ExecutionReport,
+  type ExecutionTimeline,
+} from '../dag/index.js';
 import type { ModelTraffic } from '../traffic/model-traffic.js';
 import type { ExecutionContext } from './execution-context.js';
 import { type InferenceRequest, initRequestMatrices } from './feature-init.js';
@@ -12,6 +17,11 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** Epoch milliseconds; the whole DAG is bounded by it. */
   deadline?: number;
+  /**
+   * Filled when the request ends, succeeded or not, with every component's start, duration and
+   * state (FeatureInit's work counted as the `feature_init` node); nothing is recorded without it.
+   */
+  timeline?: ExecutionTimeline;
 }
 
 export interface InferenceResult {
@@ -65,17 +75,22 @@ export class InferenceEngine {
     trackingId: string,
     options: ExecuteOptions = {},
   ): Promise<InferenceResult> {
-    const { matrix, slate } = await initRequestMatrices(snapshot, input, {
-      signal: options.signal ?? new AbortController().signal,
-      deadline: options.deadline ?? Number.POSITIVE_INFINITY,
-    });
-    const release = this.matrixBudget.acquire(
-      matrix.layout.arenaBytes(matrix.rowCount) + (slate ? slate.layout.arenaBytes(slate.rowCount) : 0),
-    );
+    const timeline = options.timeline;
+    const { matrix, slate } = await (timeline === undefined
+      ? initRequestMatrices(snapshot, input, initOptions(options))
+      : timedInit(snapshot, input, options, timeline));
+    const initMs = timeline === undefined ? 0 : performance.now() - timeline.origin;
     try {
-      return await this.run(snapshot, input, trackingId, options, matrix, slate);
+      const release = this.matrixBudget.acquire(
+        matrix.layout.arenaBytes(matrix.rowCount) + (slate ? slate.layout.arenaBytes(slate.rowCount) : 0),
+      );
+      try {
+        return await this.run(snapshot, input, trackingId, options, matrix, slate);
+      } finally {
+        release();
+      }
     } finally {
-      release();
+      if (timeline !== undefined) endTimeline(timeline, snapshot, initMs);
     }
   }
 
@@ -104,6 +119,7 @@ export class InferenceEngine {
       {
         signal: options.signal,
         deadline,
+        timeline: options.timeline,
         onFailure: (component, error) => {
           const reason = `${component.name} failed: ${describeError(error)}`;
           const plan = snapshot.model.components.get(component.name);
@@ -120,4 +136,57 @@ export class InferenceEngine {
     );
     return { context, report };
   }
+}
+
+function initOptions(options: ExecuteOptions): { signal: AbortSignal; deadline: number } {
+  return {
+    signal: options.signal ?? new AbortController().signal,
+    deadline: options.deadline ?? Number.POSITIVE_INFINITY,
+  };
+}
+
+/** FeatureInit for a request that asked for timings: its failure ends the timeline, nothing else ran. */
+async function timedInit(
+  snapshot: ModelSnapshot<ExecutionContext>,
+  input: InferenceRequest,
+  options: ExecuteOptions,
+  timeline: ExecutionTimeline,
+): ReturnType<typeof initRequestMatrices> {
+  try {
+    return await initRequestMatrices(snapshot, input, initOptions(options));
+  } catch (err) {
+    const durationMs = performance.now() - timeline.origin;
+    skipAll(timeline, snapshot);
+    timeline.set({ name: FEATURE_INIT, state: 'failed', startMs: 0, durationMs });
+    end(timeline, snapshot);
+    throw err;
+  }
+}
+
+/**
+ * The DAG's `feature_init` node does nothing (FeatureInit's work is done before the DAG starts): its
+ * entry is that work's time instead.
+ */
+function endTimeline(
+  timeline: ExecutionTimeline,
+  snapshot: ModelSnapshot<ExecutionContext>,
+  initMs: number,
+): void {
+  // The matrix budget refused the request: the DAG never started.
+  if (timeline.components.length === 0) skipAll(timeline, snapshot);
+  timeline.set({ name: FEATURE_INIT, state: 'ran', startMs: 0, durationMs: initMs });
+  end(timeline, snapshot);
+}
+
+/** Each entry gets its component's kind (`feature_init`, `feature`, `model`, `compute`). */
+function end(timeline: ExecutionTimeline, snapshot: ModelSnapshot<ExecutionContext>): void {
+  const plans = snapshot.model.components;
+  timeline.record(timeline.components.map((c) => ({ ...c, kind: plans.get(c.name)?.kind ?? FEATURE_INIT })));
+  timeline.end();
+}
+
+function skipAll(timeline: ExecutionTimeline, snapshot: ModelSnapshot<ExecutionContext>): void {
+  timeline.record(
+    snapshot.model.topology.nodes.map((name) => ({ name, state: 'skipped', startMs: 0, durationMs: 0 })),
+  );
 }
