@@ -15,6 +15,11 @@ export interface CallContext {
   metadata: Metadata;
   /** gRPC method path, e.g. `/orchestrator.v1.Predict/InferPointWise`. */
   method: string;
+  /**
+   * Trailing metadata to answer with, set by the handler before it settles (kept on an error too,
+   * beside the `field` trailer); undefined sends none.
+   */
+  trailers?: Metadata;
 }
 
 export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Promise<Res>;
@@ -115,6 +120,13 @@ export function unary<Req, Res>(
     setMaxListeners(0, controller.signal);
     const clientDeadline = deadlineMs(call);
     const deadline = Number.isFinite(clientDeadline) ? clientDeadline : Date.now() + limits.defaultDeadlineMs;
+    const context: CallContext = {
+      signal: controller.signal,
+      deadline,
+      metadata: call.metadata,
+      method,
+      trailers: undefined,
+    };
     let answered = false;
     const answer = (err: unknown, response?: Res) => {
       if (answered) return;
@@ -122,12 +134,17 @@ export function unary<Req, Res>(
       clearTimeout(timer);
       call.off('cancelled', onCancelled);
       controller.signal.removeEventListener('abort', onAbort);
+      const trailers = context.trailers;
       if (err === null) {
-        callback(null, response);
+        callback(null, response, trailers);
         return;
       }
       const { error, unexpected } = toServiceError(err);
       if (unexpected) onUnexpected(err, method);
+      if (trailers !== undefined) {
+        if (error.metadata === undefined) error.metadata = trailers;
+        else error.metadata.merge(trailers);
+      }
       callback(error);
     };
     const onAbort = () => answer(controller.signal.reason);
@@ -139,7 +156,6 @@ export function unary<Req, Res>(
       controller.abort(new LatticeError('CANCELLED', `${method}: cancelled by the client`));
     call.once('cancelled', onCancelled);
     controller.signal.addEventListener('abort', onAbort);
-    const context: CallContext = { signal: controller.signal, deadline, metadata: call.metadata, method };
     const run = (release: () => void) => {
       // Admitted from the queue after the call ended: the slot goes to the next one.
       if (controller.signal.aborted) {
