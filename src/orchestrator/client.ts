@@ -16,7 +16,7 @@
  * `{ tls: { ca: readFileSync('ca.pem'), cert, key } }` trusts a private CA and presents a client
  * certificate (with a bare `host:port` too).
  */
-import type { Metadata, ServiceError } from '@grpc/grpc-js';
+import type { Metadata, ServiceError, StatusObject } from '@grpc/grpc-js';
 import { type DecodedValue, decodeValue, type EncodableValue, encodeValue } from '../datatypes/codecs.js';
 import { DataType, dataTypeInfo, parseDataType } from '../datatypes/data-type.js';
 import { OrchestratorClient as LegacyGrpcClient } from '../gen/orchestrator/v1/orchestrator.js';
@@ -29,8 +29,12 @@ import {
 import type { FeatureSchema } from '../gen/orchestrator/v1/types.js';
 import { LatticeError } from '../platform/errors.js';
 import { type ClientOptions, dialClient } from '../platform/grpc/client-options.js';
+import { type RequestTimings, TIMINGS_KEY, timingsOf } from './wire/timings-trailer.js';
 
 export type { ClientOptions, ClientTlsOptions } from '../platform/grpc/client-options.js';
+export type { ComponentTimingJson, RequestTimings } from './wire/timings-trailer.js';
+/** The timings of a failed call that asked for them: `timingsOf(error.metadata)`. */
+export { timingsOf };
 
 /** A plain value, or one with its type spelled out (`{ type: 'FP16', value: 0.5 }`). */
 export type PlainValue = EncodableValue | { type: string; value: EncodableValue; vectorDim?: number };
@@ -50,6 +54,8 @@ export interface PredictInput {
   schema?: Record<string, string>;
   /** Milliseconds the call may take; default 1000. */
   deadlineMs?: number;
+  /** Ask the orchestrator for per-component timings (the result's `timings`). */
+  timings?: boolean;
 }
 
 export interface PairInput extends PredictInput {
@@ -74,6 +80,8 @@ export interface PredictResult {
   targets: (ScoredRow & { id: string })[];
   pairs: ScoredRow[];
   slates: ScoredRow[];
+  /** Per component: kind, start, duration and state, and the total; only when the input asked. */
+  timings?: RequestTimings;
 }
 
 interface Typed {
@@ -208,21 +216,41 @@ function decodeRows(schema: readonly FeatureSchema[], scores: readonly Score[]):
   }));
 }
 
+/**
+ * One call; its answer with the trailers, which grpc-js hands over in the call's `status` event
+ * (emitted after the callback).
+ */
 function unary<Req, Res>(
   call: (
     request: Req,
     metadata: Metadata,
     options: { deadline: number },
     callback: (error: ServiceError | null, response: Res) => void,
-  ) => unknown,
+  ) => { on(event: 'status', listener: (status: StatusObject) => void): unknown },
   request: Req,
   metadata: Metadata,
   deadlineMs: number,
-): Promise<Res> {
+): Promise<{ response: Res; trailers: Metadata }> {
   return new Promise((resolve, reject) => {
-    call(request, metadata, { deadline: Date.now() + deadlineMs }, (error, response) =>
-      error ? reject(error) : resolve(response),
-    );
+    let answered = false;
+    let response: Res | undefined;
+    let trailers: Metadata | undefined;
+    const settle = () => {
+      if (answered && trailers !== undefined) resolve({ response: response!, trailers });
+    };
+    const started = call(request, metadata, { deadline: Date.now() + deadlineMs }, (error, value) => {
+      if (error) {
+        reject(error);
+        return;
+      }
+      answered = true;
+      response = value;
+      settle();
+    });
+    started.on('status', (status) => {
+      trailers = status.metadata;
+      settle();
+    });
   });
 }
 
@@ -271,7 +299,19 @@ export class OrchestratorClient {
     };
   }
 
-  private result(input: PredictInput, response: PredictResponse): PredictResult {
+  /** The client's metadata, asking for timings when `timings` is set. */
+  private metadataFor(timings: boolean | undefined): Metadata {
+    if (timings !== true) return this.metadata;
+    const metadata = this.metadata.clone();
+    metadata.set(TIMINGS_KEY, '1');
+    return metadata;
+  }
+
+  private result(
+    input: PredictInput,
+    { response, trailers }: { response: PredictResponse; trailers: Metadata },
+  ): PredictResult {
+    const timings = input.timings === true ? timingsOf(trailers) : undefined;
     return {
       trackingId: response.trackingId,
       targets: decodeRows(response.targetOutputSchema, response.targetScores).map((row, i) => ({
@@ -280,6 +320,7 @@ export class OrchestratorClient {
       })),
       pairs: decodeRows(response.pairOutputSchema, response.pairScores),
       slates: decodeRows(response.slateOutputSchema, response.slateScores),
+      ...(timings === undefined ? {} : { timings }),
     };
   }
 
@@ -287,7 +328,7 @@ export class OrchestratorClient {
     const response = await unary(
       this.predict.inferPointWise.bind(this.predict),
       this.request(input),
-      this.metadata,
+      this.metadataFor(input.timings),
       input.deadlineMs ?? 1000,
     );
     return this.result(input, response);
@@ -319,7 +360,7 @@ export class OrchestratorClient {
     const response = await unary(
       this.predict.inferPairWise.bind(this.predict),
       request,
-      this.metadata,
+      this.metadataFor(input.timings),
       input.deadlineMs ?? 1000,
     );
     return this.result(input, response);
@@ -354,7 +395,7 @@ export class OrchestratorClient {
     const response = await unary(
       this.predict.inferSlateWise.bind(this.predict),
       request,
-      this.metadata,
+      this.metadataFor(input.timings),
       input.deadlineMs ?? 1000,
     );
     return this.result(input, response);
@@ -370,8 +411,10 @@ export class OrchestratorClient {
       features?: Record<string, readonly string[]>;
     }[];
     deadlineMs?: number;
-  }): Promise<{ rows: Record<string, string>[]; error: string }> {
-    const response = await unary(
+    /** Ask for per-component timings (the result's `timings`). */
+    timings?: boolean;
+  }): Promise<{ rows: Record<string, string>[]; error: string; timings?: RequestTimings }> {
+    const { response, trailers } = await unary(
       this.legacy.retrieveModelScore.bind(this.legacy),
       {
         modelConfigId: input.modelConfigId,
@@ -385,14 +428,16 @@ export class OrchestratorClient {
           })),
         })),
       },
-      this.metadata,
+      this.metadataFor(input.timings),
       input.deadlineMs ?? 1000,
     );
+    const timings = input.timings === true ? timingsOf(trailers) : undefined;
     const [header, ...rows] = response.componentData;
     const names = header?.data ?? [];
     return {
       rows: rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r.data[i] ?? '']))),
       error: response.error?.message ?? '',
+      ...(timings === undefined ? {} : { timings }),
     };
   }
 
