@@ -8,7 +8,13 @@
  * price is the loopback hop; a LocalChannel would skip it but also the interceptors (auth).
  */
 import type { DescMethod, DescService } from '@bufbuild/protobuf';
-import { type ChannelCredentials, Client, Metadata, type ServiceError } from '@grpc/grpc-js';
+import {
+  type ChannelCredentials,
+  Client,
+  Metadata,
+  type ServiceError,
+  type StatusObject,
+} from '@grpc/grpc-js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LatticeError } from '../errors.js';
 import { boundedText } from '../grpc/status.js';
@@ -40,6 +46,28 @@ export interface GrpcGatewayOptions {
   callerTokens: boolean;
   /** The OpenAPI tag of the routes (default: the service's full name). */
   tag?: string;
+  /** Request headers passed on to the call as metadata, e.g. `X-Lattice-Timings` as `lattice-timings`. */
+  headersToMetadata?: readonly HeaderToMetadata[];
+  /** Trailers of the call answered as response headers (on success and on error alike). */
+  trailersToHeaders?: readonly TrailerToHeader[];
+}
+
+export interface HeaderToMetadata {
+  /** The HTTP request header, any case. */
+  header: string;
+  /** The metadata key it becomes (lower case, not `-bin`). */
+  metadata: string;
+  /** For the OpenAPI document. */
+  description: string;
+}
+
+export interface TrailerToHeader {
+  /** The trailer's metadata key. */
+  trailer: string;
+  /** The HTTP response header it becomes. */
+  header: string;
+  /** For the OpenAPI document's route description. */
+  description: string;
 }
 
 /** The gRPC server the routes call, known once it listens. */
@@ -70,6 +98,25 @@ const ERROR_SCHEMA: JsonSchema = {
   },
 };
 
+/** The request headers every route reads, and those `options.headersToMetadata` adds. */
+function headersSchema(options: GrpcGatewayOptions): JsonSchema {
+  const extra: Record<string, JsonSchema> = {};
+  for (const h of options.headersToMetadata ?? []) {
+    extra[h.header.toLowerCase()] = { type: 'string', description: h.description };
+  }
+  return {
+    ...HEADERS_SCHEMA,
+    properties: { ...(HEADERS_SCHEMA.properties as Record<string, JsonSchema>), ...extra },
+  };
+}
+
+/** The route description's paragraph on the response headers, if any. */
+function trailerHeadersText(options: GrpcGatewayOptions): string {
+  return (options.trailersToHeaders ?? [])
+    .map((t) => `Response header ${t.header}: ${t.description}`)
+    .join('\n\n');
+}
+
 const HEADERS_SCHEMA: JsonSchema = {
   type: 'object',
   properties: {
@@ -95,6 +142,8 @@ export function registerGrpcGateway(app: FastifyInstance, options: GrpcGatewayOp
   let client: Client | undefined;
   app.addHook('onClose', async () => client?.close());
   const paths: string[] = [];
+  const headers = headersSchema(options);
+  const responseHeaders = trailerHeadersText(options);
   for (const service of options.services) {
     for (const method of service.methods) {
       if (method.methodKind !== 'unary') continue;
@@ -110,11 +159,12 @@ export function registerGrpcGateway(app: FastifyInstance, options: GrpcGatewayOp
             description: [
               comment,
               `The gRPC method /${service.typeName}/${method.name} over HTTP: the body is a ${method.input.typeName} and the answer a ${method.output.typeName}, both in the proto3 JSON mapping; errors are the gRPC status with its HTTP status.`,
+              responseHeaders,
             ]
               .filter(Boolean)
               .join('\n\n'),
             tags: [options.tag ?? service.typeName],
-            headers: HEADERS_SCHEMA,
+            headers,
             body: messageSchema(method.input),
             response: { 200: messageSchema(method.output), '4xx': ERROR_SCHEMA, '5xx': ERROR_SCHEMA },
           },
@@ -175,24 +225,43 @@ async function call(
   options: GrpcGatewayOptions,
 ): Promise<FastifyReply> {
   const metadata = callerMetadata(request, options);
+  forwardHeaders(request, metadata, options);
   const timeoutMs = timeoutMsOf(request.headers);
   const bytes = jsonToBinary(method.input, request.body);
   const grpcPath = `/${method.parent.typeName}/${method.name}`;
-  const answer = await new Promise<{ error: ServiceError | null; bytes?: Buffer }>((resolve) => {
-    const started = client.makeUnaryRequest(
-      grpcPath,
-      identity,
-      identity,
-      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-      metadata,
-      timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs },
-      (error, value) => resolve({ error, bytes: value }),
-    );
-    // The HTTP client gave up before its answer: so does the call, freeing the server's work.
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) started.cancel();
-    });
-  });
+  const answer = await new Promise<{ error: ServiceError | null; bytes?: Buffer; trailers?: Metadata }>(
+    (resolve) => {
+      // grpc-js calls back with the answer, then emits the status with the trailers: wait for both.
+      const got: { error?: ServiceError | null; bytes?: Buffer; trailers?: Metadata; ended?: true } = {};
+      const settle = () => {
+        if (got.error !== undefined && got.ended)
+          resolve({ error: got.error, bytes: got.bytes, trailers: got.trailers });
+      };
+      const started = client.makeUnaryRequest(
+        grpcPath,
+        identity,
+        identity,
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+        metadata,
+        timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs },
+        (error, value) => {
+          got.error = error;
+          got.bytes = value;
+          settle();
+        },
+      );
+      started.on('status', (status: StatusObject) => {
+        got.trailers = status.metadata;
+        got.ended = true;
+        settle();
+      });
+      // The HTTP client gave up before its answer: so does the call, freeing the server's work.
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) started.cancel();
+      });
+    },
+  );
+  answerTrailers(answer.trailers ?? answer.error?.metadata, reply, options);
   if (answer.error !== null) {
     const field = answer.error.metadata?.get('field')[0];
     const { status, body } = httpErrorOfGrpc(
@@ -204,4 +273,31 @@ async function call(
   }
   const json = binaryToJson(method.output, answer.bytes ?? Buffer.alloc(0));
   return reply.type('application/json; charset=utf-8').send(JSON.stringify(json));
+}
+
+/** `options.headersToMetadata`: each header the request carries, as its metadata key. */
+function forwardHeaders(request: FastifyRequest, metadata: Metadata, options: GrpcGatewayOptions): void {
+  for (const { header, metadata: key } of options.headersToMetadata ?? []) {
+    const value = request.headers[header.toLowerCase()];
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text === undefined) continue;
+    // Metadata values are printable ASCII (grpc-js throws on anything else).
+    if (!/^[\x20-\x7e]*$/.test(text)) {
+      throw new LatticeError('INVALID_ARGUMENT', `${header} must be printable ASCII`, { field: header });
+    }
+    metadata.set(key, text);
+  }
+}
+
+/** `options.trailersToHeaders`: each trailer the call answered, as its response header. */
+function answerTrailers(
+  trailers: Metadata | undefined,
+  reply: FastifyReply,
+  options: GrpcGatewayOptions,
+): void {
+  if (trailers === undefined) return;
+  for (const { trailer, header } of options.trailersToHeaders ?? []) {
+    const value = trailers.get(trailer)[0];
+    if (typeof value === 'string') reply.header(header, value);
+  }
 }
