@@ -7,6 +7,7 @@
 import type { DescService, FileRegistry } from '@bufbuild/protobuf';
 import type { FastifyInstance } from 'fastify';
 import { DESCRIPTOR_SET_BASE64 } from '../gen/descriptor-set.js';
+import { TIMINGS_KEY } from '../orchestrator/wire/timings-trailer.js';
 import { dialTarget } from '../platform/grpc/index.js';
 import { descriptorRegistry, type GrpcGateway, registerGrpcGateway } from '../platform/grpc-gateway/index.js';
 import { tlsOf } from '../platform/http/index.js';
@@ -19,6 +20,28 @@ export const RPC_SERVICES = {
 } as const;
 
 export type RpcPart = keyof typeof RPC_SERVICES;
+
+/** The HTTP form of the orchestrator's `lattice-timings` metadata and trailer (docs/orchestrator.md). */
+export const TIMINGS_HEADER = 'X-Lattice-Timings';
+
+const ORCHESTRATOR_HEADERS = {
+  headersToMetadata: [
+    {
+      header: TIMINGS_HEADER,
+      metadata: TIMINGS_KEY,
+      description:
+        '1 (or true, yes, on) asks for per-component timings of this request, answered in the X-Lattice-Timings response header.',
+    },
+  ],
+  trailersToHeaders: [
+    {
+      trailer: TIMINGS_KEY,
+      header: TIMINGS_HEADER,
+      description:
+        'when the request carried X-Lattice-Timings: 1, JSON {"total_ms", "components": [{"name", "kind", "start_ms", "duration_ms", "state": "ran"|"failed"|"skipped"|"cancelled"}]} for every component of the model\'s DAG in topological order, in milliseconds from the start of the request; on errors too.',
+    },
+  ],
+};
 
 let registry: FileRegistry | undefined;
 
@@ -44,6 +67,7 @@ export function registerRpcRoutes(app: FastifyInstance, settings: Settings, part
     tokenHeader: settings.auth.callerTokenHeader,
     callerTokens: Object.keys(settings.auth.callerTokens).length > 0,
     tag: part === 'orchestrator' ? 'orchestrator (HTTP/JSON of gRPC)' : 'vss (HTTP/JSON of gRPC)',
+    ...(part === 'orchestrator' ? ORCHESTRATOR_HEADERS : {}),
   });
   return {
     paths: gateway.paths,

@@ -2,7 +2,8 @@
  * The HTTP/JSON routes describe themselves to @fastify/swagger (the ops server's OpenAPI document):
  * the document with every route of `lattice up`'s two parts validates as OpenAPI 3.1 by a real
  * validator, and each operation states its body and answer as the proto messages in the proto3 JSON
- * mapping (JSON names, the proto comments as descriptions), the deadline headers and the error body.
+ * mapping (JSON names, the proto comments as descriptions), the deadline headers, the orchestrator's
+ * timings header and the error body.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -15,6 +16,7 @@ import { loadSettings } from '../../../src/platform/settings/index.js';
 type Schema = { properties?: Record<string, Schema>; description?: string; items?: Schema; type?: string };
 type Operation = {
   summary?: string;
+  description?: string;
   requestBody?: { content?: Record<string, { schema?: Schema }> };
   responses: Record<string, { content?: Record<string, { schema?: Schema }> }>;
   parameters?: Array<{ in: string; name: string }>;
@@ -56,8 +58,9 @@ test('the routes of both parts make a valid OpenAPI 3.1 document of the proto me
         .parameters!.filter((p) => p.in === 'header')
         .map((p) => p.name)
         .sort(),
-      ['grpc-timeout', 'x-lattice-deadline-ms'],
+      ['grpc-timeout', 'x-lattice-deadline-ms', 'x-lattice-timings'],
     );
+    assert.match(predict.description ?? '', /Response header X-Lattice-Timings: /, 'the timings answer');
 
     const search = document.paths['/api/v1/rpc/vss.v1.SimilaritySearch/Search']!.post!;
     const candidate =
