@@ -1,7 +1,7 @@
 /**
  * `lattice predict` against the orchestrator and the reference servers with the seeded
  * catalog_ranker (test/support/stack.ts): targets from flags, a JSON file and a CSV file, decoded
- * scores per row, --json, pair-wise, bad usage (exit 2) and a server that is down.
+ * scores per row, --json, pair-wise, --timings, bad usage (exit 2) and a server that is down.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -109,6 +109,33 @@ describe('lattice predict', () => {
     }
     for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     assert.notEqual(ids[0], ids[1]);
+  });
+
+  test('--timings prints each component of the DAG after the scores, with --json in the JSON', async () => {
+    const { topology, components } = stack.orchestrator.registry.require('catalog_ranker').model;
+    const nodes = topology.nodes;
+    const kindOf = (name: string) => components.get(name)?.kind ?? 'feature_init';
+    const plain = await run([...base, '--target-id', 'c1']);
+    assert.doesNotMatch(plain.out, /COMPONENT/, 'no timings unless asked');
+    const answer = await run([...base, '--target-id', 'c1', '--target-id', 'c2', '--timings']);
+    assert.equal(answer.exitCode, 0, answer.err);
+    const [scores, timings] = answer.out.split('\n\n');
+    assert.match(scores!, /^ROW\s+.*FINAL_SCORE.*ERROR\nc1\s+.*\nc2\s+/);
+    const lines = timings!.trimEnd().split('\n');
+    assert.match(lines[0]!, /^COMPONENT\s+KIND\s+STATE\s+START_MS\s+DURATION_MS$/);
+    assert.deepEqual(
+      lines.slice(1, -1).map((line) => line.split(/\s+/).slice(0, 3)),
+      nodes.map((name) => [name, kindOf(name), 'ran']),
+    );
+    for (const line of lines.slice(1, -1)) assert.match(line, /\s\d+\.\d{3}\s+\d+\.\d{3}$/);
+    assert.match(lines.at(-1)!, /^total: \d+\.\d{3} ms$/);
+    const json = JSON.parse((await run([...base, '--target-id', 'c1', '--timings', '--json'])).out) as {
+      timings: { total_ms: number; components: { name: string; state: string }[] };
+    };
+    assert.deepEqual(
+      json.timings.components.map((c) => [c.name, c.state]),
+      nodes.map((name) => [name, 'ran']),
+    );
   });
 
   test('bad usage exits 2; an unknown model config is the server answer; a down server says what to do', async () => {

@@ -20,6 +20,8 @@ export interface PredictOptions extends ClientFlags {
   /** The orchestrator. */
   address?: string;
   json?: boolean;
+  /** Ask for per-component timings and print them after the scores. */
+  timings?: boolean;
 }
 
 const DATA_TYPE_NAMES = allDataTypes.map((type) => DataType[type]);
@@ -72,7 +74,11 @@ export function definePredict(program: Command, session: CliSession): void {
     .addOption(
       addressOption('grpc', 'the orchestrator (default <host>:<orchestrator.port> from the settings)'),
     )
-    .option('--json', 'print the decoded answer as JSON');
+    .option('--json', 'print the decoded answer as JSON')
+    .option(
+      '--timings',
+      "print each component's start, duration and state after the scores (the lattice-timings trailer)",
+    );
   // `--target` was the target id's name; in `search` it was the server's address (now `--address`).
   addDeprecatedAlias(command, targetId, '--target <ID[:k=v;…]>', session.io);
   addClientFlags(command).addHelpText(

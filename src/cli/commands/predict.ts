@@ -5,12 +5,15 @@
  * with each row's error.
  */
 import { readFileSync } from 'node:fs';
+import type { Metadata } from '@grpc/grpc-js';
 import { CsvParser } from '../../featurestore/csv-records.js';
 import {
   OrchestratorClient,
   type PlainValue,
   type PredictResult,
+  type RequestTimings,
   type TargetInput,
+  timingsOf,
 } from '../../orchestrator/client.js';
 import { describeError, invalidArgument } from '../../platform/errors.js';
 import { callFailure } from '../call-failure.js';
@@ -126,6 +129,21 @@ function show(result: PredictResult, kind: string, json: boolean): void {
   const failed = rows.filter((r) => r.error).length;
   if (failed > 0) console.log(`${failed} of ${rows.length} rows have errors (their values are defaults)`);
   if (result.trackingId) console.log(`tracking id: ${result.trackingId}`);
+  if (result.timings) printTimings(result.timings);
+}
+
+/** The components in the order the DAG ran them, then the total. */
+function printTimings(timings: RequestTimings): void {
+  const ms = (value: number) => value.toFixed(3);
+  console.log('');
+  console.log(
+    textTable([
+      ['COMPONENT', 'KIND', 'STATE', 'START_MS', 'DURATION_MS'],
+      ...timings.components.map((c) => [c.name, c.kind, c.state, ms(c.start_ms), ms(c.duration_ms)]),
+    ]),
+  );
+  if (timings.omitted) console.log(`${timings.omitted} more components not shown (the trailer's size limit)`);
+  console.log(`total: ${ms(timings.total_ms)} ms`);
 }
 
 type PredictInput = Parameters<OrchestratorClient['pointWise']>[0] & {
@@ -153,6 +171,7 @@ function predictInput(values: PredictOptions): PredictInput {
       schema: Object.fromEntries((values.schema ?? []).map((s) => keyValue(s, '--schema'))),
       deadlineMs: values.deadlineMs,
       ...(values.trackingId === undefined ? {} : { trackingId: values.trackingId }),
+      ...(values.timings === true ? { timings: true } : {}),
     };
     if (values.kind === 'pair') {
       if (!values.pairs) throw new UsageError('--kind pair needs --pairs (e.g. 0-1,1-2)');
@@ -194,6 +213,10 @@ export async function runPredict({ options: values, context }: Invocation<Predic
           : await client.pointWise(input);
     show(result, kind, values.json === true);
   } catch (err) {
+    // A failed call that asked still says how far its DAG got (which component failed, what was skipped).
+    const timings =
+      values.timings === true ? timingsOf((err as { metadata?: Metadata }).metadata) : undefined;
+    if (timings) printTimings(timings);
     throw callFailure(err, {
       what: 'predict',
       server: 'the orchestrator',
