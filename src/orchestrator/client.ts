@@ -12,6 +12,9 @@
  *   });
  *   targets[0].values.final_score; // a number
  *
+ * With `timings: true` in the input the result also holds `timings`, the orchestrator's per-component
+ * timings of that request (docs/orchestrator.md, "Per-request timings").
+ *
  * Over TLS: `new OrchestratorClient('https://orchestrator.internal:50051')` trusts the system's roots;
  * `{ tls: { ca: readFileSync('ca.pem'), cert, key } }` trusts a private CA and presents a client
  * certificate (with a bare `host:port` too).
