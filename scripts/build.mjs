@@ -11,6 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildConsole } from './build-console.mjs';
 import { distIsFresh, generatedIsFresh } from './dist-freshness.mjs';
 
 function run(command, args) {
@@ -38,6 +39,16 @@ if (!existsSync(join(partial, 'src/cli/main.js'))) {
   console.error('build: src/cli/main.js was not emitted');
   process.exit(1);
 }
+// The web console beside the compiled sources (dist/console), served by every ops server.
+let consoleBytes;
+try {
+  consoleBytes = await buildConsole(partial);
+} catch (err) {
+  rmSync(partial, { recursive: true, force: true });
+  console.error(`build: bundling the console failed: ${err.message}`);
+  process.exit(1);
+}
+console.log(`build: console bundled (${(consoleBytes / 1024).toFixed(1)} KB gzipped)`);
 writeFileSync(join(partial, '.built'), '');
 if (existsSync('dist')) renameSync('dist', previous);
 try {

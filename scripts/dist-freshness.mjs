@@ -38,6 +38,7 @@ const CONFIGURATION = [
   'package.json',
   'package-lock.json',
   'scripts/build.mjs',
+  'scripts/build-console.mjs',
 ];
 
 /** dist/ was built after every file the build reads (sources, protos, configuration) last changed. */
