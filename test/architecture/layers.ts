@@ -39,6 +39,9 @@ const LAYERS: readonly Layer[] = [
   { name: 'vss', prefix: 'src/vss/', mayImport: ['platform', ...KERNELS] },
   { name: 'featurestore', prefix: 'src/featurestore/', mayImport: ['platform', ...KERNELS] },
   { name: 'modelserver', prefix: 'src/modelserver/', mayImport: ['platform', ...KERNELS] },
+  // The console's browser code stands alone (bundled for the browser); its server side serves it.
+  { name: 'console-app', prefix: 'src/console/app/', mayImport: [] },
+  { name: 'console', prefix: 'src/console/', mayImport: ['platform'] },
   { name: 'cli', prefix: 'src/cli/', mayImport: ['*'] },
 ];
 

@@ -1,3 +1,4 @@
+import { registerConsole } from '../../console/index.js';
 import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
 import { registerModelConsoleRoutes } from '../../orchestrator/console/index.js';
 import { startOrchestratorPart } from '../../orchestrator/index.js';
@@ -21,8 +22,9 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
   serveTlsByDefault(tlsOf(settings).server);
   const platform = new Platform(settings);
   const part = await startOrchestratorPart(platform, options.port);
-  const ops = new HttpServer({
+  const ops = await HttpServer.create({
     name: 'orchestrator-ops',
+    openapi: { title: 'Lattice ops API (lattice orchestrator)' },
     host: settings.host,
     port: options.metricsPort ?? settings.metrics.port,
     logger: platform.logger,
@@ -34,6 +36,9 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
   registerModelStatusRoute(ops.app).serve(part.modelStatus);
   registerModelConsoleRoutes(ops.app).serve(part.console);
   registerRpcRoutes(ops.app, settings, 'orchestrator').serve(part.port);
+  await registerConsole(ops.app, {
+    parts: { orchestrator: true, vss: { admin: false, serving: false }, reference: false },
+  });
   // /readyz covers this process's own gRPC server too, not only the adapters it uses.
   ops.addReadinessCheck(part.name, acceptsConnections(settings.host, part.port));
   const opsPort = await ops.start();
@@ -46,5 +51,8 @@ export async function runOrchestrator({ options, context }: Invocation<Orchestra
   for (const [what, where] of part.endpoints) console.log(`${what}  ${where}`);
   console.log(
     `HTTP /healthz /readyz /metrics /models  ${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`,
+  );
+  console.log(
+    `Web console (API docs at /docs)  ${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}/`,
   );
 }

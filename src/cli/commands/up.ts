@@ -1,4 +1,5 @@
 import { startComputePart } from '../../compute/server/index.js';
+import { registerConsole, registerVssAdminProxy } from '../../console/index.js';
 import { startFeatureStorePart } from '../../featurestore/index.js';
 import { startModelServerPart } from '../../modelserver/index.js';
 import { registerModelStatusRoute } from '../../orchestrator/api/index.js';
@@ -63,8 +64,9 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
   ]);
   await openAllPorts(platform);
 
-  const ops = new HttpServer({
+  const ops = await HttpServer.create({
     name: 'ops',
+    openapi: { title: 'Lattice ops API (lattice up)' },
     host: settings.host,
     port: settings.metrics.port,
     logger,
@@ -83,6 +85,14 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
   // The HTTP/JSON form of the orchestrator's and vss's gRPC services, served once those listen.
   const orchestratorRpc = registerRpcRoutes(ops.app, settings, 'orchestrator');
   const vssRpc = registerRpcRoutes(ops.app, settings, 'vss');
+  // The web console at / with /docs; its vss pages reach the admin API once it runs.
+  await registerConsole(ops.app, {
+    parts: { orchestrator: true, vss: { admin: true, serving: true }, reference: true },
+  });
+  const vssAdminProxy = registerVssAdminProxy(ops.app, {
+    apiKeys: settings.vss.admin.apiKeys,
+    tls: tls.client,
+  });
   const grpc = new GrpcServer({
     name: 'platform',
     host: settings.host,
@@ -141,6 +151,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     parts.push(...vss.parts);
     const admin = vss.admin!;
     vssRpc.serve(vss.serving!.port);
+    vssAdminProxy.serve(`${tls.server ? 'https' : 'http'}://${settings.host}:${admin.port}`);
     // Parts that listened from their start answered UNAVAILABLE until now (the demo's onboarding
     // below goes through the running process).
     for (const part of parts) part.open?.();
@@ -177,6 +188,7 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
       'HTTP /healthz /readyz /metrics /models',
       `${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`,
     ],
+    ['Web console (API docs at /docs)', `${ops.secure ? 'https' : 'http'}://${settings.host}:${opsPort}/`],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   console.log(

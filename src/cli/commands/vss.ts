@@ -2,6 +2,7 @@
  * `lattice vss` (serving, consumers and admin together), `vss serving`, `vss consumers`, `vss admin`
  * and `vss replay`. The admin API's clients are in ../vss-admin.
  */
+import { registerConsole, registerVssAdminProxy } from '../../console/index.js';
 import { LatticeError } from '../../platform/errors.js';
 import { ApiAuth, HttpServer, serveTlsByDefault, tlsOf } from '../../platform/http/index.js';
 import { Platform } from '../../platform/platform.js';
@@ -84,8 +85,9 @@ async function runComponents(
         : {}),
       ...(components.admin ? { admin: {} } : {}),
     });
-    ops = new HttpServer({
+    ops = await HttpServer.create({
       name: 'vss-ops',
+      openapi: { title: 'Lattice ops API (lattice vss)' },
       host: settings.host,
       port: ports.metricsPort ?? settings.metrics.port,
       logger: platform.logger,
@@ -99,6 +101,20 @@ async function runComponents(
     if (settings.queue.kind === 'memory') registerEmbeddedQueueRoutes(ops.app, () => platform.queue());
     // The HTTP/JSON form of SimilaritySearch, beside the serving part that answers it.
     if (vss.serving !== undefined) registerRpcRoutes(ops.app, settings, 'vss').serve(vss.serving.port);
+    await registerConsole(ops.app, {
+      parts: {
+        orchestrator: false,
+        vss: { admin: vss.admin !== undefined, serving: vss.serving !== undefined },
+        reference: false,
+      },
+    });
+    if (vss.admin !== undefined) {
+      const scheme = tlsOf(settings).server ? 'https' : 'http';
+      registerVssAdminProxy(ops.app, {
+        apiKeys: settings.vss.admin.apiKeys,
+        tls: tlsOf(settings).client,
+      }).serve(`${scheme}://${settings.host}:${vss.admin.port}`);
+    }
     // /readyz covers this process's own servers too, not only the adapters they use.
     for (const part of vss.parts) {
       if ('port' in part && typeof part.port === 'number') {
@@ -138,6 +154,9 @@ async function runComponents(
   }
   console.log(
     `  HTTP /healthz /readyz /metrics  ${ops?.secure ? 'https' : 'http'}://${settings.host}:${opsPort}`,
+  );
+  console.log(
+    `  Web console (API docs at /docs)  ${ops?.secure ? 'https' : 'http'}://${settings.host}:${opsPort}/`,
   );
   console.log('Ctrl-C stops it, draining in-flight calls and batches.');
 }

@@ -1,3 +1,4 @@
+import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { LatticeError } from '../errors.js';
 import type { Logger } from '../logging/index.js';
@@ -31,6 +32,12 @@ export interface HttpServerOptions {
    * caller, which the console uses to log in. Absent: no `/api/` routes are guarded.
    */
   apiAuth?: ApiAuth;
+  /**
+   * Describe the server's routes in an OpenAPI document at `GET /openapi.json` (the console's /docs
+   * shows it). Routes are only documented once @fastify/swagger has loaded: build such a server with
+   * `HttpServer.create`, which waits for it, and add routes after.
+   */
+  openapi?: { title: string; description?: string };
 }
 
 /** What `GET /api/v1/session` answers: whether auth is on and who the key names. */
@@ -53,6 +60,17 @@ export class HttpServer {
   /** Whether it serves HTTPS. */
   readonly secure: boolean;
 
+  /**
+   * A server whose routes, its own and those added after this resolves, are in its OpenAPI document
+   * (`options.openapi`): @fastify/swagger collects routes as they are added, so it must have loaded
+   * before the first one.
+   */
+  static async create(options: HttpServerOptions): Promise<HttpServer> {
+    const server = new HttpServer(options);
+    await server.app.after();
+    return server;
+  }
+
   constructor(private readonly options: HttpServerOptions) {
     this.checks = { ...options.readiness };
     const tls = options.tls === undefined ? defaultServerTls() : options.tls || undefined;
@@ -64,6 +82,28 @@ export class HttpServer {
         ? Fastify({ logger: false, bodyLimit })
         : Fastify({ logger: false, bodyLimit, https: httpsServerOptions(tls) })
     ) as FastifyInstance;
+    if (options.openapi !== undefined) {
+      void this.app.register(swagger, {
+        openapi: {
+          openapi: '3.1.0',
+          info: {
+            title: options.openapi.title,
+            version: '1.0.0',
+            description: options.openapi.description ?? '',
+          },
+          components: {
+            securitySchemes: {
+              apiKey: {
+                type: 'http',
+                scheme: 'bearer',
+                description: 'A caller token or a vss admin API key; required under /api/ when auth is on.',
+              },
+            },
+          },
+          security: [{ apiKey: [] }],
+        },
+      });
+    }
     const requests = options.metrics.counter(
       'http_server_requests_total',
       'HTTP requests, by route and status',
@@ -88,9 +128,19 @@ export class HttpServer {
         .status(404)
         .send({ error: { code: 'NOT_FOUND', message: `no route ${request.method} ${request.url}` } }),
     );
+    if (options.apiAuth !== undefined) guardApiRoutes(this.app, options.apiAuth);
+    // With an OpenAPI document the routes are added once swagger has loaded, so it sees them.
+    if (options.openapi === undefined) this.addRoutes();
+    else this.app.after(() => this.addRoutes());
+  }
+
+  private addRoutes(): void {
+    const options = this.options;
+    if (options.openapi !== undefined) {
+      this.app.get('/openapi.json', { schema: { hide: true } }, async () => this.app.swagger());
+    }
     if (options.apiAuth !== undefined) {
       const apiAuth = options.apiAuth;
-      guardApiRoutes(this.app, apiAuth);
       this.app.get(
         '/api/v1/session',
         async (request): Promise<ApiSession> => ({
