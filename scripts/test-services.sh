@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes the servers the integration tests use available on loopback: PostgreSQL (5432, database
-# `test`, trust auth) with pgvector, Redis (6379), NATS with JetStream (4222) and etcd (2379). Idempotent: a server
+# `test`, trust auth) with pgvector, Redis (6379), NATS with JetStream (4222) and etcd (2379), and
+# Debian's Chromium for the browser tests. Idempotent: a server
 # that already answers is left alone, so developers and .ci/run can call it any number of times.
 # Prints one line per server (ok / started / FAILED: reason) and exits non-zero if any server
 # cannot be made available. Logs and data of servers it starts go under ${TMPDIR:-/tmp}/lattice-*.
@@ -249,11 +250,27 @@ check_etcd() {
   fi
 }
 
+# Debian's Chromium for the console's browser tests (test/console/, playwright-core drives it; no
+# browser download of Playwright's own). Not a server: installed once, nothing to start.
+check_chromium() {
+  if [ -x /usr/bin/chromium ]; then
+    report chromium "ok (/usr/bin/chromium)"
+    return
+  fi
+  local log="$STATE_ROOT/lattice-chromium-install.log"
+  if ! apt_install "$log" chromium fonts-dejavu-core || [ ! -x /usr/bin/chromium ]; then
+    fail chromium "apt-get install chromium failed (see $log)"
+    return
+  fi
+  report chromium "installed (/usr/bin/chromium)"
+}
+
 check_postgres
 check_pgvector
 check_redis
 check_nats
 check_etcd
+check_chromium
 
 if [ "$failures" -gt 0 ]; then
   echo "test-services: $failures server(s) unavailable" >&2

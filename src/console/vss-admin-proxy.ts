@@ -1,5 +1,5 @@
 /**
- * `ANY /api/v1/vss-admin/*` on the ops server: the console's vss pages reach the vss admin API through
+ * `GET|POST /api/v1/vss-admin/*` on the ops server: the console's vss pages reach the vss admin API through
  * it, so the browser talks to one origin with one key. The call goes to the admin API's same path with
  * the admin API key of the caller when it signed in with one, else the first configured key (the
  * caller authenticated with a caller token, which the ops server's guard already checked).
@@ -29,15 +29,15 @@ export function registerVssAdminProxy(
 ): { serve(url: string): void } {
   let target: string | undefined;
   const fetcher = fetchWithTls(options.tls);
-  app.all(
-    `${VSS_ADMIN_PREFIX}/*`,
-    {
-      schema: {
-        summary: 'The vss admin API (its own OpenAPI document is at its /docs), forwarded with the admin key',
-        tags: ['vss admin'],
-      },
+  // GET and POST: the methods the admin API has.
+  app.route({
+    method: ['GET', 'POST'],
+    url: `${VSS_ADMIN_PREFIX}/*`,
+    schema: {
+      summary: 'The vss admin API (its own OpenAPI document is at its /docs), forwarded with the admin key',
+      tags: ['vss admin'],
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       if (target === undefined) {
         return reply
           .status(503)
@@ -69,7 +69,7 @@ export function registerVssAdminProxy(
       if (type !== null) reply.type(type);
       return reply.status(answer.status).send(await answer.text());
     },
-  );
+  });
   return {
     serve(url) {
       target = url.replace(/\/$/, '');

@@ -113,7 +113,7 @@ function Stats({ id }: { id: string }) {
           points={history.map((h) => [h.at, h.stats.p50_ms, h.stats.p99_ms])}
         />
       </div>
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0}>
         <table>
           <caption>Per component, last {stats.data?.window_s ?? '?'} s</caption>
           <thead>
@@ -183,7 +183,7 @@ function Revisions({
           {done}
         </p>
       ) : null}
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0}>
         <table>
           <thead>
             <tr>

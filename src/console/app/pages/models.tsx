@@ -60,7 +60,7 @@ export function ModelsPage() {
       ) : listing.data.models.length === 0 ? (
         <p>No model configs yet.</p>
       ) : (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0}>
           <table>
             <thead>
               <tr>

@@ -216,7 +216,7 @@ function Result({
           : ''}
         .
       </p>
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0}>
         <table class="scores">
           <thead>
             <tr>

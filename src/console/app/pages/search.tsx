@@ -326,7 +326,7 @@ export function SearchPage(props: {
               Page {n + 1} <span class="muted">({fmt(page.answer.elapsedMs, 1)} ms)</span>
             </h2>
             {result?.error ? <div class="error">{result.error}</div> : null}
-            <div class="table-scroll">
+            <div class="table-scroll" tabIndex={0}>
               <table class="candidates">
                 <thead>
                   <tr>
