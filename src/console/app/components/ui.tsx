@@ -98,3 +98,9 @@ export function Json({ value }: { value: unknown }) {
 
 export const fmt = (n: number | null | undefined, digits = 2): string =>
   n === null || n === undefined || Number.isNaN(n) ? '—' : n.toFixed(digits);
+
+/**
+ * The attributes of a wide table's scrolling box: axe-core requires a scrollable region to take focus
+ * (a keyboard user scrolls it with the arrow keys once focused), which a plain div does not.
+ */
+export const SCROLLABLE = { class: 'table-scroll', tabIndex: 0 } as const;

@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type ApiError, get, seg, send } from '../api';
 import { LiveChart } from '../components/chart';
 import { DagView } from '../components/dag';
-import { Confirm, ErrorBox, fmt, Loading, StateBadge, When } from '../components/ui';
+import { Confirm, ErrorBox, fmt, Loading, SCROLLABLE, StateBadge, When } from '../components/ui';
 import { useLoad } from '../hooks';
 import { href } from '../router';
 import type { Dag, ModelDetail, ModelStats, Revision, StatsAnswer } from '../types';
@@ -113,7 +113,7 @@ function Stats({ id }: { id: string }) {
           points={history.map((h) => [h.at, h.stats.p50_ms, h.stats.p99_ms])}
         />
       </div>
-      <div class="table-scroll" tabIndex={0}>
+      <div {...SCROLLABLE}>
         <table>
           <caption>Per component, last {stats.data?.window_s ?? '?'} s</caption>
           <thead>
@@ -183,7 +183,7 @@ function Revisions({
           {done}
         </p>
       ) : null}
-      <div class="table-scroll" tabIndex={0}>
+      <div {...SCROLLABLE}>
         <table>
           <thead>
             <tr>

@@ -4,7 +4,7 @@
  * which the page shows with a note instead of nothing.
  */
 import { ApiError, get } from '../api';
-import { ErrorBox, fmt, Loading, StateBadge, When } from '../components/ui';
+import { ErrorBox, fmt, Loading, SCROLLABLE, StateBadge, When } from '../components/ui';
 import { useLoad } from '../hooks';
 import { href } from '../router';
 import type { ModelSummary, StatsAnswer } from '../types';
@@ -60,7 +60,7 @@ export function ModelsPage() {
       ) : listing.data.models.length === 0 ? (
         <p>No model configs yet.</p>
       ) : (
-        <div class="table-scroll" tabIndex={0}>
+        <div {...SCROLLABLE}>
           <table>
             <thead>
               <tr>

@@ -6,7 +6,7 @@
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { type Answer, ApiError, call, get, seg } from '../api';
-import { ErrorBox, fmt } from '../components/ui';
+import { ErrorBox, fmt, SCROLLABLE } from '../components/ui';
 import { navigate } from '../router';
 import type { ModelSummary } from '../types';
 import { valueText } from '../value-bytes';
@@ -216,7 +216,7 @@ function Result({
           : ''}
         .
       </p>
-      <div class="table-scroll" tabIndex={0}>
+      <div {...SCROLLABLE}>
         <table class="scores">
           <thead>
             <tr>

@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { type Answer, ApiError, call, get } from '../api';
-import { ErrorBox, fmt } from '../components/ui';
+import { ErrorBox, fmt, SCROLLABLE } from '../components/ui';
 import type { VssModel } from '../types';
 import { ADMIN } from './vss';
 
@@ -326,7 +326,7 @@ export function SearchPage(props: {
               Page {n + 1} <span class="muted">({fmt(page.answer.elapsedMs, 1)} ms)</span>
             </h2>
             {result?.error ? <div class="error">{result.error}</div> : null}
-            <div class="table-scroll" tabIndex={0}>
+            <div {...SCROLLABLE}>
               <table class="candidates">
                 <thead>
                   <tr>

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { type ApiError, get, seg, send } from '../api';
-import { Confirm, ErrorBox, fmt, Loading, StateBadge, When } from '../components/ui';
+import { Confirm, ErrorBox, fmt, Loading, SCROLLABLE, StateBadge, When } from '../components/ui';
 import { useLoad } from '../hooks';
 import { href, navigate } from '../router';
 import type { VssModel, VssModelDetail, VssVariant, VssVersion } from '../types';
@@ -61,7 +61,7 @@ export function VssPage() {
 
 function VariantTable({ model }: { model: VssModel }) {
   return (
-    <div class="table-scroll" tabIndex={0}>
+    <div {...SCROLLABLE}>
       <table>
         <thead>
           <tr>
@@ -216,7 +216,7 @@ export function VssModelPage({ entity, model }: { entity: string; model: string 
           <h2>Versions</h2>
           <Versions versions={detail.data.versions} />
           <h2>Recent operations</h2>
-          <div class="table-scroll" tabIndex={0}>
+          <div {...SCROLLABLE}>
             <table>
               <thead>
                 <tr>
@@ -266,7 +266,7 @@ export function VssModelPage({ entity, model }: { entity: string; model: string 
 
 function Versions({ versions }: { versions: VssVersion[] }) {
   return (
-    <div class="table-scroll" tabIndex={0}>
+    <div {...SCROLLABLE}>
       <table>
         <thead>
           <tr>
