@@ -25,6 +25,7 @@ const INPUTS = [
   'tsconfig.build.json',
   'scripts/build.mjs',
   'scripts/gen-proto.mjs',
+  'scripts/build-console.mjs',
 ];
 
 /** Writes `path` under the root with its modification time at `seconds` (since the epoch). */
@@ -61,13 +62,20 @@ describe('dist freshness', () => {
     file('dist/.built', 1900);
     assert.equal(distIsFresh(root), true);
 
-    file('package-lock.json', 2000); // dependencies changed
+    file('src/console/app/styles.css', 2000); // the console is bundled into dist/console
     assert.equal(distIsFresh(root), false);
-    file('src/gen/a_pb.ts', 2100);
-    file('dist/.built', 2200);
+    file('dist/.built', 2100);
+    file('scripts/build-console.mjs', 2200); // so is how it is bundled
+    assert.equal(distIsFresh(root), false);
+    file('dist/.built', 2300);
+
+    file('package-lock.json', 2400); // dependencies changed
+    assert.equal(distIsFresh(root), false);
+    file('src/gen/a_pb.ts', 2500);
+    file('dist/.built', 2600);
     assert.equal(distIsFresh(root), true);
 
-    file('scripts/gen-proto.mjs', 2300); // the generator writes more (or other) files now
+    file('scripts/gen-proto.mjs', 2700); // the generator writes more (or other) files now
     assert.equal(generatedIsFresh(root), false);
     assert.equal(distIsFresh(root), false);
   });
