@@ -4,7 +4,7 @@
  * in the text), a diff against what serves now, and apply with a comment. Opened without an id it
  * makes a new config, or a clone of `?from=<id>`.
  */
-import { diffLines } from 'diff';
+import { structuredPatch } from 'diff';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type ApiError, get, seg, send } from '../api';
 import { ErrorBox, Loading } from '../components/ui';
@@ -117,8 +117,15 @@ function EditorForm({
   };
 
   const live = base.detail?.live_document ?? base.detail?.document;
-  const diff = useMemo(() => (live === undefined ? [] : diffLines(pretty(live), text)), [live, text]);
-  const changed = diff.some((part) => part.added || part.removed);
+  // Hunks with three lines of context, as `git diff` shows them: a long document's one change stays visible.
+  const hunks = useMemo(
+    () =>
+      live === undefined
+        ? []
+        : structuredPatch('live', 'edited', pretty(live), text, '', '', { context: 3 }).hunks,
+    [live, text],
+  );
+  const changed = hunks.length > 0;
 
   const apply = async () => {
     setApplyError(undefined);
@@ -227,14 +234,17 @@ function EditorForm({
               <p class="muted">No changes.</p>
             ) : (
               <pre class="diff">
-                {diff.map((part, i) => (
-                  <span key={i} class={part.added ? 'added' : part.removed ? 'removed' : 'same'}>
-                    {part.value
-                      .replace(/\n$/, '')
-                      .split('\n')
-                      .map((line) => `${part.added ? '+' : part.removed ? '-' : ' '} ${line}`)
-                      .join('\n')}
-                    {'\n'}
+                {hunks.map((hunk) => (
+                  <span key={`${hunk.oldStart}:${hunk.newStart}`}>
+                    <span class="hunk">{`@@ live line ${hunk.oldStart}, edited line ${hunk.newStart} @@`}</span>
+                    {hunk.lines.map((line, i) => (
+                      <span
+                        key={i}
+                        class={line.startsWith('+') ? 'added' : line.startsWith('-') ? 'removed' : 'same'}
+                      >
+                        {line}
+                      </span>
+                    ))}
                   </span>
                 ))}
               </pre>
