@@ -148,6 +148,7 @@ describe('the packed package (slow)', () => {
     );
     assert.ok(shipped.includes('dist/src/vss/client.js') && shipped.includes('dist/src/vss/client.d.ts'));
     assert.ok(shipped.includes('proto/vss/v1/vss.proto') && shipped.includes('bin/lattice.js'));
+    assert.ok(shipped.includes('dist/console/index.html') && shipped.includes('dist/console/assets/app.js'));
     assert.deepEqual(
       shipped.filter(
         (f) => /^(src|test|bench|scripts)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')),
@@ -241,6 +242,13 @@ describe('the packed package (slow)', () => {
       childCommands(pid).filter((c) => c.includes('esbuild')),
       [],
     );
+
+    // The web console ships in the package: its page, its bundle and Swagger UI's files are served.
+    const consoleUrl = /Web console \(API docs at \/docs\)\s+(\S+)/.exec(output.stdout)?.[1];
+    assert.ok(consoleUrl, output.stdout);
+    for (const path of ['', 'assets/app.js', 'docs', 'docs/swagger-ui-bundle.js']) {
+      assert.equal((await fetch(`${consoleUrl}${path}`)).status, 200, `${consoleUrl}${path}`);
+    }
 
     // A predict through lattice/client, from a plain .mjs file in the user's project.
     const orchestrator = /gRPC orchestrator\.v1 .*\s+(\S+)\n/.exec(output.stdout)?.[1];
