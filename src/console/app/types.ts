@@ -35,6 +35,8 @@ export interface ModelDetail {
   live_document?: unknown;
   version?: string;
   rejected?: ModelSummary['rejected'];
+  /** The newest revision recorded: sent back as `expected_revision`, so a change made meanwhile is refused. */
+  revision?: number;
 }
 
 export interface Revision {

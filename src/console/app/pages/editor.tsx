@@ -31,7 +31,7 @@ export function Editor({ id }: { id: string | undefined }) {
       })),
     ]).then(
       ([detail, { revisions }]) => {
-        setBase({ detail, revision: revisions[0]?.revision });
+        setBase({ detail, revision: detail.revision ?? revisions[0]?.revision });
         setText(pretty(detail.document));
       },
       (err) => setLoadError(err as ApiError),
