@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import {
   chromiumOrSkip,
   launchChromium,
@@ -39,6 +40,7 @@ const VIEWPORTS = [
 describe('the web console on lattice up', { skip: chromium === undefined, timeout: 600_000 }, () => {
   let child: ChildProcess | undefined;
   let base = '';
+  let orchestratorAddress = '';
   let browser: Browser;
   const folder = outputFolder('console');
 
@@ -57,6 +59,7 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
     const url = /Web console \(API docs at \/docs\)\s+(\S+)/.exec(started.output.stdout)?.[1];
     assert.ok(url, `${started.output.stdout}\n${started.output.stderr}`);
     base = url.replace(/\/$/, '');
+    orchestratorAddress = /gRPC orchestrator\.v1 .*\s+(\S+)\n/.exec(started.output.stdout)?.[1] ?? '';
     browser = await launchChromium(chromium!);
   });
   after(async () => {
@@ -220,6 +223,155 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
       }
     });
   }
+
+  test('a config edited with an error shows it at its path; fixed and applied, its DAG changes; rolled back, it returns', async (t) => {
+    if (!(await hasRoute('GET', '/api/v1/models/catalog_ranker/dag'))) {
+      t.skip('the config API (GET /api/v1/models/…) is not in this process');
+      return;
+    }
+    const { context, page } = await signedIn({ width: 1280, height: 800 });
+    try {
+      await page.goto(`${base}/#/models/catalog_ranker/edit`);
+      const area = page.locator('#document');
+      await area.waitFor();
+      await page.locator('.badge', { hasText: 'valid' }).first().waitFor();
+      const original = JSON.parse(await area.inputValue()) as Record<string, Array<Record<string, unknown>>>;
+      const broken = structuredClone(original) as Record<
+        string,
+        Array<Record<string, Array<Record<string, unknown>>>>
+      >;
+      broken.model_serving_components![0]!.endpoints![0]!.percentage = 50;
+      await area.fill(JSON.stringify(broken, null, 2));
+      const problem = page.locator('li.problem', { hasText: 'model_serving_components[0].endpoints' });
+      await problem.waitFor();
+      await checkPage(page, 'editor-problem-desktop');
+      await problem.getByRole('button').click();
+      const selected = await page.evaluate(
+        `(() => { const el = document.getElementById('document'); return el.value.slice(el.selectionStart, el.selectionEnd); })()`,
+      );
+      assert.match(String(selected), /^"endpoints": \[/, 'the problem selects its place in the text');
+
+      const fixed = structuredClone(original) as Record<string, Array<Record<string, unknown>>>;
+      fixed.compute_components![0]!.deadline_ms = 250;
+      await area.fill(JSON.stringify(fixed, null, 2));
+      await page.locator('#problems-title .badge', { hasText: /^valid$/ }).waitFor();
+      assert.match(await page.locator('pre.diff').innerText(), /\+\s+"deadline_ms": 250/);
+      await page.fill('#comment', 'a slower blend');
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.waitForURL(/#\/models\/catalog_ranker$/);
+      await page.locator('.dag svg text', { hasText: '250 ms' }).first().waitFor();
+      await page.locator('h1 .badge', { hasText: 'live' }).waitFor();
+      const newest = page.locator('section[aria-labelledby=revisions-title] tbody tr').first();
+      await newest.filter({ hasText: 'a slower blend' }).waitFor();
+      assert.match(await newest.innerText(), new RegExp(CALLER));
+      await checkPage(page, 'model-applied-desktop');
+
+      // One click (and a confirmation) back to the revision before.
+      await page
+        .locator('section[aria-labelledby=revisions-title] tbody tr')
+        .nth(1)
+        .getByRole('button')
+        .click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Roll back' }).click();
+      await page.getByRole('status').filter({ hasText: 'Rolled back' }).waitFor();
+      await eventually(
+        async () => (await page.locator('.dag svg text', { hasText: '250 ms' }).count()) === 0,
+        30_000,
+        'the DAG to lose the applied deadline',
+      );
+      await page
+        .locator('section[aria-labelledby=revisions-title] tbody tr')
+        .first()
+        .filter({ hasText: 'rollback' })
+        .waitFor();
+      await checkPage(page, 'model-rolled-back-desktop');
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a generated PointWise request answers in the playground what the TypeScript client answers', async (t) => {
+    if (!(await hasRoute('POST', '/api/v1/rpc/orchestrator.v1.Predict/InferPointWise', {}))) {
+      t.skip('the HTTP/JSON Predict is not in this process');
+      return;
+    }
+    const { context, page } = await signedIn({ width: 1280, height: 800 });
+    const client = new OrchestratorClient(orchestratorAddress, { callerId: CALLER, callerToken: KEY });
+    try {
+      await page.goto(`${base}/#/predict/catalog_ranker`);
+      await page.getByRole('button', { name: 'Generate a request' }).click();
+      await eventually(async () => (await page.inputValue('#request')) !== '', 30_000, 'a generated request');
+      const request = JSON.parse(await page.inputValue('#request')) as {
+        contextFeatures: { name: string; value: string }[];
+        targets: { id: string }[];
+      };
+      await page.getByRole('button', { name: 'Send' }).click();
+      const rows = page.locator('table.scores tbody tr');
+      await rows.first().waitFor();
+      const headers = await page.locator('table.scores thead th').allInnerTexts();
+      const column = headers.indexOf('final_score');
+      assert.ok(column > 0, headers.join(', '));
+      const shown = await page.evaluate(
+        `[...document.querySelectorAll('table.scores tbody tr')].map((r) => [...r.children].map((c) => c.textContent))`,
+      );
+      const answer = await client.pointWise({
+        modelConfigId: 'catalog_ranker',
+        context: Object.fromEntries(
+          request.contextFeatures.map((f) => [f.name, Buffer.from(f.value, 'base64').toString('utf8')]),
+        ),
+        targets: request.targets.map((target) => ({ id: target.id })),
+      });
+      assert.deepEqual(
+        (shown as string[][]).map((cells) => [cells[0], cells[column]]),
+        answer.targets.map((target) => [
+          target.id,
+          String(Number(Number(target.values.final_score).toPrecision(7))),
+        ]),
+      );
+      await page.locator('pre[data-testid=cli]', { hasText: 'npx lattice predict' }).waitFor();
+      await checkPage(page, 'predict-answered-desktop');
+    } finally {
+      client.close();
+      await context.close();
+    }
+  });
+
+  test('a search in the playground is filtered and paged through', async (t) => {
+    if (!(await hasRoute('POST', '/api/v1/rpc/vss.v1.SimilaritySearch/Search', {}))) {
+      t.skip('the HTTP/JSON Search is not in this process');
+      return;
+    }
+    const { context, page } = await signedIn({ width: 390, height: 844 });
+    try {
+      await page.goto(`${base}/#/search/catalog/products/shoes`);
+      await page.locator('#s-variant').waitFor();
+      await page.fill('#s-candidate', 'p0');
+      await page.fill('#s-attributes', 'category,brand,price');
+      await page.getByRole('button', { name: 'Add a filter' }).click();
+      await page.fill('#f-field-0', 'brand');
+      await page.selectOption('#f-op-0', 'IN');
+      await page.fill('#f-values-0', 'acme');
+      await page.click('form.search-form button[type=submit]');
+      const first = page.locator('section[aria-label="Page 1"] table.candidates tbody tr');
+      await first.first().waitFor();
+      const firstRows = await first.allInnerTexts();
+      assert.equal(firstRows.length, 10);
+      for (const row of firstRows) assert.match(row, /acme/);
+      await page.getByRole('button', { name: 'Next page' }).click();
+      const second = page.locator('section[aria-label="Page 2"] table.candidates tbody tr');
+      await second.first().waitFor();
+      const secondRows = await second.allInnerTexts();
+      for (const row of secondRows) assert.match(row, /acme/);
+      const ids = (rows: string[]) => rows.map((r) => r.split(/\s+/)[1]);
+      assert.equal(
+        new Set([...ids(firstRows), ...ids(secondRows)]).size,
+        firstRows.length + secondRows.length,
+      );
+      await checkPage(page, 'search-paged-phone');
+    } finally {
+      await context.close();
+    }
+  });
 
   test('the API docs page shows Swagger UI over the ops server’s OpenAPI document', async () => {
     const { context, page } = await signedIn({ width: 1280, height: 800 });

@@ -40,7 +40,9 @@ const number = (n: number | bigint): string =>
   typeof n === 'bigint' ? n.toString() : Number.isInteger(n) ? String(n) : String(Number(n.toPrecision(7)));
 
 /** The value as text (vectors as `[a, b, …]`); the bytes' length when the type is not one it reads. */
-export function valueText(type: string, base64: string): string {
+export function valueText(dataType: string, base64: string): string {
+  // The proto3 JSON mapping names enum values in full (DATA_TYPE_FP32); the platform's names are short.
+  const type = dataType.replace(/^DATA_TYPE_/, '');
   const bytes = fromBase64(base64);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (type === 'STRING') return new TextDecoder().decode(bytes);

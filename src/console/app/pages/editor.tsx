@@ -122,7 +122,9 @@ function EditorForm({
     () =>
       live === undefined
         ? []
-        : structuredPatch('live', 'edited', pretty(live), text, '', '', { context: 3 }).hunks,
+        : structuredPatch('live', 'edited', pretty(live), text.endsWith('\n') ? text : `${text}\n`, '', '', {
+            context: 3,
+          }).hunks,
     [live, text],
   );
   const changed = hunks.length > 0;

@@ -93,26 +93,30 @@ function Stats({ id }: { id: string }) {
   if (last === undefined) return <p class="muted">No requests yet in the window (stats poll every 3 s).</p>;
   return (
     <>
-      <div class="charts">
-        <LiveChart
-          title="Requests and errors per second"
-          unit="/s"
-          series={[
-            { label: 'requests', color: '#1f6feb' },
-            { label: 'errors', color: '#cf222e' },
-          ]}
-          points={history.map((h) => [h.at, h.stats.requests_per_s, h.stats.errors_per_s])}
-        />
-        <LiveChart
-          title="Latency"
-          unit="ms"
-          series={[
-            { label: 'p50', color: '#1a7f37' },
-            { label: 'p99', color: '#9a6700' },
-          ]}
-          points={history.map((h) => [h.at, h.stats.p50_ms, h.stats.p99_ms])}
-        />
-      </div>
+      {history.length < 2 ? (
+        <p class="muted">Collecting samples for the charts (one every 3 s)…</p>
+      ) : (
+        <div class="charts">
+          <LiveChart
+            title="Requests and errors per second"
+            unit="/s"
+            series={[
+              { label: 'requests', color: '#1f6feb' },
+              { label: 'errors', color: '#cf222e' },
+            ]}
+            points={history.map((h) => [h.at, h.stats.requests_per_s, h.stats.errors_per_s])}
+          />
+          <LiveChart
+            title="Latency"
+            unit="ms"
+            series={[
+              { label: 'p50', color: '#1a7f37' },
+              { label: 'p99', color: '#9a6700' },
+            ]}
+            points={history.map((h) => [h.at, h.stats.p50_ms, h.stats.p99_ms])}
+          />
+        </div>
+      )}
       <div {...SCROLLABLE}>
         <table>
           <caption>Per component, last {stats.data?.window_s ?? '?'} s</caption>

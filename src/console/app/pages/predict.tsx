@@ -85,7 +85,7 @@ export function PredictPage({ initial }: { initial: string | undefined }) {
     setBusy(true);
     try {
       setAnswer(
-        await call<Json>(`/api/v1/rpc/orchestrator.v1.Predict/${pattern}`, {
+        await call<Json>(`/api/v1/rpc/orchestrator.v1.Predict/Infer${pattern}`, {
           body,
           headers: { 'x-lattice-deadline-ms': deadline },
         }),
@@ -285,7 +285,7 @@ function Equivalents({ request, pattern, deadline }: { request: Json; pattern: P
   const kind = PATTERNS.find((p) => p[0] === pattern)![2];
   const id = field<string>(request, 'modelConfigId', 'model_config_id') ?? '';
   const context = (field<Json[]>(request, 'contextFeatures', 'context_features') ?? []).map((f) => {
-    const type = field<string>(f, 'dataType', 'data_type') ?? 'STRING';
+    const type = (field<string>(f, 'dataType', 'data_type') ?? 'STRING').replace(/^DATA_TYPE_/, '');
     return { name: String(f.name), type, value: valueText(type, String(f.value ?? '')) };
   });
   const targets = (field<Json[]>(request, 'targets', 'targets') ?? []).map((t) => String(t.id));
