@@ -373,6 +373,23 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
     }
   });
 
+  test('the register forms register a store through the admin API and show its refusal of a variant of no model', async () => {
+    const { context, page } = await signedIn({ width: 390, height: 844 });
+    try {
+      await page.goto(`${base}/#/vss/register`);
+      await page.locator('#register-store').waitFor();
+      await checkPage(page, 'vss-register-phone');
+      await page.getByRole('button', { name: 'Register the store' }).click();
+      await page.getByRole('status').filter({ hasText: 'Registered the store.' }).waitFor();
+      await page.getByRole('button', { name: 'Register the variant' }).click();
+      const refusal = page.getByRole('alert').filter({ hasText: 'The variant was not registered' });
+      await refusal.waitFor();
+      assert.match(await refusal.innerText(), /my_model/);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('the API docs page shows Swagger UI over the ops server’s OpenAPI document', async () => {
     const { context, page } = await signedIn({ width: 1280, height: 800 });
     try {

@@ -15,6 +15,7 @@ import { PredictPage } from './pages/predict';
 import { SearchPage } from './pages/search';
 import { VssModelPage, VssPage } from './pages/vss';
 import { OperationPage } from './pages/vss-operation';
+import { RegisterPage } from './pages/vss-register';
 import { href, type Route, useRoute } from './router';
 import type { Parts, Session } from './types';
 import './styles.css';
@@ -139,6 +140,7 @@ function Page({ route, parts }: { route: Route; parts: Parts | undefined }) {
       return <PredictPage initial={a} />;
     case 'vss':
       if (a === 'operations' && b !== undefined) return <OperationPage id={b} />;
+      if (a === 'register') return <RegisterPage />;
       if (a !== undefined && b !== undefined) return <VssModelPage entity={a} model={b} />;
       return <VssPage />;
     case 'search':

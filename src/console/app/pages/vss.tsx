@@ -23,9 +23,14 @@ export function VssPage() {
     <>
       <div class="heading">
         <h1>vss models</h1>
-        <a class="button" href={href('search')}>
-          Search playground
-        </a>
+        <div class="actions">
+          <a class="button" href={href('vss', 'register')}>
+            Register
+          </a>
+          <a class="button" href={href('search')}>
+            Search playground
+          </a>
+        </div>
       </div>
       <ErrorBox error={models.error} what="Could not list the vss models" />
       {models.data === undefined ? (
