@@ -182,6 +182,18 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
 
         await page.goto(`${base}/#/predict/catalog_ranker`);
         await page.locator('#config option', { hasText: 'catalog_ranker' }).waitFor({ state: 'attached' });
+        // The form writes the request as the proto3 JSON mapping has it (value bytes in base64).
+        await page.getByText('Fill a form instead').click();
+        await page.getByRole('button', { name: 'Write the request' }).click();
+        const written = JSON.parse(await page.inputValue('#request'));
+        assert.deepEqual(written, {
+          modelConfigId: 'catalog_ranker',
+          contextFeatures: [
+            { name: 'user_id', dataType: 'DATA_TYPE_STRING', value: Buffer.from('u1').toString('base64') },
+          ],
+          targets: [{ id: 'c1' }, { id: 'c2' }, { id: 'c3' }],
+        });
+        await page.locator('pre[data-testid=cli]', { hasText: '--context user_id=u1' }).waitFor();
         await checkPage(page, `predict-${viewport.name}`);
 
         // vss: the demo's model with both variants READY and their counts.

@@ -67,3 +67,26 @@ export function valueText(dataType: string, base64: string): string {
   for (let at = 0; at + width <= bytes.length; at += width) values.push(number(read(view, at)));
   return vector ? `[${values.join(', ')}]` : (values[0] ?? '');
 }
+
+/** The scalar types the playground's form writes (what `lattice predict --schema` offers most). */
+export const FORM_TYPES = ['STRING', 'FP32', 'FP64', 'INT32', 'INT64', 'BOOL'] as const;
+export type FormType = (typeof FORM_TYPES)[number];
+
+/** `text` as value bytes of `type`, base64 as the proto3 JSON mapping carries `bytes`. */
+export function encodeValue(type: FormType, text: string): string {
+  let bytes: Uint8Array;
+  if (type === 'STRING') bytes = new TextEncoder().encode(text);
+  else if (type === 'BOOL') bytes = new Uint8Array([text.trim() === 'true' || text.trim() === '1' ? 1 : 0]);
+  else {
+    const width = type === 'FP32' || type === 'INT32' ? 4 : 8;
+    bytes = new Uint8Array(width);
+    const view = new DataView(bytes.buffer);
+    if (type === 'FP32') view.setFloat32(0, Number(text), true);
+    else if (type === 'FP64') view.setFloat64(0, Number(text), true);
+    else if (type === 'INT32') view.setInt32(0, Number.parseInt(text, 10), true);
+    else view.setBigInt64(0, BigInt(text.trim()), true);
+  }
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}

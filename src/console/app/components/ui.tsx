@@ -93,7 +93,11 @@ export function Confirm({
 }
 
 export function Json({ value }: { value: unknown }) {
-  return <pre class="json">{JSON.stringify(value, null, 2)}</pre>;
+  return (
+    <pre class="json" {...FOCUSABLE}>
+      {JSON.stringify(value, null, 2)}
+    </pre>
+  );
 }
 
 export const fmt = (n: number | null | undefined, digits = 2): string =>
@@ -104,3 +108,6 @@ export const fmt = (n: number | null | undefined, digits = 2): string =>
  * (a keyboard user scrolls it with the arrow keys once focused), which a plain div does not.
  */
 export const SCROLLABLE = { class: 'table-scroll', tabIndex: 0 } as const;
+
+/** The same for a block of code or JSON, which scrolls when its lines are longer than the screen. */
+export const FOCUSABLE = { tabIndex: 0 } as const;

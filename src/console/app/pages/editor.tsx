@@ -7,7 +7,7 @@
 import { structuredPatch } from 'diff';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type ApiError, get, seg, send } from '../api';
-import { ErrorBox, Loading } from '../components/ui';
+import { ErrorBox, FOCUSABLE, Loading } from '../components/ui';
 import { rangeOf, syntaxErrors } from '../json-path';
 import { currentRoute, href, navigate } from '../router';
 import type { ModelDetail, Problem, Revision, Validation } from '../types';
@@ -235,7 +235,7 @@ function EditorForm({
             ) : !changed ? (
               <p class="muted">No changes.</p>
             ) : (
-              <pre class="diff">
+              <pre class="diff" {...FOCUSABLE}>
                 {hunks.map((hunk) => (
                   <span key={`${hunk.oldStart}:${hunk.newStart}`}>
                     <span class="hunk">{`@@ live line ${hunk.oldStart}, edited line ${hunk.newStart} @@`}</span>

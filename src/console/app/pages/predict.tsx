@@ -6,10 +6,10 @@
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { type Answer, ApiError, call, get, seg } from '../api';
-import { ErrorBox, fmt, SCROLLABLE } from '../components/ui';
+import { ErrorBox, FOCUSABLE, fmt, SCROLLABLE } from '../components/ui';
 import { navigate } from '../router';
 import type { ModelSummary } from '../types';
-import { valueText } from '../value-bytes';
+import { encodeValue, FORM_TYPES, type FormType, valueText } from '../value-bytes';
 
 const PATTERNS = [
   ['PointWise', 'pointwise', 'point'],
@@ -143,6 +143,11 @@ export function PredictPage({ initial }: { initial: string | undefined }) {
           Generate a request
         </button>
       </div>
+      <RequestForm
+        id={id}
+        pattern={pattern}
+        onBuilt={(request) => setText(JSON.stringify(request, null, 2))}
+      />
       <label for="request">Request (PredictRequest, proto3 JSON)</label>
       <textarea
         id="request"
@@ -175,6 +180,123 @@ export function PredictPage({ initial }: { initial: string | undefined }) {
       {answer ? <Result answer={answer} pattern={pattern} request={request} /> : null}
       {request ? <Equivalents request={request} pattern={pattern} deadline={deadline} /> : null}
     </>
+  );
+}
+
+interface ContextRow {
+  name: string;
+  type: FormType;
+  value: string;
+}
+
+/**
+ * The request from a form: context features with their types and the target ids (pairs of
+ * neighbours, or one slate of all, for the other patterns). Targets' own features come from the
+ * feature store, as the config's components look them up.
+ */
+function RequestForm({
+  id,
+  pattern,
+  onBuilt,
+}: {
+  id: string;
+  pattern: Pattern;
+  onBuilt: (request: Json) => void;
+}) {
+  const [context, setContext] = useState<ContextRow[]>([{ name: 'user_id', type: 'STRING', value: 'u1' }]);
+  const [targets, setTargets] = useState('c1, c2, c3');
+  const build = (event: Event) => {
+    event.preventDefault();
+    const ids = targets
+      .split(/[\s,]+/)
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
+    const request: Json = {
+      modelConfigId: id,
+      contextFeatures: context
+        .filter((c) => c.name.trim() !== '')
+        .map((c) => ({
+          name: c.name.trim(),
+          dataType: `DATA_TYPE_${c.type}`,
+          value: encodeValue(c.type, c.value),
+        })),
+      targets: ids.map((t) => ({ id: t })),
+    };
+    if (pattern === 'PairWise') {
+      request.pairs = ids.slice(1).map((_t, i) => ({ firstTargetIndex: i, secondTargetIndex: i + 1 }));
+    } else if (pattern === 'SlateWise') {
+      request.slates = [{ slateTargetIndices: ids.map((_t, i) => i) }];
+    }
+    onBuilt(request);
+  };
+  return (
+    <details class="form-box">
+      <summary>Fill a form instead</summary>
+      <form onSubmit={build}>
+        {context.map((row, i) => (
+          <div class="form-row" key={i}>
+            <label for={`ctx-name-${i}`}>Context feature</label>
+            <input
+              id={`ctx-name-${i}`}
+              value={row.name}
+              onInput={(e) =>
+                setContext(
+                  context.map((r, j) => (j === i ? { ...r, name: (e.target as HTMLInputElement).value } : r)),
+                )
+              }
+            />
+            <label for={`ctx-type-${i}`}>Type</label>
+            <select
+              id={`ctx-type-${i}`}
+              value={row.type}
+              onChange={(e) =>
+                setContext(
+                  context.map((r, j) =>
+                    j === i ? { ...r, type: (e.target as HTMLSelectElement).value as FormType } : r,
+                  ),
+                )
+              }
+            >
+              {FORM_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+            <label for={`ctx-value-${i}`}>Value</label>
+            <input
+              id={`ctx-value-${i}`}
+              value={row.value}
+              onInput={(e) =>
+                setContext(
+                  context.map((r, j) =>
+                    j === i ? { ...r, value: (e.target as HTMLInputElement).value } : r,
+                  ),
+                )
+              }
+            />
+            <button type="button" onClick={() => setContext(context.filter((_r, j) => j !== i))}>
+              Remove
+            </button>
+          </div>
+        ))}
+        <button
+          type="button"
+          onClick={() => setContext([...context, { name: '', type: 'STRING', value: '' }])}
+        >
+          Add a context feature
+        </button>
+        <div class="form-row">
+          <label for="form-targets">Target ids</label>
+          <input
+            id="form-targets"
+            value={targets}
+            onInput={(e) => setTargets((e.target as HTMLInputElement).value)}
+          />
+        </div>
+        <button type="submit">Write the request</button>
+      </form>
+    </details>
   );
 }
 
@@ -250,7 +372,9 @@ function Result({
       {timing ? <Timings header={timing} /> : null}
       <details>
         <summary>Raw answer</summary>
-        <pre class="json">{JSON.stringify(answer.body, null, 2)}</pre>
+        <pre class="json" {...FOCUSABLE}>
+          {JSON.stringify(answer.body, null, 2)}
+        </pre>
       </details>
     </section>
   );
@@ -334,11 +458,13 @@ function Equivalents({ request, pattern, deadline }: { request: Json; pattern: P
     <section aria-labelledby="equivalents-title">
       <h2 id="equivalents-title">The same call elsewhere</h2>
       <h3>lattice predict</h3>
-      <pre class="code" data-testid="cli">
+      <pre class="code" {...FOCUSABLE} data-testid="cli">
         {cli}
       </pre>
       <h3>TypeScript</h3>
-      <pre class="code">{ts}</pre>
+      <pre class="code" {...FOCUSABLE}>
+        {ts}
+      </pre>
     </section>
   );
 }
