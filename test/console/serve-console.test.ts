@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import Fastify from 'fastify';
 import { registerConsole, registerVssAdminProxy } from '../../src/console/index.js';
 import { ApiAuth, HttpServer } from '../../src/platform/http/index.js';
@@ -171,6 +172,12 @@ describe('the vss admin proxy', () => {
         idempotency: 'k1',
       },
     ]);
+  });
+
+  test('the OpenAPI document with the proxy and the console routes is valid OpenAPI 3.1', async () => {
+    const document = await (await fetch(`${base}/openapi.json`)).json();
+    await SwaggerParser.validate(structuredClone(document) as never);
+    assert.ok('/api/v1/vss-admin/{*}' in (document as { paths: object }).paths);
   });
 
   test('sends the caller’s own admin key when it signed in with one, and refuses a caller without a key', async () => {
