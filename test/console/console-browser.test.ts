@@ -236,7 +236,7 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
     });
   }
 
-  test('a config edited with an error shows it at its path; fixed and applied, its DAG changes; rolled back, it returns', async (t) => {
+  test('a config edited with an error shows it at its path; fixed and applied, its DAG changes; rolled back, it returns; cloned, the copy serves', async (t) => {
     if (!(await hasRoute('GET', '/api/v1/models/catalog_ranker/dag'))) {
       t.skip('the config API (GET /api/v1/models/…) is not in this process');
       return;
@@ -297,6 +297,21 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
         .filter({ hasText: 'rollback' })
         .waitFor();
       await checkPage(page, 'model-rolled-back-desktop');
+
+      // A clone under a new id serves beside it.
+      await page.getByRole('link', { name: 'Clone' }).click();
+      await page.locator('#new-id').waitFor();
+      await page.locator('#problems-title .badge', { hasText: /^valid$/ }).waitFor();
+      await page.fill('#new-id', 'catalog_ranker_copy');
+      await page.fill('#comment', 'a copy to try things on');
+      await page.getByRole('button', { name: 'Create' }).click();
+      await page.waitForURL(/#\/models\/catalog_ranker_copy$/);
+      await page.locator('h1 .badge', { hasText: 'live' }).waitFor();
+      await page
+        .locator('section[aria-labelledby=revisions-title] tbody tr')
+        .first()
+        .filter({ hasText: 'clone' })
+        .waitFor();
     } finally {
       await context.close();
     }
