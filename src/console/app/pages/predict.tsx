@@ -87,7 +87,8 @@ export function PredictPage({ initial }: { initial: string | undefined }) {
       setAnswer(
         await call<Json>(`/api/v1/rpc/orchestrator.v1.Predict/Infer${pattern}`, {
           body,
-          headers: { 'x-lattice-deadline-ms': deadline },
+          // The orchestrator answers each component's timing in a header when asked (timings-trailer.ts).
+          headers: { 'x-lattice-deadline-ms': deadline, 'x-lattice-timings': '1' },
         }),
       );
     } catch (err) {
@@ -327,7 +328,7 @@ function Result({
       ? `${field<number>(row, 'firstTargetIndex', 'first_target_index') ?? 0}–${field<number>(row, 'secondTargetIndex', 'second_target_index') ?? 0}`
       : (field<number[]>(row, 'slateTargetIndices', 'slate_target_indices') ?? []).join('.');
   };
-  const timing = answer.headers.get('server-timing');
+  const timing = answer.headers.get('x-lattice-timings');
   return (
     <section aria-labelledby="result-title">
       <h2 id="result-title">Scores</h2>
@@ -380,25 +381,54 @@ function Result({
   );
 }
 
-/** Per-component timings from a Server-Timing header (`name;dur=12.3, …`), when the server sends them. */
+interface ComponentTiming {
+  name: string;
+  kind: string;
+  start_ms: number;
+  duration_ms: number;
+  state: string;
+}
+
+/**
+ * Per-component timings from the `X-Lattice-Timings` header (the orchestrator's JSON: the DAG's
+ * components in order, each with its start, duration and state, and the total).
+ */
 function Timings({ header }: { header: string }) {
-  const entries = header.split(',').map((part) => {
-    const [name = '', ...params] = part.trim().split(';');
-    const dur = params.find((p) => p.trim().startsWith('dur='));
-    return { name, ms: dur === undefined ? undefined : Number(dur.split('=')[1]) };
-  });
+  let timings: { total_ms: number; components: ComponentTiming[]; omitted?: number };
+  try {
+    timings = JSON.parse(header);
+  } catch {
+    return null;
+  }
   return (
-    <table>
-      <caption>Per component</caption>
-      <tbody>
-        {entries.map((e) => (
-          <tr key={e.name}>
-            <th scope="row">{e.name}</th>
-            <td>{fmt(e.ms, 1)} ms</td>
+    <div {...SCROLLABLE}>
+      <table class="timings">
+        <caption>
+          Per component (total {fmt(timings.total_ms, 2)} ms
+          {timings.omitted ? `, ${timings.omitted} more not listed` : ''})
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Component</th>
+            <th scope="col">Kind</th>
+            <th scope="col">State</th>
+            <th scope="col">Start ms</th>
+            <th scope="col">Duration ms</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {timings.components.map((c) => (
+            <tr key={c.name}>
+              <th scope="row">{c.name}</th>
+              <td>{c.kind}</td>
+              <td class={c.state === 'failed' ? 'bad-text' : ''}>{c.state}</td>
+              <td>{fmt(c.start_ms, 2)}</td>
+              <td>{fmt(c.duration_ms, 2)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
