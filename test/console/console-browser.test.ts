@@ -179,6 +179,10 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
         for (const variant of ['all', 'shoes']) {
           assert.match(await card.locator('tr', { hasText: variant }).first().innerText(), /READY/);
         }
+        // The demo's store, with the entity it serves.
+        const storeRow = page.locator('table.stores tbody tr').first();
+        await storeRow.waitFor();
+        assert.match(await storeRow.innerText(), /catalog/);
         await checkPage(page, `vss-${viewport.name}`);
 
         await page.goto(`${base}/#/vss/catalog/products`);

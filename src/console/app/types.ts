@@ -117,6 +117,16 @@ export interface VssVariant {
   served_index?: { points: number; indexed_points: number; degraded?: boolean };
 }
 
+/** A registered store, as the admin API's GET /stores lists it. */
+export interface VssStore {
+  store_id: number;
+  entity: string;
+  db_conf_id: string;
+  embeddings_table: string;
+  aggregator_table: string;
+  created_at: string;
+}
+
 export interface VssModel {
   entity: string;
   model_name: string;

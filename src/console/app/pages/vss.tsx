@@ -8,7 +8,7 @@ import { type ApiError, get, seg, send } from '../api';
 import { Confirm, ErrorBox, fmt, Loading, SCROLLABLE, StateBadge, When } from '../components/ui';
 import { useLoad } from '../hooks';
 import { href, navigate } from '../router';
-import type { VssModel, VssModelDetail, VssVariant, VssVersion } from '../types';
+import type { VssModel, VssModelDetail, VssStore, VssVariant, VssVersion } from '../types';
 
 export const ADMIN = '/api/v1/vss-admin';
 
@@ -19,6 +19,7 @@ const counts = (c: VssVariant['read_counts']) =>
 
 export function VssPage() {
   const models = useLoad((s) => get<{ models: VssModel[] }>(`${ADMIN}/models`, s), [], 5000);
+  const stores = useLoad((s) => get<{ stores: VssStore[] }>(`${ADMIN}/stores`, s), [], 5000);
   return (
     <>
       <div class="heading">
@@ -60,7 +61,45 @@ export function VssPage() {
           </section>
         ))
       )}
+      <StoreTable stores={stores.data?.stores} />
+      <ErrorBox error={stores.error} what="Could not list the vss stores" />
     </>
+  );
+}
+
+/** The registered stores: the entity each serves and where its embeddings and aggregates live. */
+function StoreTable({ stores }: { stores: VssStore[] | undefined }) {
+  if (stores === undefined || stores.length === 0) return null;
+  return (
+    <section aria-labelledby="stores-title">
+      <h2 id="stores-title">Stores</h2>
+      <div {...SCROLLABLE}>
+        <table class="stores">
+          <thead>
+            <tr>
+              <th scope="col">Store</th>
+              <th scope="col">Entity</th>
+              <th scope="col">Database</th>
+              <th scope="col">Embeddings table</th>
+              <th scope="col">Aggregator table</th>
+              <th scope="col">Registered</th>
+            </tr>
+          </thead>
+          <tbody>
+            {stores.map((store) => (
+              <tr key={store.store_id}>
+                <th scope="row">{store.store_id}</th>
+                <td>{store.entity}</td>
+                <td>{store.db_conf_id}</td>
+                <td>{store.embeddings_table}</td>
+                <td>{store.aggregator_table}</td>
+                <td>{new Date(store.created_at).toLocaleString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
   );
 }
 

@@ -212,6 +212,8 @@ const modelDetail = z.strictObject({
 
 const modelList = z.strictObject({ models: z.array(modelWithVariants) });
 
+const storeList = z.strictObject({ stores: z.array(store) });
+
 const health = z.strictObject({ status: z.string(), service: z.string() });
 
 const readiness = z.strictObject({
@@ -233,6 +235,7 @@ const shared = {
   ModelWithVariants: modelWithVariants,
   ModelDetail: modelDetail,
   ModelList: modelList,
+  StoreList: storeList,
   Health: health,
   Readiness: readiness,
 };

@@ -1,12 +1,12 @@
 /**
- * GET /models, GET /models/{entity}/{model} and GET /operations/{id}: current state, versions with
- * their counts, recent operations, and an operation's progress (its payload holds what the steps
- * record, such as the ingestion job's progress and bad rows).
+ * GET /stores, GET /models, GET /models/{entity}/{model} and GET /operations/{id}: the registered
+ * stores, current state, versions with their counts, recent operations, and an operation's progress
+ * (its payload holds what the steps record, such as the ingestion job's progress and bad rows).
  */
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../../platform/errors.js';
 import { type Model, type ModelVersion, resourceName, type Variant } from '../../store/index.js';
-import { listedVariantJson, modelJson, operationJson, versionJson } from './representations.js';
+import { listedVariantJson, modelJson, operationJson, storeJson, versionJson } from './representations.js';
 import { modelParams, operationParams } from './request-schemas.js';
 import { ref } from './response-schemas.js';
 import { GET_ERRORS, type RouteContext } from './route-context.js';
@@ -39,6 +39,18 @@ async function modelWithVariants(
 
 export function statusRoutes(app: FastifyInstance, context: RouteContext): void {
   const { store } = context;
+
+  app.get(
+    '/stores',
+    {
+      schema: {
+        summary: 'Every registered store: its entity, database configuration and tables',
+        tags: ['status'],
+        response: { 200: ref('StoreList'), ...GET_ERRORS },
+      },
+    },
+    async () => ({ stores: (await store.stores.list()).map(storeJson) }),
+  );
 
   app.get(
     '/models',

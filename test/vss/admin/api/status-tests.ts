@@ -1,5 +1,5 @@
 /**
- * GET /models, GET /models/{entity}/{model}, GET /operations/{id}: states, versions with counts,
+ * GET /stores, GET /models, GET /models/{entity}/{model}, GET /operations/{id}: the stores, states, versions with counts,
  * recent operations, an operation's progress and the payload the engine writes, ISO dates.
  */
 import assert from 'node:assert/strict';
@@ -9,6 +9,19 @@ import { assertError, type Harness, registerAll, unique } from './api-harness.js
 const isoDate = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 export function statusTests(get: () => Harness): void {
+  test('GET /stores lists every registered store with its entity and tables', async () => {
+    const h = get();
+    const b = await registerAll(h, unique());
+    const answer = await h.call({ url: '/stores' });
+    assert.equal(answer.status, 200);
+    const stores = answer.json.stores as Array<Record<string, unknown>>;
+    const listed = stores.find((s) => s.store_id === b.store.store_id);
+    assert.ok(listed, 'the store is listed');
+    assert.equal(listed.entity, b.entity);
+    assert.equal(typeof listed.embeddings_table, 'string');
+    assert.match(String(listed.created_at), isoDate);
+  });
+
   test('GET /models lists every model with its variants, versions read and written, and their counts', async () => {
     const h = get();
     const b = await registerAll(h, unique());
