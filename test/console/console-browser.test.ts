@@ -330,7 +330,8 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
         })
       ).json()) as { nodes: { id: string }[] };
       assert.deepEqual([...timed].sort(), dag.nodes.map((node) => node.id).sort());
-      await page.locator('pre[data-testid=cli]', { hasText: 'npx lattice predict' }).waitFor();
+      // With auth on, the same call from a terminal names the signed-in caller (its token from the environment).
+      await page.locator('pre[data-testid=cli]', { hasText: `--caller-id ${CALLER}` }).waitFor();
       await checkPage(page, 'predict-answered-desktop');
     } finally {
       client.close();

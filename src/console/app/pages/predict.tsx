@@ -7,8 +7,9 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { type Answer, ApiError, call, get, seg } from '../api';
 import { ErrorBox, FOCUSABLE, fmt, SCROLLABLE } from '../components/ui';
+import { useLoad } from '../hooks';
 import { navigate } from '../router';
-import type { ModelSummary } from '../types';
+import type { ModelSummary, Session } from '../types';
 import { encodeValue, FORM_TYPES, type FormType, valueText } from '../value-bytes';
 
 const PATTERNS = [
@@ -50,6 +51,9 @@ export function PredictPage({ initial }: { initial: string | undefined }) {
   const [pattern, setPattern] = useState<Pattern>('PointWise');
   const [text, setText] = useState('');
   const [deadline, setDeadline] = useState('5000');
+  // With auth on, the equivalent calls carry the caller's id and read its token from the environment.
+  const session = useLoad((signal) => get<Session>('/api/v1/session', signal), []);
+  const caller = session.data?.auth ? session.data.caller : undefined;
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const [answer, setAnswer] = useState<Answer<Json> | undefined>(undefined);
   const [busy, setBusy] = useState(false);
@@ -179,7 +183,9 @@ export function PredictPage({ initial }: { initial: string | undefined }) {
       </div>
       <ErrorBox error={error} what="The call failed" />
       {answer ? <Result answer={answer} pattern={pattern} request={request} /> : null}
-      {request ? <Equivalents request={request} pattern={pattern} deadline={deadline} /> : null}
+      {request ? (
+        <Equivalents request={request} pattern={pattern} deadline={deadline} caller={caller} />
+      ) : null}
     </>
   );
 }
@@ -435,7 +441,18 @@ function Timings({ header }: { header: string }) {
 const shellQuote = (s: string): string => (/^[\w.,:=@/+-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
 
 /** The same call from a terminal and from TypeScript. */
-function Equivalents({ request, pattern, deadline }: { request: Json; pattern: Pattern; deadline: string }) {
+function Equivalents({
+  request,
+  pattern,
+  deadline,
+  caller,
+}: {
+  request: Json;
+  pattern: Pattern;
+  deadline: string;
+  /** The signed-in caller, when auth is on: its token is never shown; both calls read LATTICE_CALLER_TOKEN. */
+  caller: string | undefined;
+}) {
   const kind = PATTERNS.find((p) => p[0] === pattern)![2];
   const id = field<string>(request, 'modelConfigId', 'model_config_id') ?? '';
   const context = (field<Json[]>(request, 'contextFeatures', 'context_features') ?? []).map((f) => {
@@ -460,6 +477,8 @@ function Equivalents({ request, pattern, deadline }: { request: Json; pattern: P
     ...(pairs.length ? [`--pairs ${pairs.join(',')}`] : []),
     ...(slates.length ? [`--slates ${slates.join(',')}`] : []),
     ...(deadline === '5000' ? [] : [`--deadline-ms ${deadline}`]),
+    // lattice predict reads the caller's token from LATTICE_CALLER_TOKEN.
+    ...(caller === undefined ? [] : [`--caller-id ${shellQuote(caller)}`]),
   ].join(' \\\n  ');
   const method = kind === 'point' ? 'pointWise' : kind === 'pair' ? 'pairWise' : 'slateWise';
   const contextObject = Object.fromEntries(
@@ -467,7 +486,9 @@ function Equivalents({ request, pattern, deadline }: { request: Json; pattern: P
   );
   const ts = [
     "import { OrchestratorClient } from 'lattice/client';",
-    "const client = new OrchestratorClient('127.0.0.1:50051');",
+    caller === undefined
+      ? "const client = new OrchestratorClient('127.0.0.1:50051');"
+      : `const client = new OrchestratorClient('127.0.0.1:50051', { callerId: ${JSON.stringify(caller)}, callerToken: process.env.LATTICE_CALLER_TOKEN });`,
     `const answer = await client.${method}({`,
     `  modelConfigId: ${JSON.stringify(id)},`,
     `  context: ${JSON.stringify(contextObject)},`,
