@@ -17,7 +17,7 @@ ENV ONNXRUNTIME_NODE_INSTALL=skip \
     npm_config_nodedir=/usr/local
 # `npm ci` runs the prepare script, which generates src/gen from proto/ with buf.
 COPY package.json package-lock.json .npmrc buf.yaml buf.gen.yaml ./
-COPY scripts/gen-proto.mjs scripts/build.mjs scripts/dist-freshness.mjs ./scripts/
+COPY scripts/gen-proto.mjs scripts/build.mjs scripts/build-console.mjs scripts/dist-freshness.mjs ./scripts/
 COPY proto ./proto
 # `npm ci` runs the install script too, which compiles the parallel graph builder (native/).
 COPY native/hnsw-parallel/binding.gyp native/hnsw-parallel/build.mjs ./native/hnsw-parallel/
