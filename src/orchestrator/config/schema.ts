@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { shadowSchema } from './shadow-schema.js';
 
 /**
  * The model configuration document (orchestrator.md "Model configuration"), as stored under
@@ -152,6 +153,8 @@ export const modelConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** Mirrors a share of the requests to another config and compares the answers (shadow-schema.ts). */
+    shadow: shadowSchema.optional(),
   })
   .strict();
 

@@ -11,6 +11,7 @@ import {
   type ModelServingComponentConfig,
   modelConfigSchema,
 } from './schema.js';
+import { shadowProblems } from './shadow-schema.js';
 
 /** The implicit root of every DAG: builds the matrix rows from the request. */
 export const FEATURE_INIT = 'feature_init';
@@ -281,6 +282,7 @@ export function validateModelConfig(
       );
   }
   if (components.size === 0) problem('', 'defines no components');
+  problems.push(...shadowProblems(config));
 
   let topology: Topology | undefined;
   try {

@@ -1,12 +1,8 @@
 import { describeError } from '../../platform/errors.js';
 import type { ModelRegistry, ModelSnapshot } from '../config/index.js';
 import { FEATURE_INIT } from '../config/index.js';
-import {
-  type DagComponent,
-  DagExecutor,
-  type ExecutionReport,
-  type ExecutionTimeline,
-} from '../dag/index.js';
+import { type DagComponent, DagExecutor, type ExecutionReport, ExecutionTimeline } from '../dag/index.js';
+import type { RequestMirror } from '../shadow/shadow-mirror.js';
 import type { ModelTraffic } from '../traffic/model-traffic.js';
 import type { ExecutionContext } from './execution-context.js';
 import { type InferenceRequest, initRequestMatrices } from './feature-init.js';
@@ -40,6 +36,8 @@ const featureInitNode: DagComponent<ExecutionContext> = { name: FEATURE_INIT, re
  */
 export class InferenceEngine {
   private readonly executor = new DagExecutor<ExecutionContext>();
+  /** Sends a sample of the requests of configs with a `shadow` block to their shadow, after they answered. */
+  mirror: RequestMirror | undefined;
 
   constructor(
     private readonly registry: ModelRegistry<ExecutionContext>,
@@ -56,6 +54,30 @@ export class InferenceEngine {
     options: ExecuteOptions = {},
   ): Promise<InferenceResult> {
     const snapshot = this.registry.require(modelConfigId);
+    if (this.mirror?.wants(snapshot, trackingId)) return this.mirrored(snapshot, input, trackingId, options);
+    return this.counted(snapshot, input, trackingId, options);
+  }
+
+  /** A mirrored request records its timeline (for the latency comparison) and is queued for the shadow once answered. */
+  private async mirrored(
+    snapshot: ModelSnapshot<ExecutionContext>,
+    input: InferenceRequest,
+    trackingId: string,
+    options: ExecuteOptions,
+  ): Promise<InferenceResult> {
+    const timeline = options.timeline ?? new ExecutionTimeline();
+    const result = await this.counted(snapshot, input, trackingId, { ...options, timeline });
+    this.mirror?.send(input, result, timeline);
+    return result;
+  }
+
+  private async counted(
+    snapshot: ModelSnapshot<ExecutionContext>,
+    input: InferenceRequest,
+    trackingId: string,
+    options: ExecuteOptions,
+  ): Promise<InferenceResult> {
+    const modelConfigId = snapshot.model.config.model_config_id;
     if (this.traffic === undefined) return this.executeOn(snapshot, input, trackingId, options);
     const series = this.traffic.requests(modelConfigId);
     const started = performance.now();

@@ -1,0 +1,185 @@
+/**
+ * How two answers to the same request differ (orchestrator.md "Shadow configs"): pure functions over
+ * each answer's scores per target, so they are tested on hand-made numbers and run off the request
+ * path on real answers.
+ */
+import type { ComponentTiming } from '../dag/index.js';
+
+/** One answer's scores: `keys[i]` (a target id) scored `scores[i]`; higher ranks first when `descending`. */
+export interface Ranking {
+  readonly keys: readonly string[];
+  readonly scores: ArrayLike<number>;
+  readonly descending: boolean;
+}
+
+export interface RankingComparison {
+  /** |top k of the primary ∩ top k of the shadow| ÷ the longer of the two tops; NaN when both are empty. */
+  overlapAtK: number;
+  /** Kendall's τ-b of the two scores over the targets both answers hold; NaN under two such targets or when one side is constant. */
+  kendallTau: number;
+  /** Mean and max |primary score − shadow score| over the shared targets; NaN when none is shared. */
+  meanAbsDiff: number;
+  maxAbsDiff: number;
+  /** Targets both answers scored. */
+  shared: number;
+}
+
+/** The keys of the `k` best-ranked entries; ties are broken by key so the top is deterministic. */
+export function topK(ranking: Ranking, k: number): string[] {
+  const order = Array.from({ length: ranking.keys.length }, (_, i) => i);
+  const sign = ranking.descending ? -1 : 1;
+  order.sort((a, b) => {
+    const d = sign * (ranking.scores[a]! - ranking.scores[b]!);
+    if (d !== 0 && !Number.isNaN(d)) return d;
+    const ka = ranking.keys[a]!;
+    const kb = ranking.keys[b]!;
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
+  return order.slice(0, Math.max(0, k)).map((i) => ranking.keys[i]!);
+}
+
+/** |a ∩ b| ÷ max(|a|, |b|): 1 when the two tops hold the same targets, whatever their order. */
+export function overlapAtK(a: readonly string[], b: readonly string[]): number {
+  const size = Math.max(a.length, b.length);
+  if (size === 0) return Number.NaN;
+  const inA = new Set(a);
+  let common = 0;
+  for (const key of new Set(b)) if (inA.has(key)) common++;
+  return common / size;
+}
+
+/**
+ * Kendall's τ-b of paired observations, ties corrected:
+ * (concordant − discordant) ÷ √((n₀ − n₁)(n₀ − n₂)), with n₀ = n(n−1)/2 and n₁, n₂ the pairs tied in
+ * x and in y. Knight's O(n log n) method: sort by (x, y), then count the swaps a merge sort of y
+ * makes (each swap is one discordant pair). 1 for the same order, −1 for the reversed one; NaN for
+ * fewer than two pairs or a constant side, where τ is undefined.
+ */
+export function kendallTauB(x: ArrayLike<number>, y: ArrayLike<number>): number {
+  const n = x.length;
+  if (n !== y.length) throw new RangeError(`kendallTauB: ${n} x values but ${y.length} y values`);
+  if (n < 2) return Number.NaN;
+  const order = Array.from({ length: n }, (_, i) => i);
+  order.sort((a, b) => x[a]! - x[b]! || y[a]! - y[b]!);
+  const n0 = (n * (n - 1)) / 2;
+  // Pairs tied in x (n1), and tied in both x and y (n3).
+  let n1 = 0;
+  let n3 = 0;
+  for (let i = 0, xRun = 1, xyRun = 1; i < n; i++) {
+    const last = i === n - 1;
+    const a = order[i]!;
+    const b = last ? -1 : order[i + 1]!;
+    const sameX = !last && x[a] === x[b];
+    const sameXY = sameX && y[a] === y[b];
+    if (sameXY) xyRun++;
+    else {
+      n3 += (xyRun * (xyRun - 1)) / 2;
+      xyRun = 1;
+    }
+    if (sameX) xRun++;
+    else {
+      n1 += (xRun * (xRun - 1)) / 2;
+      xRun = 1;
+    }
+  }
+  const ys = Float64Array.from(order, (i) => y[i]!);
+  const swaps = mergeSortSwaps(ys);
+  // ys is now sorted: pairs tied in y (n2).
+  let n2 = 0;
+  for (let i = 0, run = 1; i < n; i++) {
+    if (i < n - 1 && ys[i] === ys[i + 1]) run++;
+    else {
+      n2 += (run * (run - 1)) / 2;
+      run = 1;
+    }
+  }
+  const denominator = Math.sqrt((n0 - n1) * (n0 - n2));
+  if (denominator === 0) return Number.NaN;
+  return (n0 - n1 - n2 + n3 - 2 * swaps) / denominator;
+}
+
+/** Sorts `values` ascending in place; returns how many inversions (i < j, v[i] > v[j]) it had. */
+function mergeSortSwaps(values: Float64Array): number {
+  const n = values.length;
+  let from: Float64Array = values;
+  let to: Float64Array = new Float64Array(n);
+  let swaps = 0;
+  for (let width = 1; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(lo + width, n);
+      const hi = Math.min(lo + 2 * width, n);
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (i < mid && j < hi) {
+        // Equal values are not an inversion: take the left one first.
+        if (from[i]! <= from[j]!) to[k++] = from[i++]!;
+        else {
+          swaps += mid - i;
+          to[k++] = from[j++]!;
+        }
+      }
+      while (i < mid) to[k++] = from[i++]!;
+      while (j < hi) to[k++] = from[j++]!;
+    }
+    [from, to] = [to, from];
+  }
+  if (from !== values) values.set(from);
+  return swaps;
+}
+
+/** Compares the primary's answer with the shadow's: overlap@k, τ-b and score differences on the shared targets. */
+export function compareRankings(primary: Ranking, shadow: Ranking, k: number): RankingComparison {
+  const shadowAt = new Map<string, number>();
+  shadow.keys.forEach((key, i) => {
+    if (!shadowAt.has(key)) shadowAt.set(key, i);
+  });
+  const xs: number[] = [];
+  const ys: number[] = [];
+  primary.keys.forEach((key, i) => {
+    const j = shadowAt.get(key);
+    if (j === undefined) return;
+    shadowAt.delete(key); // a key counts once
+    xs.push(primary.scores[i]!);
+    ys.push(shadow.scores[j]!);
+  });
+  let sum = 0;
+  let max = 0;
+  for (let i = 0; i < xs.length; i++) {
+    const d = Math.abs(xs[i]! - ys[i]!);
+    sum += d;
+    if (d > max) max = d;
+  }
+  return {
+    overlapAtK: overlapAtK(topK(primary, k), topK(shadow, k)),
+    // τ compares orders, so a shadow ranking ascending is compared on negated scores.
+    kendallTau: kendallTauB(
+      primary.descending ? xs : xs.map((v) => -v),
+      shadow.descending ? ys : ys.map((v) => -v),
+    ),
+    meanAbsDiff: xs.length === 0 ? Number.NaN : sum / xs.length,
+    maxAbsDiff: xs.length === 0 ? Number.NaN : max,
+    shared: xs.length,
+  };
+}
+
+/** The key of the whole execution's difference (parenthesised: no component name can clash). */
+export const TOTAL = '(total)';
+
+/**
+ * Shadow minus primary duration, in ms, of each component both executions ran (by name), and of the
+ * whole execution as {@link TOTAL}.
+ */
+export function latencyDiffs(
+  primary: { totalMs: number; components: readonly ComponentTiming[] },
+  shadow: { totalMs: number; components: readonly ComponentTiming[] },
+): Record<string, number> {
+  const diffs: Record<string, number> = {};
+  const ran = new Map(primary.components.filter((c) => c.state === 'ran').map((c) => [c.name, c]));
+  for (const c of shadow.components) {
+    const p = ran.get(c.name);
+    if (p !== undefined && c.state === 'ran') diffs[c.name] = c.durationMs - p.durationMs;
+  }
+  diffs[TOTAL] = shadow.totalMs - primary.totalMs;
+  return diffs;
+}
