@@ -109,6 +109,11 @@ export async function startOrchestratorPart(
             onExecution(context);
           },
     maxInFlightMatrixBytes: settings.orchestrator.maxInFlightMatrixBytes,
+    shadow: {
+      queueSize: settings.orchestrator.shadowQueueSize,
+      concurrency: settings.orchestrator.shadowConcurrency,
+      deadlineMs: settings.orchestrator.shadowDeadlineMs,
+    },
     ...grpcServerSettings(settings),
     // Listening now, answering UNAVAILABLE at once until every part of the process has started.
     startClosed: true,
@@ -131,6 +136,7 @@ export async function startOrchestratorPart(
     configs,
     registry: running.registry,
     traffic: running.traffic,
+    shadows: running.shadows,
     featureFetcher: clients.featureFetcher,
   });
   const models = running.registry.ids();

@@ -9,6 +9,12 @@ export interface ModelsOptions {
   address?: string;
 }
 
+export interface ModelsCompareOptions {
+  json?: boolean;
+  address?: string;
+  callerToken?: string;
+}
+
 export interface ModelsApplyOptions {
   dryRun?: boolean;
   comment?: string;
@@ -67,4 +73,35 @@ export function defineModels(program: Command, session: CliSession): void {
       '\nExit status: 0 every document valid (and written), 1 any invalid or unreadable.',
     );
   lazyAction<ModelsApplyOptions>(apply, session, async () => (await import('./models.js')).runModelsApply);
+
+  const compare = command
+    .command('compare')
+    .summary("how a shadow config's answers compare with its primary's")
+    .description(
+      "Prints the running orchestrator's figures for a primary model config and the shadow config its " +
+        '`shadow` block mirrors requests to (docs/orchestrator.md "Shadow configs"): requests sampled, ' +
+        "compared, failed and dropped, then over the recent comparisons the overlap of the two answers' " +
+        "top k targets, Kendall's tau-b over the targets both scored, the mean and max absolute score " +
+        'difference, and the shadow-minus-primary latency per component. Read from GET ' +
+        '/api/v1/models/PRIMARY/shadows/SHADOW on its ops server.',
+    )
+    .argument('<primary>', "the primary's model_config_id")
+    .argument('<shadow>', "the shadow's model_config_id")
+    .option('--json', 'print the figures as JSON')
+    .addOption(
+      addressOption('http', "the running orchestrator's ops server (default http://<host>:<metrics.port>)"),
+    )
+    .option(
+      '--caller-token <TOKEN>',
+      'token for an ops server with caller tokens on (default: LATTICE_CALLER_TOKEN)',
+    )
+    .addHelpText(
+      'after',
+      '\nExit status: 0 printed, 1 no orchestrator answered or the primary has no such shadow.',
+    );
+  lazyAction<ModelsCompareOptions>(
+    compare,
+    session,
+    async () => (await import('./models-compare.js')).runModelsCompare,
+  );
 }

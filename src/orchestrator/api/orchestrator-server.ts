@@ -6,6 +6,8 @@ import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { MatrixBudget } from '../engine/matrix-budget.js';
+import { ShadowFigures } from '../shadow/shadow-figures.js';
+import { ShadowMirror } from '../shadow/shadow-mirror.js';
 import { ModelTraffic } from '../traffic/model-traffic.js';
 import { timedComponents } from '../traffic/timed-components.js';
 import { LegacyService } from '../wire/legacy-response-codec.js';
@@ -34,6 +36,8 @@ export interface OrchestratorServerOptions {
   maxInFlightMatrixBytes?: number;
   /** Sees every finished execution (inference logging). */
   observe?: ExecutionObserver;
+  /** Shadow configs' queue, concurrency and deadline (settings `orchestrator.shadow*`; defaults 100, 2, 1000 ms). */
+  shadow?: { queueSize?: number; concurrency?: number; deadlineMs?: number };
   /**
    * Listen at once but answer UNAVAILABLE until `open()` (GrpcServerOptions.startClosed): in `lattice
    * up` the process goes on starting its other parts (loading vss's vector database blocks its one
@@ -48,6 +52,8 @@ export interface RunningOrchestrator {
   engine: InferenceEngine;
   /** Requests and component runs of the last minute, per model (the console's live numbers). */
   traffic: ModelTraffic;
+  /** Each (primary, shadow) pair's comparison figures (docs/orchestrator.md "Shadow configs"). */
+  shadows: ShadowFigures;
   /** Serves calls after a `startClosed` start. */
   open(): void;
   /** Drains in-flight calls, then stops following config changes. */
@@ -77,6 +83,18 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
       : new MatrixBudget(options.maxInFlightMatrixBytes),
     traffic,
   );
+  // Shadow executions take their own matrix budget: mirrored work never refuses a caller's request.
+  const shadowEngine = new InferenceEngine(registry, new MatrixBudget(engine.matrixBudget.maxBytes));
+  const shadows = new ShadowFigures(options.metrics);
+  engine.mirror = new ShadowMirror({
+    lookup: (id) => registry.get(id),
+    run: (snapshot, input, trackingId, runOptions) =>
+      shadowEngine.executeOn(snapshot, input, trackingId, runOptions),
+    figures: shadows,
+    queueSize: options.shadow?.queueSize ?? 100,
+    concurrency: options.shadow?.concurrency ?? 2,
+    deadlineMs: options.shadow?.deadlineMs ?? 1000,
+  });
   const server = new GrpcServer({
     name: 'orchestrator',
     host: options.host,
@@ -106,6 +124,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     registry,
     engine,
     traffic,
+    shadows,
     open: () => server.open(),
     stop: async () => {
       await server.stop();

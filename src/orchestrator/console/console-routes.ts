@@ -33,6 +33,7 @@ import {
 } from './console-schemas.js';
 import type { ExamplePattern } from './example-request.js';
 import type { ModelConsole } from './model-console.js';
+import { shadowFiguresAnswer, shadowParams } from './shadow-schemas.js';
 
 export const MODELS_API = '/api/v1/models';
 const TAGS = ['model configs'];
@@ -113,6 +114,20 @@ export function registerModelConsoleRoutes(app: FastifyInstance): { serve(consol
         },
       },
       async (request) => consoleOf().configs.get(request.params.id),
+    );
+
+    scope.get<{ Params: { id: string; shadow: string } }>(
+      `${MODELS_API}/:id/shadows/:shadow`,
+      {
+        schema: {
+          summary:
+            'How a shadow config\'s answers compare with the primary\'s (docs/orchestrator.md "Shadow configs")',
+          tags: TAGS,
+          params: jsonSchema(shadowParams, 'input'),
+          response: { 200: jsonSchema(shadowFiguresAnswer, 'output'), ...errors(404, 503) },
+        },
+      },
+      async (request) => consoleOf().shadow(request.params.id, request.params.shadow),
     );
 
     scope.get<Id>(

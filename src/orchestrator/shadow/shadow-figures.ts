@@ -77,7 +77,10 @@ class Pair {
     const maxes = r.map((c) => c.maxAbsDiff).filter(Number.isFinite);
     const latency: Record<string, number[]> = {};
     for (const c of r)
-      for (const [name, ms] of Object.entries(c.latencyDiffMs)) (latency[name] ??= []).push(ms);
+      for (const [name, ms] of Object.entries(c.latencyDiffMs)) {
+        latency[name] ??= [];
+        latency[name].push(ms);
+      }
     const last = r.at(-1);
     return {
       primary: this.primary,

@@ -236,6 +236,14 @@ export const settingsSchema = z
          * behind every batch of a large one. Raise it for an endpoint that is many replicas.
          */
         maxInFlightPerEndpoint: z.number().int().min(1).max(4096).default(16),
+        /**
+         * Shadow configs (docs/orchestrator.md "Shadow configs"): mirrored requests waiting for a
+         * shadow slot (past it they are dropped and counted, never waited for), shadow executions at
+         * once, and each one's deadline.
+         */
+        shadowQueueSize: z.number().int().min(0).max(100_000).default(100),
+        shadowConcurrency: z.number().int().min(1).max(256).default(2),
+        shadowDeadlineMs: z.number().int().positive().max(600_000).default(1000),
       })
       .strict()
       .prefault({}),
