@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { ConfigProblem } from './validate-model.js';
 
 /**
  * A config's `shadow` block (orchestrator.md "Shadow configs"): `percentage` of its requests are
@@ -19,8 +18,11 @@ export const shadowSchema = z
 
 export type ShadowConfig = z.output<typeof shadowSchema>;
 
-/** What the shape cannot say: a config is not its own shadow. */
-export function shadowProblems(config: { model_config_id: string; shadow?: ShadowConfig }): ConfigProblem[] {
+/** What the shape cannot say: a config is not its own shadow (problems as validate-model.ts's ConfigProblem). */
+export function shadowProblems(config: {
+  model_config_id: string;
+  shadow?: ShadowConfig;
+}): { path: string; message: string }[] {
   if (config.shadow === undefined || config.shadow.model_config_id !== config.model_config_id) return [];
   return [{ path: 'shadow.model_config_id', message: 'names the config itself: a shadow is another config' }];
 }

@@ -2,7 +2,6 @@ import { describeError } from '../../platform/errors.js';
 import type { ModelRegistry, ModelSnapshot } from '../config/index.js';
 import { FEATURE_INIT } from '../config/index.js';
 import { type DagComponent, DagExecutor, type ExecutionReport, ExecutionTimeline } from '../dag/index.js';
-import type { RequestMirror } from '../shadow/shadow-mirror.js';
 import type { ModelTraffic } from '../traffic/model-traffic.js';
 import type { ExecutionContext } from './execution-context.js';
 import { type InferenceRequest, initRequestMatrices } from './feature-init.js';
@@ -18,6 +17,14 @@ export interface ExecuteOptions {
    * state (FeatureInit's work counted as the `feature_init` node); nothing is recorded without it.
    */
   timeline?: ExecutionTimeline;
+}
+
+/** What the engine asks of a request mirror (shadow/shadow-mirror.ts): on the request path, so both are O(1). */
+export interface RequestMirror {
+  /** Before the primary runs: is this request mirrored? (The primary then records a timeline.) */
+  wants(snapshot: ModelSnapshot<ExecutionContext>, trackingId: string): boolean;
+  /** After the primary answered: queues the shadow run or drops it; never waits, never throws. */
+  send(input: InferenceRequest, primary: InferenceResult, timeline: ExecutionTimeline): void;
 }
 
 export interface InferenceResult {

@@ -13,18 +13,10 @@ import type { ModelSnapshot } from '../config/index.js';
 import { ExecutionTimeline } from '../dag/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import type { InferenceRequest } from '../engine/feature-init.js';
-import type { ExecuteOptions, InferenceResult } from '../engine/inference-engine.js';
+import type { ExecuteOptions, InferenceResult, RequestMirror } from '../engine/inference-engine.js';
 import { answerRanking } from './answer-ranking.js';
 import { compareRankings, latencyDiffs } from './ranking-comparison.js';
 import type { ShadowFigures } from './shadow-figures.js';
-
-/** What the engine asks of a mirror: on the request path, so both are O(1). */
-export interface RequestMirror {
-  /** Before the primary runs: is this request mirrored? (The primary then records a timeline.) */
-  wants(snapshot: ModelSnapshot<ExecutionContext>, trackingId: string): boolean;
-  /** After the primary answered: queues the shadow run or drops it; never waits, never throws. */
-  send(input: InferenceRequest, primary: InferenceResult, timeline: ExecutionTimeline): void;
-}
 
 export interface ShadowMirrorOptions {
   /** The current snapshot of a config, or undefined when none is loaded under that id. */
