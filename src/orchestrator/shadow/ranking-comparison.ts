@@ -15,7 +15,10 @@ export interface Ranking {
 export interface RankingComparison {
   /** |top k of the primary ∩ top k of the shadow| ÷ the longer of the two tops; NaN when both are empty. */
   overlapAtK: number;
-  /** Kendall's τ-b of the two scores over the targets both answers hold; NaN under two such targets or when one side is constant. */
+  /**
+   * Kendall's τ-b of the two scores over the targets both answers hold (an evenly spaced sample of
+   * {@link TAU_MAX_PAIRS} past that many); NaN under two such targets or when one side is constant.
+   */
   kendallTau: number;
   /** Mean and max |primary score − shadow score| over the shared targets; NaN when none is shared. */
   meanAbsDiff: number;
@@ -24,18 +27,38 @@ export interface RankingComparison {
   shared: number;
 }
 
-/** The keys of the `k` best-ranked entries; ties are broken by key so the top is deterministic. */
+/**
+ * The keys of the `k` best-ranked entries, best first; ties are broken by key so the top is
+ * deterministic. One pass keeping the best `k` in order: O(n·log k) compares for the usual small
+ * k, not a sort of every target.
+ */
 export function topK(ranking: Ranking, k: number): string[] {
-  const order = Array.from({ length: ranking.keys.length }, (_, i) => i);
+  const { keys, scores } = ranking;
   const sign = ranking.descending ? -1 : 1;
-  order.sort((a, b) => {
-    const d = sign * (ranking.scores[a]! - ranking.scores[b]!);
+  /** Negative when entry a ranks before entry b. */
+  const compare = (a: number, b: number) => {
+    const d = sign * (scores[a]! - scores[b]!);
     if (d !== 0 && !Number.isNaN(d)) return d;
-    const ka = ranking.keys[a]!;
-    const kb = ranking.keys[b]!;
+    const ka = keys[a]!;
+    const kb = keys[b]!;
     return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
-  return order.slice(0, Math.max(0, k)).map((i) => ranking.keys[i]!);
+  };
+  const size = Math.min(Math.max(0, Math.floor(k)), keys.length);
+  const best: number[] = [];
+  for (let i = 0; i < keys.length && size > 0; i++) {
+    if (best.length === size && compare(i, best[size - 1]!) >= 0) continue;
+    // Binary search for its place among the best so far.
+    let lo = 0;
+    let hi = best.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(best[mid]!, i) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    best.splice(lo, 0, i);
+    if (best.length > size) best.pop();
+  }
+  return best.map((i) => keys[i]!);
 }
 
 /** |a ∩ b| ÷ max(|a|, |b|): 1 when the two tops hold the same targets, whatever their order. */
@@ -59,8 +82,7 @@ export function kendallTauB(x: ArrayLike<number>, y: ArrayLike<number>): number 
   const n = x.length;
   if (n !== y.length) throw new RangeError(`kendallTauB: ${n} x values but ${y.length} y values`);
   if (n < 2) return Number.NaN;
-  const order = Array.from({ length: n }, (_, i) => i);
-  order.sort((a, b) => x[a]! - x[b]! || y[a]! - y[b]!);
+  const order = argsortByXThenY(x, y);
   const n0 = (n * (n - 1)) / 2;
   // Pairs tied in x (n1), and tied in both x and y (n3).
   let n1 = 0;
@@ -98,6 +120,39 @@ export function kendallTauB(x: ArrayLike<number>, y: ArrayLike<number>): number 
   return (n0 - n1 - n2 + n3 - 2 * swaps) / denominator;
 }
 
+/** The indices of the pairs ordered by x, then y: a merge sort of indices (stable, no comparator calls). */
+function argsortByXThenY(x: ArrayLike<number>, y: ArrayLike<number>): Uint32Array {
+  const n = x.length;
+  let from = Uint32Array.from({ length: n }, (_, i) => i);
+  let to = new Uint32Array(n);
+  for (let width = 1; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(lo + width, n);
+      const hi = Math.min(lo + 2 * width, n);
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (i < mid && j < hi) {
+        const a = from[i]!;
+        const b = from[j]!;
+        const xa = x[a]!;
+        const xb = x[b]!;
+        if (xa < xb || (xa === xb && y[a]! <= y[b]!)) {
+          to[k++] = a;
+          i++;
+        } else {
+          to[k++] = b;
+          j++;
+        }
+      }
+      while (i < mid) to[k++] = from[i++]!;
+      while (j < hi) to[k++] = from[j++]!;
+    }
+    [from, to] = [to, from];
+  }
+  return from;
+}
+
 /** Sorts `values` ascending in place; returns how many inversions (i < j, v[i] > v[j]) it had. */
 function mergeSortSwaps(values: Float64Array): number {
   const n = values.length;
@@ -128,6 +183,19 @@ function mergeSortSwaps(values: Float64Array): number {
   return swaps;
 }
 
+/**
+ * Pairs τ is computed over at most: past it, an evenly spaced sample of the shared targets (in the
+ * primary's row order), so one comparison of a 100,000-target answer stays a few ms of the event
+ * loop rather than a hundred.
+ */
+export const TAU_MAX_PAIRS = 10_000;
+
+function sample(values: number[]): number[] {
+  if (values.length <= TAU_MAX_PAIRS) return values;
+  const step = values.length / TAU_MAX_PAIRS;
+  return Array.from({ length: TAU_MAX_PAIRS }, (_, i) => values[Math.floor(i * step)]!);
+}
+
 /** Compares the primary's answer with the shadow's: overlap@k, τ-b and score differences on the shared targets. */
 export function compareRankings(primary: Ranking, shadow: Ranking, k: number): RankingComparison {
   const shadowAt = new Map<string, number>();
@@ -150,13 +218,12 @@ export function compareRankings(primary: Ranking, shadow: Ranking, k: number): R
     sum += d;
     if (d > max) max = d;
   }
+  // τ compares orders, so a ranking ascending is compared on negated scores.
+  const tx = sample(primary.descending ? xs : xs.map((v) => -v));
+  const ty = sample(shadow.descending ? ys : ys.map((v) => -v));
   return {
     overlapAtK: overlapAtK(topK(primary, k), topK(shadow, k)),
-    // τ compares orders, so a shadow ranking ascending is compared on negated scores.
-    kendallTau: kendallTauB(
-      primary.descending ? xs : xs.map((v) => -v),
-      shadow.descending ? ys : ys.map((v) => -v),
-    ),
+    kendallTau: kendallTauB(tx, ty),
     meanAbsDiff: xs.length === 0 ? Number.NaN : sum / xs.length,
     maxAbsDiff: xs.length === 0 ? Number.NaN : max,
     shared: xs.length,

@@ -46,6 +46,8 @@ interface Job {
   timeline: ExecutionTimeline;
 }
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** FNV-1a of the tracking id, as a share in [0, 100). */
 function share(trackingId: string): number {
   let hash = 0x811c9dc5;
@@ -127,8 +129,12 @@ export class ShadowMirror implements RequestMirror {
       figures.failed(job.primaryId, job.shadowId);
       return;
     }
+    // Each step of the comparison on its own turn of the event loop: callers' requests run between.
+    await nextTurn();
     const primaryRanking = answerRanking(job.primary.context);
+    await nextTurn();
     const shadowRanking = answerRanking(shadow.context);
+    await nextTurn();
     const ranks =
       primaryRanking === undefined || shadowRanking === undefined
         ? {

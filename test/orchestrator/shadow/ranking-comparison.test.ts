@@ -10,6 +10,7 @@ import {
   kendallTauB,
   latencyDiffs,
   overlapAtK,
+  TAU_MAX_PAIRS,
   TOTAL,
   topK,
 } from '../../../src/orchestrator/shadow/ranking-comparison.js';
@@ -122,6 +123,18 @@ describe('compareRankings', () => {
     assert.equal(c.maxAbsDiff, 0.5);
     assert.equal(c.meanAbsDiff, 0.5 / 3);
     assert.equal(c.overlapAtK, 0.5, 'top 2: a,b vs x,a');
+  });
+
+  test('past TAU_MAX_PAIRS shared targets τ is taken over an even sample: still −1 reversed, 1 the same', () => {
+    const n = 2 * TAU_MAX_PAIRS + 1;
+    const keys = Array.from({ length: n }, (_, i) => `t${i}`);
+    const up = { keys, scores: Float64Array.from({ length: n }, (_, i) => i), descending: true };
+    const down = { keys, scores: Float64Array.from({ length: n }, (_, i) => -i), descending: true };
+    const reversed = compareRankings(up, down, 10);
+    assert.equal(reversed.kendallTau, -1);
+    assert.equal(reversed.shared, n, 'the differences cover every shared target');
+    assert.equal(reversed.maxAbsDiff, 2 * (n - 1));
+    assert.equal(compareRankings(up, up, 10).kendallTau, 1);
   });
 
   test('an ascending shadow of the same order is τ 1', () => {
