@@ -92,7 +92,14 @@ before(async () => {
     metrics,
   });
   raw = new Client(`127.0.0.1:${running.port}`, credentials.createInsecure());
-  ops = new HttpServer({ name: 'ops', host: '127.0.0.1', port: 0, logger, metrics });
+  ops = new HttpServer({
+    name: 'ops',
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    metrics,
+    openapi: { title: 'shadow test ops API' },
+  });
   const configs = new ModelConfigs({ store, registry: running.registry, logger });
   registerModelConsoleRoutes(ops.app).serve(
     new ModelConsole({
@@ -235,6 +242,12 @@ describe('a shadow config', () => {
     ]);
     assert.equal(json.exitCode, 0, json.err);
     assert.equal(JSON.parse(json.out).kendall_tau, -1);
+    // The route is documented with its JSON schema.
+    const openapi = (await (await fetch(`${opsBase}/openapi.json`)).json()) as {
+      paths: Record<string, { get?: { responses: Record<string, { content?: unknown }> } }>;
+    };
+    const route = openapi.paths['/api/v1/models/{id}/shadows/{shadow}']?.get;
+    assert.ok(route?.responses['200']?.content, JSON.stringify(Object.keys(openapi.paths)));
     // The primary names another shadow: NOT_FOUND, saying which it names (the CLI exits 1 with it).
     await assert.rejects(
       runCaptured(['models', 'compare', 'same', 'reversed', '--address', opsBase]),
