@@ -182,6 +182,28 @@ describe('a shadow config', () => {
     assert.match(exported, /primary="early",shadow="late",reason="unknown_shadow"\} 2/);
   });
 
+  test('a shadow that fails is counted as failed; the caller is answered by the primary', async () => {
+    // The shadow reads a feature the callers' requests do not carry: its FeatureInit fails.
+    await put({
+      ...blendOnly('picky'),
+      compute_components: [
+        {
+          name: 'blend',
+          expression: 'price extra +',
+          score_mapping: { price: 'price', extra: 'extra' },
+          output_column: 'score',
+          data_type: 'FP64',
+        },
+      ],
+    });
+    await put(withShadow('brave', { model_config_id: 'picky', percentage: 100 }));
+    const answer = await predictBytes('brave', 'brave-1');
+    await put(withShadow('brave', undefined));
+    assert.ok(answer.equals(await predictBytes('brave', 'brave-1')), 'the same answer as without the shadow');
+    await eventually(() => running.shadows.get('brave', 'picky')?.failed === 1, 10_000, 'failed counted');
+    assert.equal(running.shadows.get('brave', 'picky')?.compared, 0);
+  });
+
   test('percentage 0 mirrors nothing', async () => {
     await put(withShadow('quiet', { model_config_id: 'twin', percentage: 0 }));
     await predictBytes('quiet', 'quiet-1');
