@@ -68,7 +68,7 @@ function predictBytes(modelConfigId: string, trackingId: string): Promise<Buffer
 }
 
 /** Writes a config and waits until the orchestrator serves (or rejects) that version. */
-async function put(document: { model_config_id: string }): Promise<void> {
+async function put(document: { model_config_id: string; [field: string]: unknown }): Promise<void> {
   const id = document.model_config_id;
   const version = String(await store.put(`models/${id}`, document));
   await eventually(
