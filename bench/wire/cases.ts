@@ -80,6 +80,7 @@ const legacyTable = m.legacyTable(5000, 3);
 const legacyResponse = {
   componentData: Array.from({ length: 50_000 }, () => ({ data: [m.text(), m.text(), m.text()] })),
   error: { message: '' },
+  servedModelConfigId: 'catalog_ranker',
 };
 
 // log-rows-encoder.ts: one logged request of 100 targets.

@@ -79,6 +79,8 @@ export interface ScoredRow {
 
 export interface PredictResult {
   trackingId: string;
+  /** The config that served the request: the one named, or the arm of its sticky A/B split. */
+  servedModelConfigId: string;
   /** Per target (point-wise always; pair/slate when asked for), each with its id. */
   targets: (ScoredRow & { id: string })[];
   pairs: ScoredRow[];
@@ -317,6 +319,7 @@ export class OrchestratorClient {
     const timings = input.timings === true ? timingsOf(trailers) : undefined;
     return {
       trackingId: response.trackingId,
+      servedModelConfigId: response.servedModelConfigId,
       targets: decodeRows(response.targetOutputSchema, response.targetScores).map((row, i) => ({
         ...row,
         id: input.targets[i]?.id ?? '',
@@ -416,7 +419,13 @@ export class OrchestratorClient {
     deadlineMs?: number;
     /** Ask for per-component timings (the result's `timings`). */
     timings?: boolean;
-  }): Promise<{ rows: Record<string, string>[]; error: string; timings?: RequestTimings }> {
+  }): Promise<{
+    rows: Record<string, string>[];
+    error: string;
+    /** The config that served the request: the one named, or the arm of its sticky A/B split. */
+    servedModelConfigId: string;
+    timings?: RequestTimings;
+  }> {
     const { response, trailers } = await unary(
       this.legacy.retrieveModelScore.bind(this.legacy),
       {
@@ -440,6 +449,7 @@ export class OrchestratorClient {
     return {
       rows: rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r.data[i] ?? '']))),
       error: response.error?.message ?? '',
+      servedModelConfigId: response.servedModelConfigId,
       ...(timings === undefined ? {} : { timings }),
     };
   }

@@ -51,7 +51,11 @@ export function generatedLegacyResponse(table: LegacyTable): OrchestratorRespons
     componentData.push({ data: table.renderers.map((render) => render(row)) });
     table.errors.check(row);
   }
-  return { componentData, error: { message: table.errors.message() } };
+  return {
+    componentData,
+    error: { message: table.errors.message() },
+    servedModelConfigId: table.servedModelConfigId,
+  };
 }
 
 /** {@link generatedLegacyResponse}, encoded at once by the generated encoder. */

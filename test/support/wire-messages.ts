@@ -103,6 +103,7 @@ export class WireMessages {
     const empty = (): ScoreTable => this.scoreTable(0, 0);
     return {
       trackingId: this.text(),
+      servedModelConfigId: this.chance(0.2) ? '' : this.text(),
       target: this.scoreTable(rows, columns),
       pair: this.edgy && this.chance(0.5) ? this.scoreTable(this.int(rows + 1), columns) : empty(),
       slate: this.edgy && this.chance(0.5) ? this.scoreTable(this.int(rows + 1), 1) : empty(),
@@ -165,6 +166,7 @@ export class WireMessages {
       names: Array.from({ length: columns }, () => this.text()),
       renderers: cells.map((column) => (row: number) => column[row]!),
       rows,
+      servedModelConfigId: this.chance(0.2) ? '' : this.text(),
       errors: {
         check: (row) => {
           if (failed[row]) count++;

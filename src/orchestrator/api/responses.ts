@@ -72,6 +72,7 @@ export function predictAnswer(context: ExecutionContext, returnTargetScores: boo
   const groups = slate ? table(slate, groupColumns) : NO_SCORES;
   return {
     trackingId: context.trackingId,
+    servedModelConfigId: context.snapshot.id,
     target: !slate || returnTargetScores ? table(matrix, targetColumns) : NO_SCORES,
     pair: context.pattern === 'pair' ? groups : NO_SCORES,
     slate: context.pattern === 'pair' ? NO_SCORES : groups,
@@ -129,7 +130,12 @@ export class LegacyRowErrors {
 
 /** The legacy answer of an execution, for the sliced encoder (orchestrator/wire/legacy-response-codec.ts). */
 export function legacyTable(context: ExecutionContext): LegacyTable {
-  return { ...legacyColumns(context), rows: context.matrix.rowCount, errors: new LegacyRowErrors(context) };
+  return {
+    ...legacyColumns(context),
+    rows: context.matrix.rowCount,
+    errors: new LegacyRowErrors(context),
+    servedModelConfigId: context.snapshot.id,
+  };
 }
 
 /**
@@ -152,5 +158,5 @@ export async function legacyResponse(
       errors.check(row);
     }
   });
-  return { componentData, error: { message: errors.message() } };
+  return { componentData, error: { message: errors.message() }, servedModelConfigId: context.snapshot.id };
 }

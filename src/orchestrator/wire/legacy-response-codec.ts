@@ -18,6 +18,8 @@ import { legacyDecoding } from './request-decoding.js';
 const COMPONENT_DATA = 10;
 const ERROR = 18;
 const TEXT = 10;
+/** OrchestratorResponseProto.served_model_config_id = 60: a two-byte tag (482 as a varint). */
+const SERVED = [0xe2, 0x03] as const;
 
 /** A growing output buffer. */
 class Output {
@@ -62,6 +64,8 @@ export interface LegacyTable {
   readonly rows: number;
   /** Sees every row in order (`check`), then gives the answer's error message. */
   readonly errors: { check(row: number): void; message(): string };
+  /** The config that served the request; written after `error`, as field 60. */
+  readonly servedModelConfigId: string;
 }
 
 /**
@@ -98,6 +102,16 @@ export async function encodeLegacyAnswerInSlices(
     out.bytes[at++] = TEXT;
     at = writeVarint(out.bytes, at, messageLength);
     at += out.bytes.write(message, at);
+  }
+  out.at = at;
+  const served = Buffer.byteLength(table.servedModelConfigId);
+  if (served > 0) {
+    out.reserve(1 + fieldSize(served));
+    at = out.at;
+    out.bytes[at++] = SERVED[0];
+    out.bytes[at++] = SERVED[1];
+    at = writeVarint(out.bytes, at, served);
+    at += out.bytes.write(table.servedModelConfigId, at);
   }
   return out.bytes.subarray(0, at);
 }

@@ -24,6 +24,9 @@ const TAG = {
   scoreError: 0x12, // Score.error = 2
 } as const;
 
+/** PredictResponse.served_model_config_id = 60, length-delimited: a two-byte tag (60 << 3 | 2 = 482 as a varint). */
+const SERVED_TAG = [0xe2, 0x03] as const;
+
 /** A column of an answer: fixed-width values back to back in `data`, or a value per row. */
 export type AnswerColumn =
   | { readonly width: number; readonly data: Uint8Array }
@@ -40,6 +43,8 @@ export interface ScoreTable {
 /** A PredictResponse still in the matrices it is read from; {@link encodePredictAnswer} writes it. */
 export interface PredictAnswer {
   readonly trackingId: string;
+  /** The config that served the request (an arm of a split, or the one the request named). */
+  readonly servedModelConfigId: string;
   readonly target: ScoreTable;
   readonly pair: ScoreTable;
   readonly slate: ScoreTable;
@@ -68,6 +73,7 @@ export function toPredictResponse(answer: PredictAnswer): PredictResponse {
     pairScores: scores(answer.pair),
     slateOutputSchema: [...answer.slate.schema],
     slateScores: scores(answer.slate),
+    servedModelConfigId: answer.servedModelConfigId,
   };
 }
 
@@ -113,6 +119,8 @@ function* writeAnswer(answer: PredictAnswer): Generator<void, Buffer> {
   const errors = tables.map((table) => new Array<string>(table.rows));
   const tracking = Buffer.byteLength(answer.trackingId);
   let total = tracking > 0 ? fieldSize(tracking) : 0;
+  const served = Buffer.byteLength(answer.servedModelConfigId);
+  if (served > 0) total += 1 + fieldSize(served);
   for (let l = 0; l < 3; l++) {
     const table = tables[l]!;
     for (const size of schemaSizes[l]!) total += fieldSize(size);
@@ -166,6 +174,12 @@ function* writeAnswer(answer: PredictAnswer): Generator<void, Buffer> {
       const error = errors[l]![row]!;
       if (error !== '') at = writeStringField(out, at, TAG.scoreError, error);
     }
+  }
+  if (served > 0) {
+    out[at++] = SERVED_TAG[0];
+    out[at++] = SERVED_TAG[1];
+    at = writeVarint(out, at, served);
+    at += out.write(answer.servedModelConfigId, at);
   }
   if (at !== total) throw new Error(`PredictResponse encoder wrote ${at} of ${total} bytes`);
   return out;

@@ -53,6 +53,7 @@ test('encodePredictAnswer equals the generated encoder, byte for byte, over rand
   for (let i = 0; i < 300; i++) {
     const answer: PredictAnswer = {
       trackingId: pick(texts),
+      servedModelConfigId: pick(texts),
       target: scoreTable(),
       pair: pick([NO_SCORES, scoreTable()]),
       slate: pick([NO_SCORES, scoreTable()]),
@@ -66,6 +67,7 @@ test('encodePredictAnswer equals the generated encoder, byte for byte, over rand
 test('negative schema numbers (never produced by the service) fall back to the generated encoder', () => {
   const answer: PredictAnswer = {
     trackingId: 't',
+    servedModelConfigId: 'arm_b',
     target: {
       schema: [{ name: 'v', dataType: 1, vectorDim: -1 }],
       columns: [{ width: 1, data: Uint8Array.of(7) }],
@@ -91,7 +93,13 @@ test('encodePredictAnswerInSlices writes the same bytes for answers past one sli
     rows,
     rowError: (row) => errors[row]!,
   };
-  const answer: PredictAnswer = { trackingId: 't', target: table, pair: table, slate: NO_SCORES };
+  const answer: PredictAnswer = {
+    trackingId: 't',
+    servedModelConfigId: 'arm_b',
+    target: table,
+    pair: table,
+    slate: NO_SCORES,
+  };
   const sliced = await encodePredictAnswerInSlices(
     answer,
     new AbortController().signal,
@@ -108,6 +116,7 @@ test('the legacy answer encoded in slices equals the generated encoder, byte for
         data: [`id${r}`, pick(texts), String(random())],
       })),
       error: { message: rows === 0 ? '' : pick(texts) },
+      servedModelConfigId: pick(texts),
     };
     const sliced = await encodeLegacyResponseInSlices(
       response,
