@@ -82,6 +82,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
       ? undefined
       : new MatrixBudget(options.maxInFlightMatrixBytes),
     traffic,
+    options.metrics,
   );
   // Shadow executions take their own matrix budget: mirrored work never refuses a caller's request.
   const shadowEngine = new InferenceEngine(registry, new MatrixBudget(engine.matrixBudget.maxBytes));

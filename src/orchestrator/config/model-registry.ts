@@ -12,6 +12,7 @@ import {
   type ValidatedModel,
   validateModelConfig,
 } from './validate-model.js';
+import { splitArmProblems } from './validate-split.js';
 
 /**
  * One immutable version of a model configuration with everything derived from it: the validated
@@ -99,6 +100,10 @@ export class ModelRegistry<C> {
   private readonly listeners = new Set<(id: string, snapshot: ModelSnapshot<C> | undefined) => void>();
   private readonly settledListeners = new Set<(change: SettledChange) => void>();
   private readonly reloads;
+  /** Set once the initial load is done: from then on a split's arms are checked against what serves. */
+  private started = false;
+  /** While the initial load runs: the documents with a split, applied once it is done. */
+  private deferredSplits: Map<string, ConfigEvent> | undefined;
 
   constructor(private readonly options: ModelRegistryOptions<C>) {
     this.prefix = options.prefix ?? 'models/';
@@ -113,10 +118,20 @@ export class ModelRegistry<C> {
   /** Loads every model under the prefix and starts following changes; resolves once all are loaded. */
   async start(): Promise<void> {
     if (this.watch) return;
-    this.watch = await this.options.store.watch(this.prefix, (event) => this.apply(event), {
-      initial: true,
-      onError: (err) => this.options.logger.warn({ err }, 'model config watch: %s', err.message),
-    });
+    // The initial documents come in key order; a split is applied after them all, so its arms are
+    // checked against every config that serves, whatever their names.
+    const splits = new Map<string, ConfigEvent>();
+    this.deferredSplits = splits;
+    try {
+      this.watch = await this.options.store.watch(this.prefix, (event) => this.apply(event), {
+        initial: true,
+        onError: (err) => this.options.logger.warn({ err }, 'model config watch: %s', err.message),
+      });
+    } finally {
+      this.deferredSplits = undefined;
+    }
+    this.started = true;
+    for (const event of splits.values()) this.apply(event);
   }
 
   async stop(): Promise<void> {
@@ -174,6 +189,8 @@ export class ModelRegistry<C> {
   /** Validates and builds a snapshot without installing it (also used by `lattice` tooling to lint configs). */
   build(id: string, version: string, document: unknown): ModelSnapshot<C> {
     const model = validateModelConfig(document, { expectedId: id, topologies: this.topologies });
+    // Only a started registry knows what serves (`lattice models apply` checks a document alone).
+    if (this.started) this.checkSplit(id, model);
     const components = new Map<string, DagComponent<C>>();
     for (const plan of model.components.values()) {
       try {
@@ -201,9 +218,24 @@ export class ModelRegistry<C> {
     };
   }
 
+  /** The model's split against the configs serving now (validate-split.ts); ModelConfigError when it does not fit. */
+  private checkSplit(id: string, model: ValidatedModel): void {
+    const serving = new Map<string, { split?: ValidatedModel['config']['split'] }>();
+    for (const [other, snapshot] of this.snapshots) serving.set(other, snapshot.model.config);
+    const problems = splitArmProblems(id, model.config, serving);
+    if (problems.length > 0) throw new ModelConfigError(id, problems);
+  }
+
   private apply(event: ConfigEvent): void {
     const id = event.key.slice(this.prefix.length);
     if (id === '' || id.includes('/')) return; // not a model document
+    if (this.deferredSplits !== undefined) {
+      if (event.type === 'put' && hasSplit(event.value)) {
+        this.deferredSplits.set(id, event);
+        return;
+      }
+      this.deferredSplits.delete(id);
+    }
     const version = String(event.revision);
     if (event.type === 'delete') {
       const removed = this.snapshots.delete(id);
@@ -265,4 +297,9 @@ export class ModelRegistry<C> {
       }
     }
   }
+}
+
+/** Whether a document declares a split (looked at before it is validated, to order the initial load). */
+function hasSplit(document: unknown): boolean {
+  return typeof document === 'object' && document !== null && 'split' in document;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { shadowSchema } from './shadow-schema.js';
+import { splitSchema } from './split-schema.js';
 
 /**
  * The model configuration document (orchestrator.md "Model configuration"), as stored under
@@ -143,6 +144,8 @@ export const modelConfigSchema = z
      */
     request_features: z.array(name).optional(),
     response: z.object({ columns: z.array(name).min(1) }).strict(),
+    /** A sticky A/B split of this config's traffic among configs (split-schema.ts). */
+    split: splitSchema.optional(),
     logging: z
       .object({
         logging_perc: z.number().min(0).max(100).default(0),

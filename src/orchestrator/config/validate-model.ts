@@ -12,6 +12,7 @@ import {
   modelConfigSchema,
 } from './schema.js';
 import { shadowProblems } from './shadow-schema.js';
+import { splitProblems } from './validate-split.js';
 
 /** The implicit root of every DAG: builds the matrix rows from the request. */
 export const FEATURE_INIT = 'feature_init';
@@ -323,6 +324,8 @@ export function validateModelConfig(
       );
     }
   }
+
+  problems.push(...splitProblems(config, (column) => producers.get(column)?.component));
 
   if (problems.length > 0 || topology === undefined)
     throw new ModelConfigError(config.model_config_id, problems);

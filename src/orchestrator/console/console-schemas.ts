@@ -163,6 +163,10 @@ export const statsAnswer = z.object({
       components: z.array(
         z.object({ name: z.string(), kind: z.enum(['feature', 'model', 'compute']), ...trafficNumbers }),
       ),
+      arms: z
+        .array(z.object({ model_config_id: z.string(), ...trafficNumbers }))
+        .optional()
+        .describe("with a sticky A/B split: the requests each arm's config served"),
     }),
   ),
 });

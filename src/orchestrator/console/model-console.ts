@@ -37,17 +37,18 @@ export class ModelConsole {
     return modelDag(this.live(id).model);
   }
 
-  /** Requests, errors and latencies of the last minute, for every live model and its components. */
+  /** Requests, errors and latencies of the last minute, for every live model, its components and its split's arms. */
   stats(): { window_s: number; models: ModelTrafficStats[] } {
     const { registry, traffic } = this.options;
     return traffic.stats(
-      registry.ids().map((id) => ({
-        id,
-        components: [...registry.require(id).model.components.values()].map((plan) => ({
-          name: plan.name,
-          kind: plan.kind,
-        })),
-      })),
+      registry.ids().map((id) => {
+        const { model } = registry.require(id);
+        return {
+          id,
+          components: [...model.components.values()].map((plan) => ({ name: plan.name, kind: plan.kind })),
+          arms: model.config.split?.arms.map((arm) => arm.model_config_id),
+        };
+      }),
     );
   }
 

@@ -1,4 +1,5 @@
 import { describeError } from '../../platform/errors.js';
+import type { Metrics } from '../../platform/metrics/index.js';
 import type { ModelRegistry, ModelSnapshot } from '../config/index.js';
 import { FEATURE_INIT } from '../config/index.js';
 import { type DagComponent, DagExecutor, type ExecutionReport, ExecutionTimeline } from '../dag/index.js';
@@ -6,6 +7,7 @@ import type { ModelTraffic } from '../traffic/model-traffic.js';
 import type { ExecutionContext } from './execution-context.js';
 import { type InferenceRequest, initRequestMatrices } from './feature-init.js';
 import { MatrixBudget } from './matrix-budget.js';
+import { type Routed, SplitRouter } from './split-routing.js';
 
 export interface ExecuteOptions {
   /** Aborted when the caller cancels; every component sees it. */
@@ -45,6 +47,7 @@ export class InferenceEngine {
   private readonly executor = new DagExecutor<ExecutionContext>();
   /** Sends a sample of the requests of configs with a `shadow` block to their shadow, after they answered. */
   mirror: RequestMirror | undefined;
+  private readonly splits: SplitRouter<ExecutionContext>;
 
   constructor(
     private readonly registry: ModelRegistry<ExecutionContext>,
@@ -52,7 +55,11 @@ export class InferenceEngine {
     readonly matrixBudget = new MatrixBudget(1024 * 1024 * 1024),
     /** Counts each request of a known model, failed or not, and times it (the console's live numbers). */
     private readonly traffic?: ModelTraffic,
-  ) {}
+    /** Where the per-arm numbers of sticky A/B splits go (splits route without it, uncounted). */
+    metrics?: Metrics,
+  ) {
+    this.splits = new SplitRouter(registry, metrics, traffic);
+  }
 
   async execute(
     modelConfigId: string,
@@ -60,40 +67,52 @@ export class InferenceEngine {
     trackingId: string,
     options: ExecuteOptions = {},
   ): Promise<InferenceResult> {
-    const snapshot = this.registry.require(modelConfigId);
-    if (this.mirror?.wants(snapshot, trackingId)) return this.mirrored(snapshot, input, trackingId, options);
-    return this.counted(snapshot, input, trackingId, options);
+    // A config with a sticky A/B split is served by the arm the request's key hashes to; the arm's
+    // config (its own shadow block included) serves the whole request.
+    const routed = this.splits.route(this.registry.require(modelConfigId), input);
+    if (this.mirror?.wants(routed.snapshot, trackingId)) {
+      return this.mirrored(modelConfigId, routed, input, trackingId, options);
+    }
+    return this.counted(modelConfigId, routed, input, trackingId, options);
   }
 
   /** A mirrored request records its timeline (for the latency comparison) and is queued for the shadow once answered. */
   private async mirrored(
-    snapshot: ModelSnapshot<ExecutionContext>,
+    modelConfigId: string,
+    routed: Routed<ExecutionContext>,
     input: InferenceRequest,
     trackingId: string,
     options: ExecuteOptions,
   ): Promise<InferenceResult> {
     const timeline = options.timeline ?? new ExecutionTimeline();
-    const result = await this.counted(snapshot, input, trackingId, { ...options, timeline });
+    const result = await this.counted(modelConfigId, routed, input, trackingId, { ...options, timeline });
     this.mirror?.send(input, result, timeline);
     return result;
   }
 
+  /** Runs the routed snapshot, counted under the config the request named and under its split arm. */
   private async counted(
-    snapshot: ModelSnapshot<ExecutionContext>,
+    modelConfigId: string,
+    { snapshot, arm }: Routed<ExecutionContext>,
     input: InferenceRequest,
     trackingId: string,
     options: ExecuteOptions,
   ): Promise<InferenceResult> {
-    const modelConfigId = snapshot.model.config.model_config_id;
-    if (this.traffic === undefined) return this.executeOn(snapshot, input, trackingId, options);
-    const series = this.traffic.requests(modelConfigId);
+    if (this.traffic === undefined && arm === undefined) {
+      return this.executeOn(snapshot, input, trackingId, options);
+    }
+    const series = this.traffic?.requests(modelConfigId);
     const started = performance.now();
     try {
       const result = await this.executeOn(snapshot, input, trackingId, options);
-      series.record(performance.now() - started, false);
+      const ms = performance.now() - started;
+      series?.record(ms, false);
+      arm?.record(ms, false);
       return result;
     } catch (err) {
-      series.record(performance.now() - started, true);
+      const ms = performance.now() - started;
+      series?.record(ms, true);
+      arm?.record(ms, true);
       throw err;
     }
   }

@@ -23,9 +23,16 @@ export interface ComponentTrafficStats extends TrafficStats {
   kind: TrafficComponentKind;
 }
 
+/** One arm of a model's sticky A/B split: the requests of the model that this config served. */
+export interface ArmTrafficStats extends TrafficStats {
+  model_config_id: string;
+}
+
 export interface ModelTrafficStats extends TrafficStats {
   model_config_id: string;
   components: ComponentTrafficStats[];
+  /** With a split: each arm's share of the model's requests (the model itself among them when it is an arm). */
+  arms?: ArmTrafficStats[];
 }
 
 /** Records into one series; bound once where the hot path runs. */
@@ -36,6 +43,8 @@ export interface TrafficSeries {
 interface ModelSeries {
   requests: SlidingWindow;
   components: Map<string, { kind: TrafficComponentKind; window: SlidingWindow }>;
+  /** Requests of the model served by each arm of its split, by the arm's config id. */
+  arms: Map<string, SlidingWindow>;
 }
 
 export class ModelTraffic {
@@ -49,7 +58,7 @@ export class ModelTraffic {
   private model(id: string): ModelSeries {
     let series = this.models.get(id);
     if (series === undefined) {
-      series = { requests: new SlidingWindow(this.now), components: new Map() };
+      series = { requests: new SlidingWindow(this.now), components: new Map(), arms: new Map() };
       this.models.set(id, series);
     }
     return series;
@@ -58,6 +67,17 @@ export class ModelTraffic {
   /** The series of a model's requests. */
   requests(modelId: string): TrafficSeries {
     return this.model(modelId).requests;
+  }
+
+  /** The series of a model's requests that the arm `armId` of its split served. */
+  arm(modelId: string, armId: string): TrafficSeries {
+    const arms = this.model(modelId).arms;
+    let window = arms.get(armId);
+    if (window === undefined) {
+      window = new SlidingWindow(this.now);
+      arms.set(armId, window);
+    }
+    return window;
   }
 
   /**
@@ -100,7 +120,12 @@ export class ModelTraffic {
    * `components` (each one with traffic when absent), zeros where nothing ran in the window.
    */
   stats(
-    models?: readonly { id: string; components: readonly { name: string; kind: TrafficComponentKind }[] }[],
+    models?: readonly {
+      id: string;
+      components: readonly { name: string; kind: TrafficComponentKind }[];
+      /** The arms of the model's split, when it has one. */
+      arms?: readonly string[];
+    }[],
   ): { window_s: number; models: ModelTrafficStats[] } {
     const windowS = this.windowSeconds();
     const wanted =
@@ -108,12 +133,13 @@ export class ModelTraffic {
       [...this.models.entries()].map(([id, series]) => ({
         id,
         components: [...series.components.entries()].map(([name, { kind }]) => ({ name, kind })),
+        arms: series.arms.size > 0 ? [...series.arms.keys()] : undefined,
       }));
     return {
       window_s: windowS,
-      models: wanted.map(({ id, components }) => {
+      models: wanted.map(({ id, components, arms }) => {
         const series = this.models.get(id);
-        return {
+        const stats: ModelTrafficStats = {
           model_config_id: id,
           ...numbers(series?.requests, windowS),
           components: components.map(({ name, kind }) => {
@@ -121,6 +147,12 @@ export class ModelTraffic {
             return { name, kind, ...numbers(entry?.kind === kind ? entry.window : undefined, windowS) };
           }),
         };
+        if (arms !== undefined)
+          stats.arms = arms.map((arm) => ({
+            model_config_id: arm,
+            ...numbers(series?.arms.get(arm), windowS),
+          }));
+        return stats;
       }),
     };
   }
