@@ -334,12 +334,47 @@ describe('split declarations are validated; a rejected one leaves the previous r
         ]),
       ),
     );
+    // Found at the initial load too: an arm no config serves, and a chain.
+    await store.put(
+      'models/a_lonely',
+      arm(
+        'a_lonely',
+        1,
+        split('user_id', [
+          ['a_lonely', 50],
+          ['nowhere', 50],
+        ]),
+      ),
+    );
+    await store.put(
+      'models/a_chain',
+      arm(
+        'a_chain',
+        1,
+        split('user_id', [
+          ['a_chain', 50],
+          ['exp_c', 50],
+        ]),
+      ),
+    );
     registry = testRegistry(store);
     await registry.start();
   });
   after(async () => {
     await registry.stop();
     await store.close();
+  });
+
+  test('at the initial load, a split whose arm does not serve or has a split of its own is rejected', () => {
+    for (const id of ['a_lonely', 'a_chain']) {
+      const status = registry.status().find((s) => s.id === id)!;
+      assert.deepEqual(
+        status.problems?.map((p) => p.path),
+        ['split.arms[1].model_config_id'],
+        JSON.stringify(status),
+      );
+      assert.equal(registry.get(id), undefined, `${id} never served`);
+    }
   });
 
   const cases: { what: string; document: unknown; paths: string[] }[] = [
