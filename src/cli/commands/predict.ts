@@ -112,7 +112,7 @@ function printTable(rows: { label: string; values: Record<string, unknown>; erro
   console.log(textTable([header, ...table]));
 }
 
-function show(result: PredictResult, kind: string, json: boolean): void {
+function show(result: PredictResult, kind: string, json: boolean, requested: string): void {
   if (json) {
     console.log(JSON.stringify(result, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2));
     return;
@@ -129,6 +129,9 @@ function show(result: PredictResult, kind: string, json: boolean): void {
   const failed = rows.filter((r) => r.error).length;
   if (failed > 0) console.log(`${failed} of ${rows.length} rows have errors (their values are defaults)`);
   if (result.trackingId) console.log(`tracking id: ${result.trackingId}`);
+  // Said only when another config served it: an arm of the requested config's sticky A/B split.
+  if (result.servedModelConfigId && result.servedModelConfigId !== requested)
+    console.log(`served by: ${result.servedModelConfigId} (an arm of ${requested}'s split)`);
   if (result.timings) printTimings(result.timings);
 }
 
@@ -211,7 +214,7 @@ export async function runPredict({ options: values, context }: Invocation<Predic
         : kind === 'slate'
           ? await client.slateWise({ ...input, slates: input.slates! })
           : await client.pointWise(input);
-    show(result, kind, values.json === true);
+    show(result, kind, values.json === true, input.modelConfigId);
   } catch (err) {
     // A failed call that asked still says how far its DAG got (which component failed, what was skipped).
     const timings =
