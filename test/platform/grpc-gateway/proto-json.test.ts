@@ -52,6 +52,7 @@ test('an answer is written with its fields at their defaults', () => {
     pairScores: [],
     slateOutputSchema: [],
     slateScores: [],
+    servedModelConfigId: '',
   });
 });
 
