@@ -147,6 +147,7 @@ describe('generated code round-trips a message of every package', () => {
         pairScores: [{ outputValues: [Buffer.alloc(8)] }],
         slateOutputSchema: [{ name: 'slate_score', dataType: DataType.DATA_TYPE_FP32 }],
         slateScores: [{ outputValues: [f32le(1.5)] }],
+        servedModelConfigId: 'catalog_ranker_v2',
       }),
     );
     roundTrip(
@@ -536,10 +537,16 @@ describe('wire compatibility with the published field numbers', () => {
     const response = new BinaryWriter();
     message(response, 1, (row) => str(str(row, 1, 'catalog_id'), 1, 'ctr'));
     message(response, 2, (e) => str(e, 1, 'unknown model'));
+    // Field 60 (served_model_config_id) is new: an original client skips it, and without it the
+    // answer decodes as before.
     sameValue(OrchestratorResponseProto.decode(response.finish()), {
       componentData: [{ data: ['catalog_id', 'ctr'] }],
       error: { message: 'unknown model' },
+      servedModelConfigId: '',
     });
+    const served = new BinaryWriter();
+    str(served, 60, 'catalog_ranker_v2');
+    sameValue(OrchestratorResponseProto.decode(served.finish()).servedModelConfigId, 'catalog_ranker_v2');
   });
 
   it('orchestrator.v1.ContextFeature shares numbers 1-3 with FeatureSchema', () => {
