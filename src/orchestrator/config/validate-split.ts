@@ -4,7 +4,12 @@
  * (splitArmProblems, run by a started ModelRegistry). Problems carry their JSON paths.
  */
 import type { ModelConfig } from './schema.js';
-import type { ConfigProblem } from './validate-model.js';
+
+/** A problem at its JSON path: validate-model.ts's ConfigProblem (not imported: that file imports this one). */
+interface ConfigProblem {
+  path: string;
+  message: string;
+}
 
 /** Weights are percents, compared to 100 within rounding (33.3 + 33.3 + 33.4). */
 const WEIGHT_TOLERANCE = 1e-9;
