@@ -39,7 +39,8 @@ const featureInitNode: DagComponent<ExecutionContext> = { name: FEATURE_INIT, re
 
 /**
  * Runs one request: takes the model's current snapshot (kept for the whole request, whatever
- * reloads happen meanwhile), builds the matrices (FeatureInit), then executes the snapshot's DAG.
+ * reloads happen meanwhile; for a config with a sticky A/B split, the snapshot of the arm the
+ * request's key hashes to, split-routing.ts), builds the matrices (FeatureInit), then executes the snapshot's DAG.
  * A non-required component that fails leaves every column it writes at the type's default and marks
  * every row it affects with its name; a required one fails the request (UNAVAILABLE naming it).
  */

@@ -5,7 +5,7 @@
  * stand. Routing happens once per request: the arm's snapshot runs the request, whatever its own
  * config says (the registry refuses chains of splits anyway).
  */
-import { hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { DataType } from '../../datatypes/data-type.js';
 import { formatValue } from '../../datatypes/value-text.js';
 import type { BoundCounter, BoundTiming, Metrics } from '../../platform/metrics/index.js';
@@ -33,7 +33,7 @@ const POINTS = 2 ** 48;
  * uniform, so the points of distinct keys spread evenly whatever the keys look like.
  */
 export function splitPoint(salt: string, keyText: string): number {
-  const digest = hash('sha256', `${salt}\u0000${keyText}`, 'buffer');
+  const digest = createHash('sha256').update(salt).update('\u0000').update(keyText).digest();
   return (digest.readUIntBE(0, 6) / POINTS) * 100;
 }
 
