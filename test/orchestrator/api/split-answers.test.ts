@@ -16,6 +16,7 @@ import { ModelConfigs, ModelConsole } from '../../../src/orchestrator/console/in
 import { type ConfigStore, createConfigStore } from '../../../src/platform/config-store/index.js';
 import { createLogger } from '../../../src/platform/logging/index.js';
 import { Metrics } from '../../../src/platform/metrics/index.js';
+import { runCaptured } from '../../support/cli-capture.js';
 import { blendOnly } from '../../support/orchestrator.js';
 
 /** `price × multiplier`: the score says which config served. */
@@ -119,6 +120,22 @@ describe('sticky A/B splits on the running orchestrator', () => {
       undefined,
       'a config without a split has no arms',
     );
+  });
+
+  test('lattice predict says which arm served, when another config did', async () => {
+    const served = await arms();
+    for (const arm of ['exp', 'exp_b']) {
+      const user = USERS.find((u) => served.get(u) === arm)!;
+      const answer = await runCaptured([
+        'predict',
+        ...['--address', `127.0.0.1:${running.port}`, '--model-config', 'exp'],
+        ...['--context', `user_id=${user}`, '--context', 'bonus=0', '--schema', 'price=FP32'],
+        ...['--target-id', 'i1:price=10'],
+      ]);
+      assert.equal(answer.exitCode, 0, answer.err);
+      if (arm === 'exp') assert.doesNotMatch(answer.out, /served by/);
+      else assert.match(answer.out, /\nserved by: exp_b \(an arm of exp's split\)$/);
+    }
   });
 
   test('weights change live through the console API, invalid weights are refused, and a rollback restores the arms', async () => {
