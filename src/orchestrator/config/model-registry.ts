@@ -151,6 +151,16 @@ export class ModelRegistry<C> {
     return snapshot;
   }
 
+  /** The serving configs whose sticky A/B split has `id` as an arm (other than `id` itself). */
+  splitsUsing(id: string): string[] {
+    const owners: string[] = [];
+    for (const [owner, snapshot] of this.snapshots) {
+      if (owner !== id && snapshot.model.config.split?.arms.some((arm) => arm.model_config_id === id))
+        owners.push(owner);
+    }
+    return owners.sort();
+  }
+
   ids(): string[] {
     return [...this.snapshots.keys()].sort();
   }

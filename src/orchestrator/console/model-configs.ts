@@ -85,7 +85,7 @@ export interface ChangeResult {
 }
 
 /** What the console needs of the running ModelRegistry. */
-export type RegistryView = Pick<ModelRegistry<unknown>, 'status' | 'build' | 'onSettled'> & {
+export type RegistryView = Pick<ModelRegistry<unknown>, 'status' | 'build' | 'onSettled' | 'splitsUsing'> & {
   get(id: string): { readonly document: unknown } | undefined;
 };
 
@@ -270,6 +270,14 @@ export class ModelConfigs {
     checkId(id, 'model_config_id');
     return this.serial(id, async () => {
       if (!(await this.readStored(id)).exists) throw unknownConfig(id);
+      // Removed anyway (outside the API), its keys would be served by the splitting config itself.
+      const splits = this.registry.splitsUsing(id);
+      if (splits.length > 0)
+        throw new LatticeError(
+          'FAILED_PRECONDITION',
+          `model config ${quote(id)} is an arm of the split of ${splits.map((s) => quote(s)).join(', ')}: take it out of the split first`,
+          { field: 'model_config_id' },
+        );
       return this.write(id, null, 'delete', note);
     });
   }

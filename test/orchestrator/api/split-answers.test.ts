@@ -162,6 +162,16 @@ describe('sticky A/B splits on the running orchestrator', () => {
     );
     assert.deepEqual(new Set((await arms()).values()), new Set(['exp_b']), 'the previous revision serves');
 
+    await assert.rejects(
+      configs.remove('exp_b', note('clean up')),
+      (err: { code: string; message: string }) => {
+        assert.equal(err.code, 'FAILED_PRECONDITION');
+        assert.match(err.message, /arm of the split of "exp"/);
+        return true;
+      },
+    );
+    assert.ok(running.registry.get('exp_b'), 'an arm in use is not removed');
+
     const rolled = await configs.rollback('exp', first, note('back to 50/50'));
     assert.equal(rolled.state, 'live');
     assert.deepEqual(await arms(), before, 'every user is back in the arm it had');
