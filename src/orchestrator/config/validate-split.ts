@@ -64,8 +64,7 @@ export interface SplitPeer {
 /**
  * The split against the configs serving now: every arm other than the config itself serves, and
  * splits do not chain (an arm has no split of its own, and a config that is another split's arm
- * gets none), so a request is routed once. Without a split, a config may still not gain one
- * while it is an arm: that is checked here too.
+ * gets none), so a request is routed once. A config without a split has nothing to check.
  */
 export function splitArmProblems(
   id: string,
