@@ -114,6 +114,7 @@ export async function startOrchestratorPart(
       concurrency: settings.orchestrator.shadowConcurrency,
       deadlineMs: settings.orchestrator.shadowDeadlineMs,
     },
+    vssSearch: clients.vssSearch,
     ...grpcServerSettings(settings),
     // Listening now, answering UNAVAILABLE at once until every part of the process has started.
     startClosed: true,

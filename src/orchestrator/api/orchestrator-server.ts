@@ -2,6 +2,7 @@ import type { ConfigStore } from '../../platform/config-store/index.js';
 import { type AdmissionLimits, type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { Metrics } from '../../platform/metrics/index.js';
+import type { VssSearch } from '../clients/vss-search-client.js';
 import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
@@ -38,6 +39,8 @@ export interface OrchestratorServerOptions {
   observe?: ExecutionObserver;
   /** Shadow configs' queue, concurrency and deadline (settings `orchestrator.shadow*`; defaults 100, 2, 1000 ms). */
   shadow?: { queueSize?: number; concurrency?: number; deadlineMs?: number };
+  /** vss Search, for model configs with a retrieval stage; without it such a config's Predict fails. */
+  vssSearch?: VssSearch;
   /**
    * Listen at once but answer UNAVAILABLE until `open()` (GrpcServerOptions.startClosed): in `lattice
    * up` the process goes on starting its other parts (loading vss's vector database blocks its one
@@ -83,9 +86,16 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
       : new MatrixBudget(options.maxInFlightMatrixBytes),
     traffic,
     options.metrics,
+    options.vssSearch,
   );
   // Shadow executions take their own matrix budget: mirrored work never refuses a caller's request.
-  const shadowEngine = new InferenceEngine(registry, new MatrixBudget(engine.matrixBudget.maxBytes));
+  const shadowEngine = new InferenceEngine(
+    registry,
+    new MatrixBudget(engine.matrixBudget.maxBytes),
+    undefined,
+    undefined,
+    options.vssSearch,
+  );
   const shadows = new ShadowFigures(options.metrics);
   engine.mirror = new ShadowMirror({
     lookup: (id) => registry.get(id),

@@ -36,7 +36,7 @@ export function predictHandlers(
       checkModelConfigId(request.modelConfigId);
       // A request without a tracking id gets one here, so its answer names the id its inference log records carry.
       const trackingId = request.trackingId || randomUUID();
-      const { context } = await execute(
+      const { context, errors } = await execute(
         engine,
         request.modelConfigId,
         { pattern, request },
@@ -44,7 +44,7 @@ export function predictHandlers(
         call,
       );
       observe?.(context);
-      const answer = predictAnswer(context, request.returnTargetScores);
+      const answer = { ...predictAnswer(context, request.returnTargetScores), errors };
       return answerRows(answer) > SLICED_ANSWER_ROWS
         ? encodePredictAnswerInSlices(answer, call.signal, call.deadline)
         : answer;

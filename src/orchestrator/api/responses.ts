@@ -12,6 +12,7 @@ import {
   type PredictAnswer,
   type ScoreTable,
 } from '../wire/predict-response-codec.js';
+import { orderTargetRows } from './response-order.js';
 
 interface OutputColumn {
   schema: FeatureSchema;
@@ -73,7 +74,7 @@ export function predictAnswer(context: ExecutionContext, returnTargetScores: boo
   return {
     trackingId: context.trackingId,
     servedModelConfigId: context.snapshot.id,
-    target: !slate || returnTargetScores ? table(matrix, targetColumns) : NO_SCORES,
+    target: !slate || returnTargetScores ? orderTargetRows(context, table(matrix, targetColumns)) : NO_SCORES,
     pair: context.pattern === 'pair' ? groups : NO_SCORES,
     slate: context.pattern === 'pair' ? NO_SCORES : groups,
   };

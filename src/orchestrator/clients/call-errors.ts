@@ -10,6 +10,7 @@ const serviceNames: Record<ExternalService, string> = {
   feature_store: 'feature store',
   model_server: 'model server',
   numerix: 'numerix',
+  vss: 'vss',
 };
 
 const grpcToLattice: Partial<Record<status, ErrorCode>> = {

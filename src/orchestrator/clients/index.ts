@@ -21,3 +21,4 @@ export type {
   RemoteComputeRequest,
 } from './remote-compute.js';
 export { defaultRetryOptions, type RetryOptions } from './retry-backoff.js';
+export { type VssSearch, VssSearchClient } from './vss-search-client.js';

@@ -8,6 +8,7 @@ import { FeatureStoreClient } from './feature-store-client.js';
 import { KServeClient } from './kserve-client.js';
 import { NumerixClient } from './numerix-client.js';
 import type { RetryOptions } from './retry-backoff.js';
+import { VssSearchClient } from './vss-search-client.js';
 
 export interface OrchestratorClientsOptions {
   metrics: Metrics;
@@ -36,6 +37,8 @@ export interface OrchestratorClients {
   featureFetcher: FeatureStoreClient | undefined;
   modelInferer: KServeClient;
   remoteCompute: NumerixClient;
+  /** vss Search, for model configs with a retrieval stage. */
+  vssSearch: VssSearchClient;
   /** The shared policy: circuit states per endpoint. */
   policy: CallPolicy;
   /** Closes every pooled channel. */
@@ -74,6 +77,7 @@ export function createOrchestratorClients(options: OrchestratorClientsOptions): 
     featureFetcher,
     modelInferer: new KServeClient(policy),
     remoteCompute: new NumerixClient(policy),
+    vssSearch: new VssSearchClient(policy),
     policy,
     close: () => pool.close(),
   };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { retrievalSchema, sortBySchema } from './retrieval-schema.js';
 import { shadowSchema } from './shadow-schema.js';
 import { splitSchema } from './split-schema.js';
 
@@ -143,7 +144,15 @@ export const modelConfigSchema = z
      * plain column name that no component produces is taken to come from the request.
      */
     request_features: z.array(name).optional(),
-    response: z.object({ columns: z.array(name).min(1) }).strict(),
+    /** Retrievers whose merged candidates become the targets of a Predict that gives none (retrieval-schema.ts). */
+    retrieval: retrievalSchema.optional(),
+    response: z
+      .object({
+        columns: z.array(name).min(1),
+        sort_by: sortBySchema.optional(),
+        limit: positiveInt.optional(),
+      })
+      .strict(),
     /** A sticky A/B split of this config's traffic among configs (split-schema.ts). */
     split: splitSchema.optional(),
     logging: z

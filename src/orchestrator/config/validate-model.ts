@@ -13,6 +13,7 @@ import {
 } from './schema.js';
 import { shadowProblems } from './shadow-schema.js';
 import { splitProblems } from './validate-split.js';
+import { checkResponseOrder, checkRetrieval } from './validate-retrieval.js';
 
 /** The implicit root of every DAG: builds the matrix rows from the request. */
 export const FEATURE_INIT = 'feature_init';
@@ -295,6 +296,23 @@ export function validateModelConfig(
 
   // Columns: every read is produced (by a component that runs earlier) or supplied by the request.
   const requestFeatures = new Set<string>(config.request_features ?? []);
+  // Retrieval supplies its columns as the targets' request columns (validate-retrieval.ts).
+  const retrieved = config.retrieval ? checkRetrieval(config.retrieval, problem) : [];
+  for (const spec of retrieved) {
+    const producer = producers.get(spec.name);
+    if (producer) problem(producer.path, `column "${spec.name}" is also filled by retrieval`);
+    requestFeatures.add(spec.name);
+  }
+  checkResponseOrder(
+    config,
+    (column) => {
+      const spec = [...targetColumns, ...retrieved].find((c) => c.name === column);
+      if (spec) return { spec, slate: false };
+      const slate = slateColumns.find((c) => c.name === column);
+      return slate ? { spec: slate, slate: true } : undefined;
+    },
+    problem,
+  );
   const declaredRequest = config.request_features !== undefined;
   const inferredRequest: string[] = [];
   for (const read of reads) {

@@ -1,5 +1,6 @@
 import { describeError } from '../../platform/errors.js';
 import type { Metrics } from '../../platform/metrics/index.js';
+import type { VssSearch } from '../clients/vss-search-client.js';
 import type { ModelRegistry, ModelSnapshot } from '../config/index.js';
 import { FEATURE_INIT } from '../config/index.js';
 import { type DagComponent, DagExecutor, type ExecutionReport, ExecutionTimeline } from '../dag/index.js';
@@ -8,6 +9,7 @@ import type { ExecutionContext } from './execution-context.js';
 import { type InferenceRequest, initRequestMatrices } from './feature-init.js';
 import { MatrixBudget } from './matrix-budget.js';
 import { type Routed, SplitRouter } from './split-routing.js';
+import { retrieveTargets } from './retrieval-stage.js';
 
 export interface ExecuteOptions {
   /** Aborted when the caller cancels; every component sees it. */
@@ -32,6 +34,8 @@ export interface RequestMirror {
 export interface InferenceResult {
   readonly context: ExecutionContext;
   readonly report: ExecutionReport;
+  /** What failed without failing the request (a retriever of the retrieval stage), for PredictResponse.errors. */
+  readonly errors: readonly string[];
 }
 
 /** The root node: FeatureInit's work is done before the DAG starts (its errors are INVALID_ARGUMENT, not component failures). */
@@ -58,6 +62,8 @@ export class InferenceEngine {
     private readonly traffic?: ModelTraffic,
     /** Where the per-arm numbers of sticky A/B splits go (splits route without it, uncounted). */
     metrics?: Metrics,
+    /** vss Search, for configs with a retrieval stage (retrieval-stage.ts). */
+    private readonly vss?: VssSearch,
   ) {
     this.splits = new SplitRouter(registry, metrics, traffic);
   }
@@ -125,16 +131,25 @@ export class InferenceEngine {
     options: ExecuteOptions = {},
   ): Promise<InferenceResult> {
     const timeline = options.timeline;
-    const { matrix, slate } = await (timeline === undefined
-      ? initRequestMatrices(snapshot, input, initOptions(options))
-      : timedInit(snapshot, input, options, timeline));
+    // Retrieval, when the config has it, makes the targets before FeatureInit (counted in its time).
+    const prepare = async () => {
+      const retrieved = await retrieveTargets(this.vss, snapshot, input, initOptions(options));
+      input = retrieved.input;
+      return {
+        ...(await initRequestMatrices(snapshot, input, initOptions(options))),
+        errors: retrieved.errors,
+      };
+    };
+    const { matrix, slate, errors } = await (timeline === undefined
+      ? prepare()
+      : timedInit(snapshot, prepare, timeline));
     const initMs = timeline === undefined ? 0 : performance.now() - timeline.origin;
     try {
       const release = this.matrixBudget.acquire(
         matrix.layout.arenaBytes(matrix.rowCount) + (slate ? slate.layout.arenaBytes(slate.rowCount) : 0),
       );
       try {
-        return await this.run(snapshot, input, trackingId, options, matrix, slate);
+        return { ...(await this.run(snapshot, input, trackingId, options, matrix, slate)), errors };
       } finally {
         release();
       }
@@ -150,7 +165,7 @@ export class InferenceEngine {
     options: ExecuteOptions,
     matrix: ExecutionContext['matrix'],
     slate: ExecutionContext['slate'],
-  ): Promise<InferenceResult> {
+  ): Promise<Omit<InferenceResult, 'errors'>> {
     const deadline = options.deadline ?? Number.POSITIVE_INFINITY;
     const context: ExecutionContext = {
       snapshot,
@@ -195,14 +210,13 @@ function initOptions(options: ExecuteOptions): { signal: AbortSignal; deadline: 
 }
 
 /** FeatureInit for a request that asked for timings: its failure ends the timeline, nothing else ran. */
-async function timedInit(
+async function timedInit<T>(
   snapshot: ModelSnapshot<ExecutionContext>,
-  input: InferenceRequest,
-  options: ExecuteOptions,
+  prepare: () => Promise<T>,
   timeline: ExecutionTimeline,
-): ReturnType<typeof initRequestMatrices> {
+): Promise<T> {
   try {
-    return await initRequestMatrices(snapshot, input, initOptions(options));
+    return await prepare();
   } catch (err) {
     const durationMs = performance.now() - timeline.origin;
     skipAll(timeline, snapshot);

@@ -20,6 +20,8 @@ const TAG = {
   pairScores: 0x2a, // 5
   slateSchema: 0x32, // 6
   slateScores: 0x3a, // 7
+  /** 40, length-delimited: a two-byte tag (varint 0x142). */
+  errors: [0xc2, 0x02],
   scoreValue: 0x0a, // Score.output_values = 1
   scoreError: 0x12, // Score.error = 2
 } as const;
@@ -48,6 +50,8 @@ export interface PredictAnswer {
   readonly target: ScoreTable;
   readonly pair: ScoreTable;
   readonly slate: ScoreTable;
+  /** PredictResponse.errors (field 40): what failed without failing the request, e.g. a retriever. */
+  readonly errors?: readonly string[];
 }
 
 export const NO_SCORES: ScoreTable = { schema: [], columns: [], rows: 0, rowError: () => '' };
@@ -73,6 +77,7 @@ export function toPredictResponse(answer: PredictAnswer): PredictResponse {
     pairScores: scores(answer.pair),
     slateOutputSchema: [...answer.slate.schema],
     slateScores: scores(answer.slate),
+    errors: [...(answer.errors ?? [])],
     servedModelConfigId: answer.servedModelConfigId,
   };
 }
@@ -140,6 +145,9 @@ function* writeAnswer(answer: PredictAnswer): Generator<void, Buffer> {
     }
   }
 
+  const answerErrors = answer.errors ?? [];
+  for (const error of answerErrors) total += 1 + fieldSize(Buffer.byteLength(error));
+
   // Pass 2: fields in number order, as the generated encoder writes them.
   const out = Buffer.allocUnsafe(total);
   let at = 0;
@@ -174,6 +182,10 @@ function* writeAnswer(answer: PredictAnswer): Generator<void, Buffer> {
       const error = errors[l]![row]!;
       if (error !== '') at = writeStringField(out, at, TAG.scoreError, error);
     }
+  }
+  for (const error of answerErrors) {
+    out[at++] = TAG.errors[0];
+    at = writeStringField(out, at, TAG.errors[1], error);
   }
   if (served > 0) {
     out[at++] = SERVED_TAG[0];
