@@ -156,3 +156,57 @@ export function catalogRankerConfig(targets: {
     response: { columns: ['ctr', 'final_score', 'slate_ctr', 'preference'] },
   };
 }
+
+export const CATALOG_RECOMMENDER_ID = 'catalog_recommender';
+
+/**
+ * Retrieval and ranking in one call (docs/orchestrator.md "Retrieval"): candidates from the vss
+ * demo's `catalog/products` (src/cli/vss-demo.ts; its product ids are the feature store's catalog
+ * ids) like the item named by the context's `item_id` — the 100 nearest of all products (quota 40)
+ * and the 20 nearest shoes (quota 10) — then the catalog ranker's features, model and blend; the
+ * answer is the top 10 by `final_score`, with the ids, the retrieval score and the vss category.
+ * A PointWise Predict with `user_id` and `item_id` in its context and no targets.
+ */
+export function catalogRecommenderConfig(targets: {
+  modelServer: string;
+  computeServer: string;
+  /** The vss serving gRPC server, `host:port`. */
+  vss: string;
+}): ModelConfigInput {
+  const ranker = catalogRankerConfig(targets);
+  const retriever = (name: string, variant: string, k: number, quota: number) => ({
+    name,
+    target: targets.vss,
+    entity: 'catalog',
+    model: 'products',
+    variant,
+    query: { candidate_id_from: 'item_id' },
+    k,
+    quota,
+    attributes: name === 'similar' ? [{ name: 'category', column: 'vss_category' }] : [],
+  });
+  return {
+    ...ranker,
+    model_config_id: CATALOG_RECOMMENDER_ID,
+    // The point-wise part of the ranker: no slate model.
+    component_dependency: {
+      catalog_features: ['category_features', 'user_x_category', 'ranker'],
+      user_features: ['ranker'],
+      category_features: ['ranker', 'blend'],
+      user_x_category: ['ranker'],
+      ranker: ['blend'],
+      blend: [],
+    },
+    model_serving_components: ranker.model_serving_components?.filter((m) => m.name === 'ranker'),
+    request_features: ['user_id'],
+    retrieval: {
+      deadline_ms: 200,
+      retrievers: [retriever('similar', 'all', 100, 40), retriever('similar_shoes', 'shoes', 20, 10)],
+    },
+    response: {
+      columns: ['catalog_id', 'final_score', 'ctr', 'retrieval_score', 'vss_category'],
+      sort_by: { column: 'final_score', order: 'desc' },
+      limit: 10,
+    },
+  };
+}

@@ -52,7 +52,8 @@ export interface PredictInput {
   trackingId?: string;
   /** Features shared by every target. */
   context?: Record<string, PlainValue>;
-  targets: readonly TargetInput[];
+  /** Omitted (or empty) for a config that retrieves its targets (its `retrieval` stage). */
+  targets?: readonly TargetInput[];
   /** Types for feature names whose plain values should not use the inferred type (e.g. `{ price: 'FP32' }`). */
   schema?: Record<string, string>;
   /** Milliseconds the call may take; default 1000. */
@@ -85,6 +86,8 @@ export interface PredictResult {
   targets: (ScoredRow & { id: string })[];
   pairs: ScoredRow[];
   slates: ScoredRow[];
+  /** What failed without failing the call, e.g. `retriever <name>: <reason>` (PredictResponse.errors). */
+  errors: string[];
   /** Per component: kind, start, duration and state, and the total; only when the input asked. */
   timings?: RequestTimings;
 }
@@ -286,7 +289,7 @@ export class OrchestratorClient {
       };
     });
     const targets = rowsOf(
-      input.targets.map((t) => t.features),
+      (input.targets ?? []).map((t) => t.features),
       input.schema,
       'targets',
     );
@@ -295,7 +298,7 @@ export class OrchestratorClient {
       trackingId: input.trackingId ?? '',
       contextFeatures: context,
       targetInputSchema: targets.schema,
-      targets: input.targets.map((t, i) => ({ id: t.id, featureValues: targets.values[i]! })),
+      targets: (input.targets ?? []).map((t, i) => ({ id: t.id, featureValues: targets.values[i]! })),
       pairInputSchema: [],
       pairs: [],
       slateInputSchema: [],
@@ -322,10 +325,12 @@ export class OrchestratorClient {
       servedModelConfigId: response.servedModelConfigId,
       targets: decodeRows(response.targetOutputSchema, response.targetScores).map((row, i) => ({
         ...row,
-        id: input.targets[i]?.id ?? '',
+        // Rows the config retrieved, sorted or cut come with their ids; others are the request's, in order.
+        id: response.targetIds[i] ?? input.targets?.[i]?.id ?? '',
       })),
       pairs: decodeRows(response.pairOutputSchema, response.pairScores),
       slates: decodeRows(response.slateOutputSchema, response.slateScores),
+      errors: response.errors,
       ...(timings === undefined ? {} : { timings }),
     };
   }
@@ -342,7 +347,7 @@ export class OrchestratorClient {
 
   async pairWise(input: PairInput): Promise<PredictResult> {
     const request = this.request(input);
-    const count = input.targets.length;
+    const count = input.targets?.length ?? 0;
     const checked = input.pairs.map((p, i) => {
       const pair = rowObject(p, `pairs[${i}]`);
       return {
@@ -374,7 +379,7 @@ export class OrchestratorClient {
 
   async slateWise(input: SlateInput): Promise<PredictResult> {
     const request = this.request(input);
-    const count = input.targets.length;
+    const count = input.targets?.length ?? 0;
     const checked = input.slates.map((s, i) => {
       const slate = rowObject(s, `slates[${i}]`);
       if (!Array.isArray(slate.targets)) {

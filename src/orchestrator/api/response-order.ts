@@ -5,12 +5,21 @@ import type { AnswerColumn, ScoreTable } from '../wire/predict-response-codec.js
 /**
  * A PointWise answer's target rows as the config's `response.sort_by` and `limit` order them: by the
  * sort column (`desc` by default; NaN last; equal values keep the targets' order), then the first
- * `limit` rows. Without either the table is returned as it is (request order). Pair and slate
- * answers are never reordered: their rows name targets by index.
+ * `limit` rows, with each row's target id (PredictResponse.target_ids). Without either the table is
+ * returned as it is (request order; retrieved targets come with their ids). Pair and slate answers are
+ * never reordered: their rows name targets by index.
  */
-export function orderTargetRows(context: ExecutionContext, table: ScoreTable): ScoreTable {
-  const { sort_by: sortBy, limit } = context.snapshot.model.config.response;
-  if ((sortBy === undefined && limit === undefined) || context.pattern !== 'point') return table;
+export function orderTargetRows(
+  context: ExecutionContext,
+  table: ScoreTable,
+): { table: ScoreTable; targetIds?: string[] } {
+  const { config } = context.snapshot.model;
+  const { sort_by: sortBy, limit } = config.response;
+  if (context.pattern !== 'point') return { table };
+  const ids = context.matrix.stringColumn(config.target_id_column);
+  if (sortBy === undefined && limit === undefined)
+    // Retrieved targets are in the stage's order (best retrieval score first); the caller gave none.
+    return config.retrieval === undefined ? { table } : { table, targetIds: [...ids] };
   const rows = context.matrix.rowCount;
   let order = Int32Array.from({ length: rows }, (_, i) => i);
   if (sortBy !== undefined) {
@@ -24,7 +33,7 @@ export function orderTargetRows(context: ExecutionContext, table: ScoreTable): S
     });
   }
   if (limit !== undefined && limit < rows) order = order.subarray(0, limit);
-  return permuted(table, order);
+  return { table: permuted(table, order), targetIds: Array.from(order, (row) => ids[row]!) };
 }
 
 function permuted(table: ScoreTable, order: Int32Array): ScoreTable {

@@ -71,10 +71,13 @@ export function predictAnswer(context: ExecutionContext, returnTargetScores: boo
     }
   }
   const groups = slate ? table(slate, groupColumns) : NO_SCORES;
+  // PointWise rows in the config's order (response.sort_by, limit), with their ids when reordered.
+  const targets = !slate ? orderTargetRows(context, table(matrix, targetColumns)) : undefined;
   return {
     trackingId: context.trackingId,
     servedModelConfigId: context.snapshot.id,
-    target: !slate || returnTargetScores ? orderTargetRows(context, table(matrix, targetColumns)) : NO_SCORES,
+    target: targets?.table ?? (returnTargetScores ? table(matrix, targetColumns) : NO_SCORES),
+    ...(targets?.targetIds === undefined ? {} : { targetIds: targets.targetIds }),
     pair: context.pattern === 'pair' ? groups : NO_SCORES,
     slate: context.pattern === 'pair' ? NO_SCORES : groups,
   };

@@ -70,8 +70,7 @@ export function checkRetrieval(retrieval: RetrievalConfig, problem: Problem): Co
 
 /**
  * Checks `response.sort_by` and `limit`, and what a retrieval config's answer needs: the sort column
- * is a response column holding scalar numbers in the target matrix; with retrieval the target id
- * column is answered, since the caller gave no targets to match rows with.
+ * is a response column holding scalar numbers in the target matrix.
  */
 export function checkResponseOrder(
   config: ModelConfig,
@@ -92,9 +91,4 @@ export function checkResponseOrder(
         problem('response.sort_by.column', `"${column}" holds ${info.name} values, not scalar numbers`);
     }
   }
-  if (config.retrieval !== undefined && !response.columns.includes(config.target_id_column))
-    problem(
-      'response.columns',
-      `must include the target id column "${config.target_id_column}": with retrieval the caller learns the targets from the answer`,
-    );
 }

@@ -22,6 +22,8 @@ const TAG = {
   slateScores: 0x3a, // 7
   /** 40, length-delimited: a two-byte tag (varint 0x142). */
   errors: [0xc2, 0x02],
+  /** 41: varint 0x14a. */
+  targetIds: [0xca, 0x02],
   scoreValue: 0x0a, // Score.output_values = 1
   scoreError: 0x12, // Score.error = 2
 } as const;
@@ -52,6 +54,8 @@ export interface PredictAnswer {
   readonly slate: ScoreTable;
   /** PredictResponse.errors (field 40): what failed without failing the request, e.g. a retriever. */
   readonly errors?: readonly string[];
+  /** PredictResponse.target_ids (field 41): each target row's id, when rows are not in request order. */
+  readonly targetIds?: readonly string[];
 }
 
 export const NO_SCORES: ScoreTable = { schema: [], columns: [], rows: 0, rowError: () => '' };
@@ -78,6 +82,7 @@ export function toPredictResponse(answer: PredictAnswer): PredictResponse {
     slateOutputSchema: [...answer.slate.schema],
     slateScores: scores(answer.slate),
     errors: [...(answer.errors ?? [])],
+    targetIds: [...(answer.targetIds ?? [])],
     servedModelConfigId: answer.servedModelConfigId,
   };
 }
@@ -147,6 +152,8 @@ function* writeAnswer(answer: PredictAnswer): Generator<void, Buffer> {
 
   const answerErrors = answer.errors ?? [];
   for (const error of answerErrors) total += 1 + fieldSize(Buffer.byteLength(error));
+  const targetIds = answer.targetIds ?? [];
+  for (const id of targetIds) total += 1 + fieldSize(Buffer.byteLength(id));
 
   // Pass 2: fields in number order, as the generated encoder writes them.
   const out = Buffer.allocUnsafe(total);
@@ -186,6 +193,10 @@ function* writeAnswer(answer: PredictAnswer): Generator<void, Buffer> {
   for (const error of answerErrors) {
     out[at++] = TAG.errors[0];
     at = writeStringField(out, at, TAG.errors[1], error);
+  }
+  for (const id of targetIds) {
+    out[at++] = TAG.targetIds[0];
+    at = writeStringField(out, at, TAG.targetIds[1], id);
   }
   if (served > 0) {
     out[at++] = SERVED_TAG[0];
