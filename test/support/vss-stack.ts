@@ -31,6 +31,8 @@ export interface VssStack {
   queue: Queue;
   consumers: ConsumerSettings;
   client: Client;
+  /** The serving gRPC address (`host:port`) the client calls. */
+  address: string;
   /** The vector DB the stack's consumers and serving share (in-process stacks only). */
   vectorDb?: VectorDb;
   /** The sum of a metric's samples whose labels include `labels`, from the stack's /metrics. */
@@ -57,6 +59,7 @@ export async function inProcessVssStack(options: { env?: Record<string, string> 
     const store = await openVssStore(await platform.sqlClient());
     const client = new Client(`127.0.0.1:${serving.port}`);
     return {
+      address: `127.0.0.1:${serving.port}`,
       store,
       queue: await platform.queue(),
       consumers: settings.vss.consumers,
@@ -119,6 +122,7 @@ export async function childVssStack(servers: { nats: string; postgres: string })
     const client = new Client(child.servingAddress!);
     const running = child;
     return {
+      address: child.servingAddress!,
       store: await openVssStore(sql),
       queue,
       consumers: settings.vss.consumers,

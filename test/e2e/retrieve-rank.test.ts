@@ -1,0 +1,215 @@
+/**
+ * Retrieval and ranking in one call (issue 40), on a real stack: the reference feature store, model
+ * server and compute server with the orchestrator in front (test/support/stack.ts), and vss serving
+ * and consumers (test/support/vss-stack.ts) holding products whose ids are the feature store's
+ * catalog ids. A config that retrieves from vss answers a PointWise Predict without targets with the
+ * list a client gets by calling Search, then Predict on the plain ranker, then sorting and cutting
+ * itself; a failing optional retriever degrades (named in `errors`), a failing required one fails the
+ * call naming it; an invalid retrieval block is rejected with its JSON path while the previous
+ * revision serves.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { CATALOG_RANKER_ID, catalogRecommenderConfig } from '../../examples/catalog-ranker.js';
+import { OrchestratorClient, type PredictResult } from '../../src/orchestrator/client.js';
+import type { ModelConfigInput } from '../../src/orchestrator/config/index.js';
+import { closedPort } from '../support/closed-port.js';
+import { eventually } from '../support/servers.js';
+import { type Stack, startStack } from '../support/stack.js';
+import { registerIngestModel, seededVector, serveVersion } from '../support/vss-ingest-catalog.js';
+import { ingestEmbeddings, inProcessVssStack, type VssStack } from '../support/vss-stack.js';
+
+const CATALOGS = 60;
+const K = 30;
+const LIMIT = 10;
+const CATEGORIES = ['shoes', 'books', 'games'];
+
+describe('retrieval → ranking in one call', () => {
+  let stack: Stack;
+  let vss: VssStack;
+  let client: OrchestratorClient;
+  let brokenTarget: string;
+
+  /** The demo's recommender, over this stack, with one retriever (Search's k, the `all` variant). */
+  function config(id: string, extra: Record<string, unknown>[] = []): ModelConfigInput {
+    const doc = catalogRecommenderConfig({ ...stack.targets, vss: vss.address });
+    return {
+      ...doc,
+      model_config_id: id,
+      retrieval: {
+        deadline_ms: 2000,
+        retrievers: [
+          {
+            name: 'similar',
+            target: vss.address,
+            entity: 'catalog',
+            model: 'products',
+            variant: 'all',
+            query: { candidate_id_from: 'item_id' },
+            k: K,
+            attributes: [{ name: 'category', column: 'vss_category' }],
+          },
+          ...(extra as never[]),
+        ],
+      },
+      response: { ...doc.response, limit: LIMIT },
+    } as ModelConfigInput;
+  }
+  const broken = (required: boolean) => ({
+    name: 'broken',
+    target: brokenTarget,
+    entity: 'catalog',
+    model: 'products',
+    variant: 'all',
+    query: { candidate_id_from: 'item_id' },
+    k: 5,
+    required,
+  });
+
+  async function put(doc: ModelConfigInput): Promise<void> {
+    await stack.config.put(`models/${doc.model_config_id}`, doc);
+    await eventually(
+      () => stack.orchestrator.registry.get(doc.model_config_id)?.document !== undefined,
+      10_000,
+      `${doc.model_config_id} to serve`,
+    );
+  }
+
+  before(async () => {
+    stack = await startStack({ catalogs: CATALOGS });
+    vss = await inProcessVssStack();
+    brokenTarget = `127.0.0.1:${await closedPort()}`;
+    const model = await registerIngestModel(vss.store, {
+      entity: 'catalog',
+      modelName: 'products',
+      dimension: 8,
+      variants: { all: {} },
+    });
+    await ingestEmbeddings(
+      vss,
+      model,
+      Array.from({ length: CATALOGS }, (_, i) => ({
+        id: `c${i + 1}`,
+        versions: { all: 1 },
+        vector: seededVector(i, 8),
+        payload: { category: CATEGORIES[i % CATEGORIES.length]! },
+      })),
+    );
+    await serveVersion(vss.store, model, ['all'], 1);
+    await eventually(
+      async () => (await search('c1').catch(() => [])).length > 0,
+      30_000,
+      'the products to be served',
+    );
+    await put(config('retrieve_rank'));
+    await put(config('retrieve_rank_degrading', [broken(false)]));
+    await put(config('retrieve_rank_strict', [broken(true)]));
+    client = new OrchestratorClient(stack.address);
+  });
+  after(async () => {
+    client?.close();
+    await vss?.close();
+    await stack?.stop();
+  });
+
+  async function search(itemId: string) {
+    const response = await vss.client.search({
+      entity: 'catalog',
+      modelName: 'products',
+      variant: 'all',
+      queries: [{ candidateId: itemId, filters: [], pageToken: '' }],
+      pageSize: K,
+      attributes: ['category'],
+    });
+    assert.equal(response.results[0]!.error, '');
+    return response.results[0]!.candidates;
+  }
+
+  /** What a client does without retrieval: Search, Predict on the ranker with those targets, sort, cut. */
+  async function twoCalls(userId: string, itemId: string) {
+    const candidates = await search(itemId);
+    const ranked = await client.pointWise({
+      modelConfigId: CATALOG_RANKER_ID,
+      context: { user_id: userId },
+      targets: candidates.map((c) => ({ id: c.id })),
+    });
+    return ranked.targets
+      .map((t, i) => ({
+        id: t.id,
+        score: t.values.final_score as number,
+        category: candidates[i]!.attributes.category,
+      }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, LIMIT);
+  }
+
+  const oneCall = (id: string, userId: string, itemId: string): Promise<PredictResult> =>
+    client.pointWise({ modelConfigId: id, context: { user_id: userId, item_id: itemId }, deadlineMs: 5000 });
+
+  const ranked = (result: PredictResult) =>
+    result.targets.map((t) => ({
+      id: t.id,
+      score: t.values.final_score as number,
+      category: t.values.vss_category as string,
+    }));
+
+  test('a retrieval config answers a Predict without targets with the list Search then Predict gives', async () => {
+    for (const [userId, itemId] of [
+      ['u3', 'c7'],
+      ['u11', 'c42'],
+    ] as const) {
+      const one = await oneCall('retrieve_rank', userId, itemId);
+      assert.deepEqual(one.errors, []);
+      assert.equal(one.targets.length, LIMIT);
+      assert.ok(
+        one.targets.every((t) => t.error === ''),
+        JSON.stringify(one.targets),
+      );
+      assert.deepEqual(ranked(one), await twoCalls(userId, itemId));
+    }
+  });
+
+  test('a failing optional retriever contributes nothing and is named in errors', async () => {
+    const degraded = await oneCall('retrieve_rank_degrading', 'u3', 'c7');
+    assert.equal(degraded.errors.length, 1);
+    assert.match(degraded.errors[0]!, /^retriever broken: /);
+    assert.deepEqual(ranked(degraded), await twoCalls('u3', 'c7'));
+  });
+
+  test('a failing required retriever fails the call, naming it', async () => {
+    await assert.rejects(oneCall('retrieve_rank_strict', 'u3', 'c7'), (err: Error & { code?: number }) => {
+      assert.match(err.message, /required retriever broken failed/);
+      return true;
+    });
+  });
+
+  test('targets given to a retrieval config are refused', async () => {
+    await assert.rejects(
+      client.pointWise({
+        modelConfigId: 'retrieve_rank',
+        context: { user_id: 'u3', item_id: 'c7' },
+        targets: [{ id: 'c1' }],
+      }),
+      /retrieves its targets/,
+    );
+  });
+
+  test('an invalid retrieval block is rejected with its JSON path; the previous revision serves', async () => {
+    const before = ranked(await oneCall('retrieve_rank', 'u3', 'c7'));
+    const bad = config('retrieve_rank') as Record<string, any>;
+    bad.retrieval.retrievers[0].quota = K + 1;
+    await stack.config.put('models/retrieve_rank', bad);
+    await eventually(
+      () =>
+        stack.orchestrator.registry.status().find((s) => s.id === 'retrieve_rank')?.lastError !== undefined,
+      10_000,
+      'the invalid revision to be rejected',
+    );
+    const status = stack.orchestrator.registry.status().find((s) => s.id === 'retrieve_rank')!;
+    assert.ok(
+      status.problems?.some((p) => p.path === 'retrieval.retrievers[0].quota'),
+      JSON.stringify(status.problems),
+    );
+    assert.deepEqual(ranked(await oneCall('retrieve_rank', 'u3', 'c7')), before);
+  });
+});
