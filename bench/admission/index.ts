@@ -87,7 +87,7 @@ const probes = {
         entity: 'catalog',
         modelName: 'products',
         variant: 'shoes',
-        queries: [{ candidateId: `p${seed % 20_000}`, pageToken: '', filters: [] }],
+        queries: [{ candidateId: `c${(seed % 1000) + 1}`, pageToken: '', filters: [] }],
         pageSize: 10,
       },
       PROBE_DEADLINE_MS,

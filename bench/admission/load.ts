@@ -22,7 +22,7 @@ const DEADLINE_MS = env('LOAD_DEADLINE_MS', 10_000);
 const BACKOFF_MS = env('ADMISSION_BACKOFF_MS', 100);
 const MAX_BACKOFF_MS = 2000;
 const FIXED_BACKOFF = process.env.ADMISSION_BACKOFF === 'fixed';
-const ROWS = 20_000;
+const ROWS = 1000;
 
 const [address, secondsArg] = process.argv.slice(2);
 if (!address || !secondsArg) throw new Error('usage: load.ts <vss address> <seconds>');
@@ -43,7 +43,7 @@ async function worker(w: number): Promise<void> {
   let refusedInARow = 0;
   while (performance.now() < until) {
     const queries = Array.from({ length: QUERIES }, () => ({
-      candidateId: `p${nextRow()}`,
+      candidateId: `c${nextRow() + 1}`,
       pageToken: '',
       filters: [],
     }));

@@ -204,7 +204,7 @@ export function catalogRecommenderConfig(targets: {
       retrievers: [retriever('similar', 'all', 100, 40), retriever('similar_shoes', 'shoes', 20, 10)],
     },
     response: {
-      columns: ['catalog_id', 'final_score', 'ctr', 'retrieval_score', 'vss_category'],
+      columns: ['final_score', 'ctr', 'retrieval_score', 'vss_category'],
       sort_by: { column: 'final_score', order: 'desc' },
       limit: 10,
     },

@@ -12,7 +12,9 @@ import {
   BLEND_EXPRESSION,
   CATALOG_RANKER_ID,
   CATALOG_RANKER_MODEL,
+  CATALOG_RECOMMENDER_ID,
   catalogRankerConfig,
+  catalogRecommenderConfig,
   writeCatalogRankerModel,
 } from './catalog-ranker.js';
 
@@ -48,4 +50,16 @@ export async function seedExampleModel(
   await store.put(`compute/${BLEND_COMPUTE_ID}`, { expression: BLEND_EXPRESSION });
   await store.put(`models/${CATALOG_RANKER_ID}`, catalogRankerConfig(targets));
   return true;
+}
+
+/**
+ * With the example ranker just seeded, the retrieve-and-rank example beside it (catalog-ranker.ts,
+ * `catalog_recommender`): written once vss serves, since it names vss's address.
+ */
+export async function seedRecommenderModel(
+  platform: Platform,
+  targets: { modelServer: string; computeServer: string; vss: string },
+): Promise<void> {
+  const store = await platform.configStore();
+  await store.put(`models/${CATALOG_RECOMMENDER_ID}`, catalogRecommenderConfig(targets));
 }

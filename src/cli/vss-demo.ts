@@ -1,13 +1,14 @@
 /**
  * The vss demo that `lattice up` onboards on a fresh data directory, through the real admin flow a
  * user would follow (register → reset → ingest → index → READY, over the admin HTTP API of this
- * process): 20,000 generated product embeddings (32-d, COSINE) with attributes `category`, `brand`
+ * process): 1,000 generated product embeddings (32-d, COSINE) with attributes `category`, `brand`
  * and `price`, as JSON Lines under `<dataDir>/demo/products/`, and two variants: `all` and `shoes`
  * (category = shoes). A data directory where the demo was onboarded is left as it is, so a second
  * start is up at once; one where a killed first start left it unfinished is finished.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEMO_CATALOGS } from '../featurestore/demo-data.js';
 import { isLatticeError } from '../platform/errors.js';
 import { seededRandom } from '../platform/random.js';
 import type { AdminClient } from './vss-admin/index.js';
@@ -15,7 +16,8 @@ import type { AdminClient } from './vss-admin/index.js';
 export const VSS_DEMO = {
   entity: 'catalog',
   model: 'products',
-  rows: 20_000,
+  /** One product per catalog of the feature store's demo data, with its id (`c1`…): retrieval then ranking line up. */
+  rows: DEMO_CATALOGS,
   dimension: 32,
   categories: ['shoes', 'books', 'games', 'garden', 'kitchen'],
   brands: ['acme', 'globex', 'initech', 'umbrella'],
@@ -32,7 +34,7 @@ export function writeVssDemoData(dir: string): string {
     const embedding = centres[c]!.map((x) => Number((x + (next() - 0.5) * 0.8).toFixed(5)));
     lines.push(
       JSON.stringify({
-        product_id: `p${i}`,
+        product_id: `c${i + 1}`,
         embedding,
         indexed: true,
         category: categories[c],

@@ -85,13 +85,16 @@ export function demoRegistry(): FeatureRegistry {
 
 export { seededRandom } from '../platform/random.js';
 
+/** Catalogs `c1`…`c1000` by default: the vss demo's products carry the same ids (src/cli/vss-demo.ts). */
+export const DEMO_CATALOGS = 1000;
+
 const COUNTRIES = ['IN', 'US', 'BR', 'DE', 'JP', 'ID', 'GB', 'FR', 'NG', 'MX'];
 const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
 export function generateDemoData(options: DemoDataOptions = {}): DemoData {
   const seed = options.seed ?? 42;
   const users = wholeNumber(options.users ?? 100, 'users');
-  const catalogs = wholeNumber(options.catalogs ?? 1000, 'catalogs');
+  const catalogs = wholeNumber(options.catalogs ?? DEMO_CATALOGS, 'catalogs');
   const categories = wholeNumber(options.categories ?? 20, 'categories');
   const perUser = Math.min(
     wholeNumber(options.categoriesPerUser ?? categories, 'categoriesPerUser'),

@@ -6,7 +6,7 @@
  * `lattice/client`'s OrchestratorClient (caller id and token, TLS).
  *
  *   const vss = new VssClient('127.0.0.1:50055', { callerId: 'shop', callerToken: 's3cret' });
- *   const page = await vss.search({ entity: 'catalog', model: 'products', variant: 'all', id: 'p1' });
+ *   const page = await vss.search({ entity: 'catalog', model: 'products', variant: 'all', id: 'c2' });
  *   page.candidates[0]; // { id, score, attributes }
  */
 import type { Metadata, ServiceError } from '@grpc/grpc-js';

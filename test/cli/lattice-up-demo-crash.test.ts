@@ -71,7 +71,7 @@ describe('lattice up: the vss demo onboarding survives SIGKILL', () => {
         entity: 'catalog',
         modelName: 'products',
         variant: 'shoes',
-        queries: [{ candidateId: 'p0', pageToken: '', filters: [] }],
+        queries: [{ candidateId: 'c1', pageToken: '', filters: [] }],
         pageSize: 10,
         attributes: ['category'],
       });

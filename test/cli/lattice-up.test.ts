@@ -79,7 +79,7 @@ describe('lattice up', () => {
           entity: 'catalog',
           modelName: 'products',
           variant,
-          queries: [{ candidateId: 'p0', pageToken: '', filters: [] }],
+          queries: [{ candidateId: 'c1', pageToken: '', filters: [] }],
           pageSize: 10,
           attributes: ['category'],
         });

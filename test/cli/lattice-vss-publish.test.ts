@@ -16,7 +16,7 @@ import { runLattice } from '../support/lattice-vss-process.js';
 import { eventually } from '../support/servers.js';
 import { Client } from '../vss/serving/harness.js';
 
-/** `lattice up` onboards the 20,000-product vss demo before it prints Ctrl-C: slow on a busy machine. */
+/** `lattice up` onboards the 1,000-product vss demo before it prints Ctrl-C: slow on a busy machine. */
 const START_TIMEOUT_MS = 240_000;
 
 const dirs: string[] = [];
@@ -57,7 +57,7 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
     const vss = new Client(vssAddress);
     try {
       const demo = readFileSync(join(dataDir, 'demo', 'products', 'part-0.jsonl'), 'utf8').split('\n');
-      const p0 = JSON.parse(demo.find((l) => l.includes('"p0"'))!) as { embedding: number[]; brand: string };
+      const c1 = JSON.parse(demo.find((l) => l.includes('"c1"'))!) as { embedding: number[]; brand: string };
       const nearest = async (vector: number[]) => {
         const found = await vss.search({
           entity: 'catalog',
@@ -70,7 +70,7 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
         const candidate = found.results[0]!.candidates[0];
         return { id: candidate?.id, brand: candidate?.attributes.brand };
       };
-      assert.deepEqual(await nearest(p0.embedding), { id: 'p0', brand: p0.brand });
+      assert.deepEqual(await nearest(c1.embedding), { id: 'c1', brand: c1.brand });
 
       // One bad line refuses the file: every bad line named, nothing published. Its good line is
       // newer than the one published next: had it gone out, it would win.
@@ -83,9 +83,9 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
             {
               timestamp: 2000,
               entity_label: 'catalog',
-              data: [{ id: 'p0', label: 'brand', value: 'refused' }],
+              data: [{ id: 'c1', label: 'brand', value: 'refused' }],
             },
-            { timestamp: 2000, entity_label: 'catalog', data: [{ id: 'p0', label: 'Brand', value: 'x' }] },
+            { timestamp: 2000, entity_label: 'catalog', data: [{ id: 'c1', label: 'Brand', value: 'x' }] },
             'not json',
           ]),
         ],
@@ -105,7 +105,7 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
             {
               timestamp: 1000,
               entity_label: 'catalog',
-              data: [{ id: 'p0', label: 'brand', value: 'published' }],
+              data: [{ id: 'c1', label: 'brand', value: 'published' }],
             },
           ]),
         ],
@@ -117,9 +117,9 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
         /^Published 1 real-time events from .*realtime\.jsonl to vss-realtime\.$/m,
       );
       await eventually(
-        async () => (await nearest(p0.embedding)).brand === 'published',
+        async () => (await nearest(c1.embedding)).brand === 'published',
         60_000,
-        'the real-time event to change p0',
+        'the real-time event to change c1',
       );
 
       // An embedding event adds a point to the demo's version: Search finds it by its vector.
@@ -127,7 +127,7 @@ test('beside lattice up: vss publish lands events, vss dead-letters lists a pois
         versions: { version: number }[];
       };
       const version = Math.max(...model.versions.map((v) => v.version));
-      const vector = p0.embedding.map((x, i) => (i % 2 === 0 ? -x : x * 3));
+      const vector = c1.embedding.map((x, i) => (i % 2 === 0 ? -x : x * 3));
       const embeddings = await runLattice(
         [
           'vss',

@@ -139,7 +139,7 @@ describe('lattice predict', () => {
   });
 
   test('bad usage exits 2; an unknown model config is the server answer; a down server says what to do', async () => {
-    const usage = await run(['--model-config', 'catalog_ranker']);
+    const usage = await run(['--model-config', 'catalog_ranker', '--kind', 'slate', '--slates', '0']);
     assert.equal(usage.exitCode, 2);
     assert.match(usage.err, /give targets[\s\S]*Usage: lattice predict/);
     assert.equal((await run(['--nope'])).exitCode, 2);

@@ -94,7 +94,7 @@ test('lattice vss serving answers Search over HTTP/JSON as over gRPC', async () 
     entity: 'catalog',
     modelName: 'products',
     variant: 'all',
-    queries: [{ candidateId: 'p0' }],
+    queries: [{ candidateId: 'c1' }],
   };
   const path = '/vss.v1.SimilaritySearch/Search';
   const refused = await grpcCall(

@@ -249,7 +249,7 @@ describe('HTTP/JSON beside gRPC on lattice up', () => {
           entity: 'catalog',
           modelName: 'products',
           variant: 'shoes',
-          queries: [{ candidateId: 'p0' }],
+          queries: [{ candidateId: 'c1' }],
           pageSize: 5,
           attributes: ['category', 'price'],
         }),
@@ -257,7 +257,7 @@ describe('HTTP/JSON beside gRPC on lattice up', () => {
           entity: 'catalog',
           modelName: 'products',
           variant: 'shoes',
-          queries: [{ candidateId: 'p0' }],
+          queries: [{ candidateId: 'c1' }],
           pageSize: 5,
           attributes: ['category', 'price'],
         },
@@ -275,16 +275,16 @@ describe('HTTP/JSON beside gRPC on lattice up', () => {
         value: GetEmbeddingsRequest.fromPartial({
           entity: 'catalog',
           modelName: 'products',
-          candidateIds: ['p0', 'nope'],
+          candidateIds: ['c1', 'nope'],
         }),
-        json: { entity: 'catalog', model_name: 'products', candidate_ids: ['p0', 'nope'] },
+        json: { entity: 'catalog', model_name: 'products', candidate_ids: ['c1', 'nope'] },
       },
       GetEmbeddingsResponse,
     );
     assert.deepEqual(
       embeddings.embeddings.map((e) => [e.id, e.found]),
       [
-        ['p0', true],
+        ['c1', true],
         ['nope', false],
       ],
     );
@@ -369,7 +369,7 @@ describe('HTTP/JSON beside gRPC on lattice up', () => {
 
     const unknownVssModel = await post(
       '/vss.v1.SimilaritySearch/GetEmbeddings',
-      '{"entity":"no","modelName":"pe","candidateIds":["p0"]}',
+      '{"entity":"no","modelName":"pe","candidateIds":["c1"]}',
     );
     assert.equal(unknownVssModel.status, 404, JSON.stringify(unknownVssModel.json));
   });

@@ -196,7 +196,7 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
 
         await page.goto(`${base}/#/search/catalog/products/shoes`);
         await page.locator('#s-variant').waitFor();
-        await page.fill('#s-candidate', 'p0');
+        await page.fill('#s-candidate', 'c1');
         await page.fill('#s-attributes', 'category,brand');
         await page.click('form.search-form button[type=submit]');
         await page.locator('table.candidates tbody tr').first().waitFor();
@@ -344,7 +344,7 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
     try {
       await page.goto(`${base}/#/search/catalog/products/shoes`);
       await page.locator('#s-variant').waitFor();
-      await page.fill('#s-candidate', 'p0');
+      await page.fill('#s-candidate', 'c1');
       await page.fill('#s-attributes', 'category,brand,price');
       await page.getByRole('button', { name: 'Add a filter' }).click();
       await page.fill('#f-field-0', 'brand');

@@ -104,8 +104,15 @@ test('the README and "Getting started" run as written', { timeout: 400_000, skip
     for (const line of found) {
       // The README's filters: a training-data column and a range on a number.
       assert.match(line, /\sshoes\s+acme\s+(\d+(\.\d+)?)\s*$/);
-      assert.ok(Number(/(\S+)\s*$/.exec(line)![1]) < 20, line);
+      assert.ok(Number(/(\S+)\s*$/.exec(line)![1]) < 30, line);
     }
+    // Retrieval and ranking in one call: the top 10 products like c1, best final score first.
+    const recommended = outputs[0]!
+      .split('\n')
+      .filter((line) => /^c\d+\s+0\.\d+\s+0\.\d+\s+[\d.]+\s+\w+\s+-$/.test(line));
+    assert.equal(recommended.length, 10, outputs[0]);
+    const finals = recommended.map((line) => Number(line.split(/\s+/)[1]));
+    assert.deepEqual(finals, [...finals].sort((a, b) => b - a));
     // PairWise and SlateWise on the demo model: one scored row per pair and per slate.
     assert.match(outputs[1]!, /^pair 0\s+0\.\d+\s+0\.\d+\s+-\npair 1\s+0\.\d+\s+0\.\d+\s+-$/m);
     assert.match(outputs[1]!, /^slate 0\s+0\.\d+\s+0\.\d+\s+-\nslate 1\s+0\.\d+\s+0\.5\s+-$/m);

@@ -196,8 +196,8 @@ describe('retrieval → ranking in one call', () => {
 
   test('an invalid retrieval block is rejected with its JSON path; the previous revision serves', async () => {
     const before = ranked(await oneCall('retrieve_rank', 'u3', 'c7'));
-    const bad = config('retrieve_rank') as Record<string, any>;
-    bad.retrieval.retrievers[0].quota = K + 1;
+    const bad = config('retrieve_rank');
+    bad.retrieval!.retrievers[0]!.quota = K + 1;
     await stack.config.put('models/retrieve_rank', bad);
     await eventually(
       () =>

@@ -107,9 +107,9 @@ const vssScript = `import { VssClient } from 'lattice/vss-client';
 const vss = new VssClient(process.argv[2], ${JSON.stringify(CALLER)});
 try {
   const page = await vss.search({
-    entity: 'catalog', model: 'products', variant: 'all', id: 'p0', pageSize: 10, attributes: ['category'],
+    entity: 'catalog', model: 'products', variant: 'all', id: 'c1', pageSize: 10, attributes: ['category'],
   });
-  const [embedding] = await vss.getEmbeddings({ entity: 'catalog', model: 'products', ids: ['p0'] });
+  const [embedding] = await vss.getEmbeddings({ entity: 'catalog', model: 'products', ids: ['c1'] });
   const scores = await vss.scoreCandidates({
     entity: 'catalog', model: 'products', vector: embedding.embedding, ids: page.candidates.map((c) => c.id),
   });

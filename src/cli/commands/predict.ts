@@ -128,6 +128,7 @@ function show(result: PredictResult, kind: string, json: boolean, requested: str
   printTable(rows);
   const failed = rows.filter((r) => r.error).length;
   if (failed > 0) console.log(`${failed} of ${rows.length} rows have errors (their values are defaults)`);
+  for (const error of result.errors) console.log(`error: ${error}`);
   if (result.trackingId) console.log(`tracking id: ${result.trackingId}`);
   // Said only when another config served it: an arm of the requested config's sticky A/B split.
   if (result.servedModelConfigId && result.servedModelConfigId !== requested)
@@ -161,7 +162,9 @@ function predictInput(values: PredictOptions): PredictInput {
       ...(values.targetId ?? []).map(parseTarget),
       ...(values.targets ? readTargets(values.targets) : []),
     ];
-    if (targets.length === 0) throw new UsageError('give targets: --target-id ID or --targets FILE');
+    // A PointWise request may give none: a config with a retrieval stage finds its own targets.
+    if (targets.length === 0 && values.kind !== 'point')
+      throw new UsageError('give targets: --target-id ID or --targets FILE');
     const input: PredictInput = {
       modelConfigId: values.modelConfig,
       context: Object.fromEntries(

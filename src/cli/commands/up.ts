@@ -18,7 +18,12 @@ import {
 import { onShutdownSignal } from '../../platform/shutdown.js';
 import { startVss } from '../../vss/index.js';
 import type { Invocation } from '../command-kit.js';
-import { seedExampleModel, shouldSeedExampleModel, writeExampleModels } from '../example-model.js';
+import {
+  seedExampleModel,
+  seedRecommenderModel,
+  shouldSeedExampleModel,
+  writeExampleModels,
+} from '../example-model.js';
 import { checkExposure, embeddedQueueRoutes } from '../exposure.js';
 import { openAllPorts } from '../open-all-ports.js';
 import { acceptsConnections, checkPortsFree } from '../port-check.js';
@@ -152,6 +157,13 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     const admin = vss.admin!;
     vssRpc.serve(vss.serving!.port);
     vssAdminProxy.serve(`${tls.server ? 'https' : 'http'}://${settings.host}:${admin.port}`);
+    // The retrieve-and-rank example names vss serving's address, known now.
+    if (seeded)
+      await seedRecommenderModel(platform, {
+        modelServer: `${settings.host}:${modelServer.port}`,
+        computeServer: `${settings.host}:${compute.port}`,
+        vss: `${settings.host}:${vss.serving!.port}`,
+      });
     // Parts that listened from their start answered UNAVAILABLE until now (the demo's onboarding
     // below goes through the running process).
     for (const part of parts) part.open?.();
@@ -206,6 +218,10 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
     console.log(
       `  npx lattice predict --model-config catalog_ranker --context user_id=u1 --target-id c1 --target-id c2${address}`,
     );
+    // Retrieval then ranking in one call: no targets, the config finds them in vss (catalog_recommender).
+    console.log(
+      `  npx lattice predict --model-config catalog_recommender --context user_id=u1 --context item_id=c1${address}`,
+    );
   }
   if (!shouldSeedExampleModel(settings, flags)) {
     console.log(
@@ -238,6 +254,6 @@ export function vssDemoCommands(settings: LoadedSettings, parts: readonly Runnin
   return [
     `npx lattice vss models${adminAddress}`,
     `npx lattice vss models --entity ${entity} --model ${model}${adminAddress}`,
-    `npx lattice search --entity ${entity} --model ${model} --variant shoes --id p0 --attributes category,brand,price${servingAddress}`,
+    `npx lattice search --entity ${entity} --model ${model} --variant shoes --id c1 --attributes category,brand,price${servingAddress}`,
   ];
 }

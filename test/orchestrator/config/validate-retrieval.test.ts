@@ -5,10 +5,12 @@ import { TopologyCache } from '../../../src/orchestrator/dag/index.js';
 import { catalogRanker } from '../../support/model-configs.js';
 
 const topologies = new TopologyCache();
+// biome-ignore lint/suspicious/noExplicitAny: documents are mutated freely into invalid shapes
+type Doc = Record<string, any>;
 
 /** The design's example with a retrieval stage and a sorted, cut response. */
-function retrieving(): Record<string, any> {
-  const doc: Record<string, any> = catalogRanker();
+function retrieving(): Doc {
+  const doc: Doc = catalogRanker();
   doc.retrieval = {
     retrievers: [
       {
@@ -46,7 +48,7 @@ function retrieving(): Record<string, any> {
   return doc;
 }
 
-function problems(mutate: (doc: Record<string, any>) => void): { path: string; message: string }[] {
+function problems(mutate: (doc: Doc) => void): { path: string; message: string }[] {
   const doc = retrieving();
   mutate(doc);
   try {
@@ -58,7 +60,7 @@ function problems(mutate: (doc: Record<string, any>) => void): { path: string; m
   assert.fail('expected the document to be rejected');
 }
 
-function assertProblem(mutate: (doc: Record<string, any>) => void, path: string, message: RegExp): void {
+function assertProblem(mutate: (doc: Doc) => void, path: string, message: RegExp): void {
   const found = problems(mutate);
   assert.ok(
     found.some((p) => p.path === path && message.test(p.message)),
