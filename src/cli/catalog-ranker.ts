@@ -200,7 +200,8 @@ export function catalogRecommenderConfig(targets: {
     model_serving_components: ranker.model_serving_components?.filter((m) => m.name === 'ranker'),
     request_features: ['user_id'],
     retrieval: {
-      deadline_ms: 200,
+      // Room for a first call that also connects, as the components' 200 ms.
+      deadline_ms: 500,
       retrievers: [retriever('similar', 'all', 100, 40), retriever('similar_shoes', 'shoes', 20, 10)],
     },
     response: {

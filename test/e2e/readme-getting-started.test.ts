@@ -112,7 +112,10 @@ test('the README and "Getting started" run as written', { timeout: 400_000, skip
       .filter((line) => /^c\d+\s+0\.\d+\s+0\.\d+\s+[\d.]+\s+\w+\s+-$/.test(line));
     assert.equal(recommended.length, 10, outputs[0]);
     const finals = recommended.map((line) => Number(line.split(/\s+/)[1]));
-    assert.deepEqual(finals, [...finals].sort((a, b) => b - a));
+    assert.deepEqual(
+      finals,
+      [...finals].sort((a, b) => b - a),
+    );
     // PairWise and SlateWise on the demo model: one scored row per pair and per slate.
     assert.match(outputs[1]!, /^pair 0\s+0\.\d+\s+0\.\d+\s+-\npair 1\s+0\.\d+\s+0\.\d+\s+-$/m);
     assert.match(outputs[1]!, /^slate 0\s+0\.\d+\s+0\.\d+\s+-\nslate 1\s+0\.\d+\s+0\.5\s+-$/m);

@@ -8,7 +8,8 @@
  *
  * The stage has its own deadline (`retrieval.deadline_ms`) inside the request's. A retriever that
  * fails or runs out of time contributes nothing and is named in the answer's `errors`, unless it is
- * `required`: then the call fails naming it. Only PointWise requests retrieve; a request that gives
+ * `required`: then the call fails naming it. No candidate at all fails the call too (UNAVAILABLE naming
+ * the failed retrievers, or NOT_FOUND when none failed). Only PointWise requests retrieve; a request that gives
  * targets itself to a retrieval config is refused (INVALID_ARGUMENT), so which targets were ranked is
  * never ambiguous.
  */
@@ -92,6 +93,12 @@ export async function retrieveTargets(
     return [];
   });
   const targets = targetsOf(retrieval, answers);
+  // Nothing to rank: every retriever failed (named), or none found a candidate (filters, an empty variant).
+  if (targets.rows.length === 0) {
+    if (errors.length > 0)
+      throw new LatticeError('UNAVAILABLE', `no candidates: every retriever failed (${errors.join('; ')})`);
+    throw new LatticeError('NOT_FOUND', 'no candidates: the retrievers found none for this request');
+  }
   return {
     input: {
       pattern: 'point',
