@@ -49,7 +49,7 @@ describe('lattice up: the vss demo onboarding survives SIGKILL', () => {
     const stdout = second.output.stdout;
     assert.match(stdout, /Resuming the vss demo onboarding that a previous start left unfinished/);
     assert.match(stdout, new RegExp(`through the admin API: operation ${operationId}`), 'the same operation');
-    assert.match(stdout, /Onboarded the vss demo: model catalog\/products \(20000 products\)/);
+    assert.match(stdout, /Onboarded the vss demo: model catalog\/products \(1000 products\)/);
 
     const adminUrl = /HTTP vss admin API .*?\s(http:\/\/\S+)\s*$/m.exec(stdout)?.[1];
     assert.ok(adminUrl, stdout);

@@ -69,7 +69,7 @@ describe('lattice up', () => {
     assert.match(output.stdout, /vss consumers \(group vss-consumers, 8 partitions per topic\)/);
 
     // The vss demo was onboarded through the admin API and answers searches, each variant its members.
-    assert.match(output.stdout, /Onboarded the vss demo: model catalog\/products \(20000 products\)/);
+    assert.match(output.stdout, /Onboarded the vss demo: model catalog\/products \(1000 products\)/);
     const vssAddress = /gRPC vss\.v1\.SimilaritySearch\s+(\S+)\n/.exec(output.stdout)?.[1];
     assert.ok(vssAddress, output.stdout);
     const vss = new VssClient(vssAddress);
@@ -93,7 +93,7 @@ describe('lattice up', () => {
 
     // Every command the banner prints works as printed (npx lattice = this clone's bin).
     const printed = [...output.stdout.matchAll(/^ {2}(npx lattice .*)$/gm)].map((m) => m[1]!);
-    assert.equal(printed.length, 4, output.stdout);
+    assert.equal(printed.length, 5, output.stdout);
     const shims = npxShim(mkdtempSync(join(tmpdir(), 'lattice-up-npx-')));
     const outputs = printed.map((command) => {
       const result = spawnSync('bash', ['-c', command], {
@@ -105,10 +105,12 @@ describe('lattice up', () => {
       return result.stdout;
     });
     assert.match(outputs[0]!, /^ROW\s+.*FINAL_SCORE[\s\S]*\nc1\s[\s\S]*\nc2\s/);
-    assert.match(outputs[1]!, /catalog\s+products\s+shoes\s+READY/);
-    assert.match(outputs[2]!, /catalog\s+products\s+all\s+READY/);
-    const rows = outputs[3]!.split('\n').filter((l) => /^\d+\s/.test(l));
-    assert.equal(rows.length, 10, outputs[3]);
+    // Retrieval and ranking in one call (catalog_recommender): 10 products, each with its id.
+    assert.equal(outputs[1]!.split('\n').filter((l) => /^c\d+\s+0\.\d+\s/.test(l)).length, 10, outputs[1]);
+    assert.match(outputs[2]!, /catalog\s+products\s+shoes\s+READY/);
+    assert.match(outputs[3]!, /catalog\s+products\s+all\s+READY/);
+    const rows = outputs[4]!.split('\n').filter((l) => /^\d+\s/.test(l));
+    assert.equal(rows.length, 10, outputs[4]);
     for (const row of rows) assert.match(row, /\sshoes\s/);
 
     // `lattice models` reads the config store beside the running stack (the file store takes no lock).
@@ -122,7 +124,10 @@ describe('lattice up', () => {
     const states = JSON.parse(models.stdout) as ModelConfigState[];
     assert.deepEqual(
       states.map((m) => [m.model_config_id, m.valid]),
-      [['catalog_ranker', true]],
+      [
+        ['catalog_ranker', true],
+        ['catalog_recommender', true],
+      ],
     );
     assert.ok(states[0]!.serving?.version, models.stdout);
     assert.ok(Date.parse(states[0]!.serving!.loaded_at!) <= Date.now(), models.stdout);
