@@ -235,9 +235,10 @@ describe('lattice up', () => {
       'vss-admin',
       'vss-serving',
     ]);
+    // The banner's two predicts (catalog_ranker, catalog_recommender) and the two calls above.
     assert.match(
       await (await fetch(`${httpBase}/metrics`)).text(),
-      /grpc_server_handled_total\{server="orchestrator",method="\/orchestrator\.v1\.Predict\/InferPointWise",code="OK"\} 3/,
+      /grpc_server_handled_total\{server="orchestrator",method="\/orchestrator\.v1\.Predict\/InferPointWise",code="OK"\} 4/,
     );
     assert.match(await (await fetch(`${httpBase}/metrics`)).text(), /process_cpu_seconds_total/);
 
