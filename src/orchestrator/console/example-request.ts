@@ -14,6 +14,7 @@ import { type EncodableValue, encodeValue } from '../../datatypes/codecs.js';
 import { DataType, dataTypeInfo, lookupDataType } from '../../datatypes/data-type.js';
 import type { FeatureFetcher } from '../clients/feature-fetcher.js';
 import type { ValidatedModel } from '../config/index.js';
+import { attributeColumn, retrieverScoreColumn } from '../config/validate-retrieval.js';
 import { type ProbeTarget, probeIds } from './id-probe.js';
 
 export type ExamplePattern = 'pointwise' | 'pairwise' | 'slatewise';
@@ -82,11 +83,20 @@ export async function exampleRequest(
     return Array.from({ length: count }, (_, i) => `${stem[0] ?? 'x'}${i + 1}`);
   };
 
-  const targetIds = await idsFor(idColumn, TARGETS[pattern]);
+  // A PointWise request to a retrieval config gives no targets: the retrievers find them from the context.
+  const retrieving = config.retrieval !== undefined && pattern === 'pointwise';
+  const targetIds = retrieving ? [] : await idsFor(idColumn, TARGETS[pattern]);
   const context: (FeatureJson & { value: string })[] = [];
   const slateFeatures: Feature[] = [];
+  const fromRetrieval = new Set(retrieving ? retrievalColumns(config) : []);
+  for (const source of retrieving ? retrievalContext(config) : []) {
+    const value = (await idsFor(source.idColumn ? idColumn : source.name, 1))[0]!;
+    const feature = { name: source.name, type: DataType.STRING, vectorDim: 0 };
+    context.push({ ...featureJson(feature), value: base64(DataType.STRING, value, 0, source.name) });
+    fromRetrieval.add(source.name);
+  }
   for (const name of model.requestFeatures) {
-    if (name === idColumn) continue;
+    if (name === idColumn || fromRetrieval.has(name)) continue;
     const reader = readers.get(name);
     if (reader?.level === 'slate' && pattern !== 'pointwise') {
       slateFeatures.push({ name, type: reader.type, vectorDim: reader.vectorDim });
@@ -196,4 +206,31 @@ function featureJson(feature: Feature): FeatureJson {
   const json: FeatureJson = { name: feature.name, dataType: `DATA_TYPE_${DataType[feature.type]}` };
   if (feature.vectorDim !== 0) json.vectorDim = feature.vectorDim;
   return json;
+}
+
+/** The target columns a retrieval stage fills: never context features of an example. */
+function retrievalColumns(config: ValidatedModel['config']): string[] {
+  const retrieval = config.retrieval!;
+  return [
+    retrieval.score_column,
+    ...retrieval.retrievers.flatMap((r) => [
+      retrieverScoreColumn(r),
+      ...r.attributes.map((a) => attributeColumn(a)),
+    ]),
+  ];
+}
+
+/**
+ * The context features the retrievers read an id from (string queries), each once; `idColumn` when
+ * it is a candidate id of the searched entity, which the targets' ids stand for. Vector queries and
+ * filter values are left to the caller.
+ */
+function retrievalContext(config: ValidatedModel['config']): { name: string; idColumn: boolean }[] {
+  const found = new Map<string, boolean>();
+  for (const r of config.retrieval!.retrievers) {
+    if (r.query.candidate_id_from !== undefined) found.set(r.query.candidate_id_from, true);
+    if (r.query.entity_embedding !== undefined && !found.has(r.query.entity_embedding.id_from))
+      found.set(r.query.entity_embedding.id_from, false);
+  }
+  return [...found].map(([name, idColumn]) => ({ name, idColumn }));
 }
