@@ -112,12 +112,13 @@ describe('retrieval → ranking in one call', () => {
     await stack?.stop();
   });
 
-  async function search(itemId: string) {
+  async function search(item: string | number[]) {
+    const query = typeof item === 'string' ? { candidateId: item } : { embedding: { values: item } };
     const response = await vss.client.search({
       entity: 'catalog',
       modelName: 'products',
       variant: 'all',
-      queries: [{ candidateId: itemId, filters: [], pageToken: '' }],
+      queries: [{ ...query, filters: [], pageToken: '' }],
       pageSize: K,
       attributes: ['category'],
     });
@@ -126,7 +127,7 @@ describe('retrieval → ranking in one call', () => {
   }
 
   /** What a client does without retrieval: Search, Predict on the ranker with those targets, sort, cut. */
-  async function twoCalls(userId: string, itemId: string) {
+  async function twoCalls(userId: string, itemId: string | number[]) {
     const candidates = await search(itemId);
     const ranked = await client.pointWise({
       modelConfigId: CATALOG_RANKER_ID,
@@ -167,6 +168,30 @@ describe('retrieval → ranking in one call', () => {
       );
       assert.deepEqual(ranked(one), await twoCalls(userId, itemId));
     }
+  });
+
+  test('the other query forms: a context vector, and the stored embedding of a context id', async () => {
+    const vector = seededVector(1000, 8);
+    const byVector = config('retrieve_rank_vector');
+    byVector.retrieval!.retrievers[0]!.query = { context_feature: 'query_vector' };
+    await put(byVector);
+    const one = await client.pointWise({
+      modelConfigId: 'retrieve_rank_vector',
+      context: { user_id: 'u5', query_vector: { type: 'FP32_VECTOR', value: vector, vectorDim: 8 } },
+      deadlineMs: 5000,
+    });
+    assert.deepEqual(one.errors, []);
+    assert.deepEqual(ranked(one), await twoCalls('u5', vector));
+
+    // GetEmbeddings of the context's id, then a Search with it: the neighbours of that product.
+    const byEmbedding = config('retrieve_rank_embedding');
+    byEmbedding.retrieval!.retrievers[0]!.query = {
+      entity_embedding: { entity: 'catalog', model: 'products', id_from: 'item_id' },
+    };
+    await put(byEmbedding);
+    const viaEmbedding = await oneCall('retrieve_rank_embedding', 'u5', 'c9');
+    assert.deepEqual(viaEmbedding.errors, []);
+    assert.deepEqual(ranked(viaEmbedding), await twoCalls('u5', seededVector(8, 8)));
   });
 
   test('a failing optional retriever contributes nothing and is named in errors', async () => {
