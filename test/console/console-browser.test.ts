@@ -187,7 +187,7 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
 
         await page.goto(`${base}/#/vss/catalog/products`);
         await page.getByRole('heading', { name: 'Versions' }).waitFor();
-        await page.locator('td', { hasText: '20,000' }).first().waitFor();
+        await page.locator('td', { hasText: '1,000' }).first().waitFor();
         await checkPage(page, `vss-model-${viewport.name}`);
 
         await page.locator('a[href^="#/vss/operations/"]').first().click();

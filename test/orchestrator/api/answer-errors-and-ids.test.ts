@@ -26,6 +26,8 @@ test('errors and target_ids are encoded as the generated encoder does, after the
     slate: NO_SCORES,
     errors: ['retriever broken: UNAVAILABLE: connection refused', 'ü→'],
     targetIds: ['c7', 'c42'],
+    // Field 60 after 40 and 41, as the generated encoder writes them.
+    servedModelConfigId: 'catalog_recommender',
   };
   const written = encodePredictAnswer(answer);
   assert.deepEqual(written, Buffer.from(PredictResponse.encode(toPredictResponse(answer)).finish()));
