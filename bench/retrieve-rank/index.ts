@@ -25,7 +25,16 @@ import { mergeCandidates } from '../../src/orchestrator/engine/candidate-merge.j
 import { createConfigStore } from '../../src/platform/config-store/index.js';
 import { VssClient } from '../../src/vss/client.js';
 import { startLattice } from '../../test/support/lattice-up-process.js';
-import { envNumber, measure, medianRun, printResult, type RunStats, round } from '../support/stats.js';
+import { paced } from '../shadow/shadow-overhead.js';
+import {
+  envNumber,
+  measure,
+  medianRun,
+  percentile,
+  printResult,
+  type RunStats,
+  round,
+} from '../support/stats.js';
 
 const CALLS = envNumber('BENCH_CALLS', 1000);
 const ROUNDS = envNumber('BENCH_ROUNDS', 3);
@@ -33,6 +42,11 @@ const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 8);
 const WARMUP = envNumber('BENCH_WARMUP', 300);
 const DEADLINE_MS = 5000;
 const ONE_CALL = 'bench_retrieve_rank';
+const SHADOWED = 'bench_retrieve_rank_shadowed';
+/** The shadow phase: seconds per round, rounds per arm, and its rate as a share of the one-call throughput. */
+const SHADOW_ROUND_SECONDS = envNumber('BENCH_SHADOW_ROUND_SECONDS', 10);
+const SHADOW_ROUNDS = envNumber('BENCH_SHADOW_ROUNDS', 3);
+const SHADOW_LOAD = envNumber('BENCH_SHADOW_LOAD', 0.25);
 const TWO_CALL_RANKER = 'bench_rank';
 const USERS = 100;
 const ITEMS = 1000;
@@ -82,6 +96,12 @@ async function main(): Promise<void> {
     const store = await createConfigStore({ kind: 'file', dir: services.configDir });
     await store.put(`models/${ONE_CALL}`, { ...oneCall, model_config_id: ONE_CALL });
     await store.put(`models/${TWO_CALL_RANKER}`, ranker);
+    // The same config again with a 100 % shadow on its twin: every request is retrieved and ranked twice.
+    await store.put(`models/${SHADOWED}`, {
+      ...oneCall,
+      model_config_id: SHADOWED,
+      shadow: { model_config_id: ONE_CALL, percentage: 100 },
+    });
     await store.close();
 
     const orchestrator = new OrchestratorClient(services.orchestrator);
@@ -91,9 +111,9 @@ async function main(): Promise<void> {
       item_id: `c${((i * 7919) % ITEMS) + 1}`,
     });
 
-    const one = async (i: number) => {
+    const answer = (modelConfigId: string) => async (i: number) => {
       const result = await orchestrator.pointWise({
-        modelConfigId: ONE_CALL,
+        modelConfigId,
         context: context(i),
         deadlineMs: DEADLINE_MS,
       });
@@ -101,6 +121,7 @@ async function main(): Promise<void> {
         throw new Error(`bad one-call answer: ${JSON.stringify(result.errors)}`);
       return result;
     };
+    const one = answer(ONE_CALL);
     const two = async (i: number) => {
       const { user_id, item_id } = context(i);
       const pages = await Promise.all(
@@ -137,7 +158,7 @@ async function main(): Promise<void> {
     };
 
     // Both answer the same list (checked once), then warm up.
-    await waitForConfigs(one, two);
+    await waitForConfigs(one, two, answer(SHADOWED));
     const [a, b] = [await one(1), await two(1)];
     if (JSON.stringify(a.targets.map((t) => t.id)) !== JSON.stringify(b.map((t) => t.id)))
       throw new Error(
@@ -157,7 +178,7 @@ async function main(): Promise<void> {
     }
     const oneRun = medianRun(oneRuns);
     const twoRun = medianRun(twoRuns);
-    const shadow = await shadowMeasurement();
+    const shadow = await shadowMeasurement(oneRun.throughput * SHADOW_LOAD, one, answer(SHADOWED));
     orchestrator.close();
     vss.close();
     printResult({
@@ -194,11 +215,31 @@ async function waitForConfigs(...paths: ((i: number) => Promise<unknown>)[]): Pr
 }
 
 /**
- * THE SHADOW MEASUREMENT GOES HERE (issue 40 item 2, added by the lead): the primary's p99 with a
- * 100 % shadow against no shadow, as a fraction (0.05 is +5 %). Until shadow configs exist: null.
+ * What a 100 % shadow costs the primary's callers (issue 40): the one-call config and its twin with
+ * `shadow: { percentage: 100 }` on it, called at a fixed rate (an open loop with headroom: a share of
+ * the measured one-call throughput, BENCH_SHADOW_LOAD) in alternating rounds, so drift in the
+ * machine's load falls on both. Each call is timed from when it was due. Returns the shadowed p99 ÷
+ * the plain p99 − 1 (0.05 is +5 %).
  */
-async function shadowMeasurement(): Promise<number | null> {
-  return null;
+async function shadowMeasurement(
+  rate: number,
+  plain: (i: number) => Promise<unknown>,
+  shadowed: (i: number) => Promise<unknown>,
+): Promise<number> {
+  const perSecond = Math.max(1, Math.round(rate));
+  let i = 0;
+  const plainMs: number[] = [];
+  const shadowedMs: number[] = [];
+  await paced(perSecond, 2, () => shadowed(i++), []);
+  for (let r = 0; r < SHADOW_ROUNDS; r++) {
+    await paced(perSecond, SHADOW_ROUND_SECONDS, () => plain(i++), plainMs);
+    await paced(perSecond, SHADOW_ROUND_SECONDS, () => shadowed(i++), shadowedMs);
+  }
+  const p99 = (values: number[]) => percentile(Float64Array.from(values).sort(), 99);
+  console.log(
+    `shadow phase at ${perSecond}/s: p99 ${p99(plainMs).toFixed(2)} ms without, ${p99(shadowedMs).toFixed(2)} ms with a 100 % shadow`,
+  );
+  return round(p99(shadowedMs) / p99(plainMs) - 1, 4);
 }
 
 await main();

@@ -42,7 +42,7 @@ export interface ShadowOverhead {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** Sends `rate`/s for `seconds`, each call timed from when it was due, not when it was sent. */
-async function paced(
+export async function paced(
   rate: number,
   seconds: number,
   once: () => Promise<unknown>,
