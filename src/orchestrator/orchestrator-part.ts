@@ -69,6 +69,13 @@ export async function startOrchestratorPart(
       `${settings.host}:${settings.featurestore.port}`,
     callerId: settings.orchestrator.featureStoreCallerId || undefined,
     callerToken: settings.orchestrator.featureStoreCallerToken || undefined,
+    // vss serving guards Search with the platform's caller tokens: the process's outbound identity.
+    vssCaller: {
+      callerId: settings.auth.callerId,
+      callerToken: settings.auth.callerToken,
+      idHeader: settings.auth.callerIdHeader,
+      tokenHeader: settings.auth.callerTokenHeader,
+    },
     channelsPerTarget: settings.orchestrator.channelsPerTarget,
     maxInFlightPerEndpoint: settings.orchestrator.maxInFlightPerEndpoint,
     credentials: grpcChannelCredentials(tlsOf(settings).client),

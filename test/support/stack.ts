@@ -176,6 +176,8 @@ export async function startStack(
     catalogs?: number;
     /** Caller-token auth of the orchestrator. */
     auth?: CallerAuthOptions;
+    /** The orchestrator's own outbound identity (settings `auth.callerId` / `auth.callerToken`). */
+    caller?: { callerId: string; callerToken: string };
     /** TLS of the orchestrator alone (the reference servers behind it stay plaintext). */
     tls?: ServerTls;
     /** The orchestrator calls the servers through their LocalChannels, as in `lattice up`. */
@@ -184,14 +186,17 @@ export async function startStack(
 ): Promise<Stack> {
   const metrics = options.metrics ?? new Metrics();
   const servers = await startReferenceServers({ users: options.users, catalogs: options.catalogs });
-  const { auth } = options;
+  const { auth, caller } = options;
   const platform = stackPlatform(servers.configDir, metrics, {
-    ...(auth
+    ...(auth || caller
       ? {
           auth: {
-            callerTokens: auth.tokens,
-            callerIdHeader: auth.idHeader,
-            callerTokenHeader: auth.tokenHeader,
+            ...(auth && {
+              callerTokens: auth.tokens,
+              callerIdHeader: auth.idHeader,
+              callerTokenHeader: auth.tokenHeader,
+            }),
+            ...caller,
           },
         }
       : {}),

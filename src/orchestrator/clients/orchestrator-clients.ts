@@ -8,7 +8,7 @@ import { FeatureStoreClient } from './feature-store-client.js';
 import { KServeClient } from './kserve-client.js';
 import { NumerixClient } from './numerix-client.js';
 import type { RetryOptions } from './retry-backoff.js';
-import { VssSearchClient } from './vss-search-client.js';
+import { type VssCallerCredentials, VssSearchClient } from './vss-search-client.js';
 
 export interface OrchestratorClientsOptions {
   metrics: Metrics;
@@ -21,6 +21,8 @@ export interface OrchestratorClientsOptions {
   idHeader?: string;
   /** Default `caller-token`. */
   tokenHeader?: string;
+  /** The identity sent to vss serving (retrieval stages), for a vss with caller tokens on. */
+  vssCaller?: VssCallerCredentials;
   /** HTTP/2 connections per endpoint; default 1 (see ChannelPoolOptions). */
   channelsPerTarget?: number;
   /** Default plaintext. */
@@ -77,7 +79,7 @@ export function createOrchestratorClients(options: OrchestratorClientsOptions): 
     featureFetcher,
     modelInferer: new KServeClient(policy),
     remoteCompute: new NumerixClient(policy),
-    vssSearch: new VssSearchClient(policy),
+    vssSearch: new VssSearchClient(policy, options.vssCaller),
     policy,
     close: () => pool.close(),
   };

@@ -1,3 +1,4 @@
+import { Metadata } from '@grpc/grpc-js';
 import {
   type GetEmbeddingsRequest,
   type GetEmbeddingsResponse,
@@ -20,20 +21,41 @@ export interface VssSearch {
   ): Promise<GetEmbeddingsResponse>;
 }
 
+/** The caller identity sent to vss serving, for a server with caller tokens on (its `auth.callerTokens`). */
+export interface VssCallerCredentials {
+  callerId?: string;
+  callerToken?: string;
+  /** Default `caller-id`. */
+  idHeader?: string;
+  /** Default `caller-token`. */
+  tokenHeader?: string;
+}
+
 /**
  * VssSearch over the generated vss.v1 code, through the process's CallPolicy: pooled channels, the
  * request's deadline and cancellation, a circuit per endpoint and metrics, as the other clients.
  * The orchestrator never imports src/vss/: vss is a service it calls like any other.
  */
 export class VssSearchClient implements VssSearch {
-  constructor(private readonly policy: CallPolicy) {}
+  // One object for every call: grpc-js copies it when a call starts.
+  private readonly metadata = new Metadata();
+
+  constructor(
+    private readonly policy: CallPolicy,
+    credentials: VssCallerCredentials = {},
+  ) {
+    if (credentials.callerId !== undefined)
+      this.metadata.set((credentials.idHeader ?? 'caller-id').toLowerCase(), credentials.callerId);
+    if (credentials.callerToken !== undefined)
+      this.metadata.set((credentials.tokenHeader ?? 'caller-token').toLowerCase(), credentials.callerToken);
+  }
 
   search(target: string, request: SearchRequest, options: OutboundCallOptions): Promise<SearchResponse> {
     return this.policy.unary(
       { service: 'vss', target, method: 'Search' },
       SimilaritySearchService.search,
       request,
-      options,
+      { ...options, metadata: this.metadata },
       (response) => response,
     );
   }
@@ -47,7 +69,7 @@ export class VssSearchClient implements VssSearch {
       { service: 'vss', target, method: 'GetEmbeddings' },
       SimilaritySearchService.getEmbeddings,
       request,
-      options,
+      { ...options, metadata: this.metadata },
       (response) => response,
     );
   }

@@ -178,7 +178,10 @@ export const settingsSchema = z
         callerTokens: z.record(z.string().min(1), z.string().min(1)).default({}),
         callerIdHeader: z.string().min(1).default('caller-id'),
         callerTokenHeader: z.string().min(1).default('caller-token'),
-        /** The identity the CLI's gRPC clients (`lattice predict`, `lattice search`) send; their flags win. */
+        /**
+         * The identity the CLI's gRPC clients (`lattice predict`, `lattice search`) send (their flags
+         * win), and the one the orchestrator's retrieval stages send to vss serving.
+         */
         callerId: z.string().min(1).optional(),
         callerToken: z.string().min(1).optional(),
         /** Start servers bound to a non-loopback host even where they have no auth (src/cli/exposure.ts). */
