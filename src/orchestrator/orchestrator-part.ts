@@ -122,6 +122,7 @@ export async function startOrchestratorPart(
       deadlineMs: settings.orchestrator.shadowDeadlineMs,
     },
     vssSearch: clients.vssSearch,
+    retrievalFeatures: clients.featureFetcher,
     ...grpcServerSettings(settings),
     // Listening now, answering UNAVAILABLE at once until every part of the process has started.
     startClosed: true,

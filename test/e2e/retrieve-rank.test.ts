@@ -194,6 +194,33 @@ describe('retrieval → ranking in one call', () => {
     assert.deepEqual(ranked(viaEmbedding), await twoCalls('u5', seededVector(8, 8)));
   });
 
+  test("a feature-store vector of a context entity: the user's profile embedding", async () => {
+    const byProfile = config('retrieve_rank_profile');
+    byProfile.retrieval!.retrievers[0]!.query = {
+      feature_store_vector: { entity: 'user', column: 'user:profile:embedding', id_from: 'user_id' },
+    };
+    await put(byProfile);
+    // The demo's users carry an 8-dimension embedding, the products' dimension.
+    const user = stack.data.rows.user.find((row) => row.key[0] === 'u4')!;
+    const embedding = Array.from(Float32Array.from(user.values.profile!.embedding as number[]));
+    const one = await client.pointWise({
+      modelConfigId: 'retrieve_rank_profile',
+      context: { user_id: 'u4' },
+      deadlineMs: 5000,
+    });
+    assert.deepEqual(one.errors, []);
+    assert.deepEqual(ranked(one), await twoCalls('u4', embedding));
+    // A user the feature store does not know: the required retriever fails, named.
+    const strict = config('retrieve_rank_profile_strict');
+    strict.retrieval!.retrievers[0]!.query = byProfile.retrieval!.retrievers[0]!.query;
+    strict.retrieval!.retrievers[0]!.required = true;
+    await put(strict);
+    await assert.rejects(
+      client.pointWise({ modelConfigId: 'retrieve_rank_profile_strict', context: { user_id: 'nobody' } }),
+      /required retriever similar failed: .*no user:profile:embedding in the feature store for user "nobody"/,
+    );
+  });
+
   test('a failing optional retriever contributes nothing and is named in errors', async () => {
     const degraded = await oneCall('retrieve_rank_degrading', 'u3', 'c7');
     assert.equal(degraded.errors.length, 1);

@@ -2,6 +2,7 @@ import type { ConfigStore } from '../../platform/config-store/index.js';
 import { type AdmissionLimits, type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
 import type { Logger } from '../../platform/logging/index.js';
 import type { Metrics } from '../../platform/metrics/index.js';
+import type { FeatureFetcher } from '../clients/feature-fetcher.js';
 import type { VssSearch } from '../clients/vss-search-client.js';
 import { type ComponentBuilder, ModelRegistry } from '../config/index.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
@@ -41,6 +42,8 @@ export interface OrchestratorServerOptions {
   shadow?: { queueSize?: number; concurrency?: number; deadlineMs?: number };
   /** vss Search, for model configs with a retrieval stage; without it such a config's Predict fails. */
   vssSearch?: VssSearch;
+  /** The feature store, for retrievers whose query is a feature-store vector (`feature_store_vector`). */
+  retrievalFeatures?: FeatureFetcher;
   /**
    * Listen at once but answer UNAVAILABLE until `open()` (GrpcServerOptions.startClosed): in `lattice
    * up` the process goes on starting its other parts (loading vss's vector database blocks its one
@@ -87,6 +90,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     traffic,
     options.metrics,
     options.vssSearch,
+    options.retrievalFeatures,
   );
   // Shadow executions take their own matrix budget: mirrored work never refuses a caller's request.
   const shadowEngine = new InferenceEngine(
@@ -95,6 +99,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     undefined,
     undefined,
     options.vssSearch,
+    options.retrievalFeatures,
   );
   const shadows = new ShadowFigures(options.metrics);
   engine.mirror = new ShadowMirror({

@@ -53,6 +53,16 @@ const retrievalQuery = z
     candidate_id_from: name.optional(),
     /** A context feature holding an id of another vss entity, whose stored embedding is the query. */
     entity_embedding: z.object({ entity: name, model: name, id_from: name }).strict().optional(),
+    /**
+     * A feature-store vector of a context entity, fetched through the orchestrator's feature store
+     * client: `column` is `<entity>:<group>:<feature>` (as feature components name their columns),
+     * the entity's id read from the context feature `id_from`, sent under the key name `key`
+     * (default `id_from`). The feature is an FP32_VECTOR.
+     */
+    feature_store_vector: z
+      .object({ entity: name, column: name, id_from: name, key: name.optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -14,6 +14,19 @@ export const retrieverScoreColumn = (r: RetrieverConfig): string => r.score_colu
 /** The column of a retriever's attribute: its `column`, default its name. */
 export const attributeColumn = (a: { name: string; column?: string }): string => a.column ?? a.name;
 
+/**
+ * The feature group and feature of a `feature_store_vector` query: its column
+ * `<entity>:<group>:<feature>`, whose entity must be the query's; undefined when it is not that.
+ */
+export function featureStoreFeature(source: {
+  entity: string;
+  column: string;
+}): { group: string; feature: string } | undefined {
+  const parts = source.column.split(':');
+  if (parts.length !== 3 || parts[0] !== source.entity || !parts[1] || !parts[2]) return undefined;
+  return { group: parts[1], feature: parts[2] };
+}
+
 /** The matrix type of an attribute's `data_type` (`BYTES` is STRING); undefined when unknown or a vector. */
 export function attributeType(name: string): DataType | undefined {
   const type = name.trim().toUpperCase() === 'BYTES' ? DataType.STRING : lookupDataType(name);
@@ -43,11 +56,23 @@ export function checkRetrieval(retrieval: RetrievalConfig, problem: Problem): Co
     else names.set(r.name, i);
     if (!ADDRESS.test(r.target))
       problem(`${p}.target`, `"${r.target}" is not a gRPC address (host:port, or dns:///host:port)`);
-    const forms = [r.query.context_feature, r.query.candidate_id_from, r.query.entity_embedding].filter(
-      (f) => f !== undefined,
-    ).length;
+    const forms = [
+      r.query.context_feature,
+      r.query.candidate_id_from,
+      r.query.entity_embedding,
+      r.query.feature_store_vector,
+    ].filter((f) => f !== undefined).length;
     if (forms !== 1)
-      problem(`${p}.query`, 'set exactly one of context_feature, candidate_id_from or entity_embedding');
+      problem(
+        `${p}.query`,
+        'set exactly one of context_feature, candidate_id_from, entity_embedding or feature_store_vector',
+      );
+    const fsVector = r.query.feature_store_vector;
+    if (fsVector !== undefined && featureStoreFeature(fsVector) === undefined)
+      problem(
+        `${p}.query.feature_store_vector.column`,
+        `"${fsVector.column}" is not ${fsVector.entity}:<group>:<feature>`,
+      );
     if (r.quota !== undefined && r.quota > r.k)
       problem(`${p}.quota`, `quota ${r.quota} is more than the ${r.k} candidates asked (k)`);
     r.filters.forEach((f, j) => {

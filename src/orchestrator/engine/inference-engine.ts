@@ -1,5 +1,6 @@
 import { describeError } from '../../platform/errors.js';
 import type { Metrics } from '../../platform/metrics/index.js';
+import type { FeatureFetcher } from '../clients/feature-fetcher.js';
 import type { VssSearch } from '../clients/vss-search-client.js';
 import type { ModelRegistry, ModelSnapshot } from '../config/index.js';
 import { FEATURE_INIT } from '../config/index.js';
@@ -64,6 +65,8 @@ export class InferenceEngine {
     metrics?: Metrics,
     /** vss Search, for configs with a retrieval stage (retrieval-stage.ts). */
     private readonly vss?: VssSearch,
+    /** The feature store, for retrievers whose query is a feature-store vector. */
+    private readonly retrievalFeatures?: FeatureFetcher,
   ) {
     this.splits = new SplitRouter(registry, metrics, traffic);
   }
@@ -133,7 +136,12 @@ export class InferenceEngine {
     const timeline = options.timeline;
     // Retrieval, when the config has it, makes the targets before FeatureInit (counted in its time).
     const prepare = async () => {
-      const retrieved = await retrieveTargets(this.vss, snapshot, input, initOptions(options));
+      const retrieved = await retrieveTargets(
+        { vss: this.vss, features: this.retrievalFeatures },
+        snapshot,
+        input,
+        initOptions(options),
+      );
       input = retrieved.input;
       return {
         ...(await initRequestMatrices(snapshot, input, initOptions(options))),

@@ -20,13 +20,25 @@ import type { ContextFeature, PredictRequest, Target } from '../../gen/orchestra
 import type { DataType as WireType } from '../../gen/orchestrator/v1/types.js';
 import { type Filter, FilterOp, type Query } from '../../gen/vss/v1/vss.js';
 import { describeError, invalidArgument, isLatticeError, LatticeError } from '../../platform/errors.js';
+import type { FeatureFetcher } from '../clients/feature-fetcher.js';
 import type { VssSearch } from '../clients/vss-search-client.js';
 import type { ModelSnapshot } from '../config/index.js';
 import type { RetrievalConfig, RetrieverConfig } from '../config/retrieval-schema.js';
-import { attributeColumn, attributeType, retrieverScoreColumn } from '../config/validate-retrieval.js';
+import {
+  attributeColumn,
+  attributeType,
+  featureStoreFeature,
+  retrieverScoreColumn,
+} from '../config/validate-retrieval.js';
 import { mergeCandidates, type RetrievedCandidate } from './candidate-merge.js';
 import type { InferenceRequest } from './feature-init.js';
 import { predictRows } from './request-rows.js';
+
+/** What retrievers call: vss, and the feature store for `feature_store_vector` queries. */
+export interface RetrievalSources {
+  vss?: VssSearch;
+  features?: FeatureFetcher;
+}
 
 export interface RetrievalOptions {
   signal: AbortSignal;
@@ -56,7 +68,7 @@ const OPS: Record<RetrieverConfig['filters'][number]['op'], FilterOp> = {
 
 /** Runs the config's retrieval stage when it has one; any other request passes through unchanged. */
 export async function retrieveTargets(
-  vss: VssSearch | undefined,
+  sources: RetrievalSources,
   snapshot: ModelSnapshot<unknown>,
   input: InferenceRequest,
   options: RetrievalOptions,
@@ -69,13 +81,14 @@ export async function retrieveTargets(
       `model config ${snapshot.id} retrieves its targets (retrieval); the request must not give targets or target_input_schema`,
       'targets',
     );
+  const { vss, features } = sources;
   if (vss === undefined)
     throw new LatticeError('FAILED_PRECONDITION', 'retrieval needs the vss client, not configured here');
   const stageDeadline = Math.min(options.deadline, Date.now() + retrieval.deadline_ms);
   const context = new Map(request.contextFeatures.map((f) => [f.name, f]));
   const settled = await Promise.allSettled(
     retrieval.retrievers.map((r) =>
-      runRetriever(vss, r, context, { signal: options.signal, deadline: stageDeadline }),
+      runRetriever(vss, features, r, context, { signal: options.signal, deadline: stageDeadline }),
     ),
   );
   const errors: string[] = [];
@@ -123,11 +136,12 @@ export async function retrieveTargets(
 /** One retriever's Search, best first; throws when it fails (a missing context value included). */
 async function runRetriever(
   vss: VssSearch,
+  features: FeatureFetcher | undefined,
   r: RetrieverConfig,
   context: ReadonlyMap<string, ContextFeature>,
   options: RetrievalOptions,
 ): Promise<RetrievedCandidate[]> {
-  const query = await queryOf(vss, r, context, options);
+  const query = await queryOf(vss, features, r, context, options);
   const filters: Filter[] = r.filters.map((f) => ({
     field: f.field,
     op: OPS[f.op],
@@ -155,6 +169,7 @@ async function runRetriever(
 
 async function queryOf(
   vss: VssSearch,
+  features: FeatureFetcher | undefined,
   r: RetrieverConfig,
   context: ReadonlyMap<string, ContextFeature>,
   options: RetrievalOptions,
@@ -173,6 +188,11 @@ async function queryOf(
   }
   if (query.candidate_id_from !== undefined)
     return { ...base, candidateId: contextText(context, query.candidate_id_from) };
+  if (query.feature_store_vector !== undefined)
+    return {
+      ...base,
+      embedding: { values: await featureStoreVector(features, query.feature_store_vector, context, options) },
+    };
   const source = query.entity_embedding!;
   const id = contextText(context, source.id_from);
   const answer = await vss.getEmbeddings(
@@ -185,6 +205,42 @@ async function queryOf(
   if (vector === undefined)
     throw new LatticeError('NOT_FOUND', `no ${source.entity}/${source.model} embedding for id "${id}"`);
   return { ...base, embedding: vector };
+}
+
+/**
+ * A context entity's vector feature from the feature store, within the stage's deadline: the entity
+ * id is the context feature `id_from`, sent under the key name `key` (default `id_from`).
+ */
+async function featureStoreVector(
+  features: FeatureFetcher | undefined,
+  source: NonNullable<RetrieverConfig['query']['feature_store_vector']>,
+  context: ReadonlyMap<string, ContextFeature>,
+  options: RetrievalOptions,
+): Promise<number[]> {
+  if (features === undefined)
+    throw new LatticeError(
+      'FAILED_PRECONDITION',
+      'feature_store_vector needs the feature store client, not configured here',
+    );
+  const { group, feature } = featureStoreFeature(source)!;
+  const id = contextText(context, source.id_from);
+  const rows = await features.retrieve(
+    {
+      entity: source.entity,
+      keysSchema: [source.key ?? source.id_from],
+      keys: [[id]],
+      featureGroups: [{ label: group, features: [feature] }],
+    },
+    { signal: options.signal, deadline: options.deadline },
+  );
+  const bytes = rows[0]?.[0];
+  if (bytes === undefined || bytes.length === 0)
+    throw new LatticeError(
+      'NOT_FOUND',
+      `no ${source.column} in the feature store for ${source.entity} "${id}"`,
+    );
+  const value = decodeValue(DataType.FP32_VECTOR, bytes, 0, source.column);
+  return Array.from(value as Float32Array);
 }
 
 function contextFeature(context: ReadonlyMap<string, ContextFeature>, name: string): ContextFeature {

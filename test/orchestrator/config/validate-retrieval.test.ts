@@ -149,6 +149,44 @@ describe('model config validation: retrieval, sort_by and limit', () => {
     assertProblem((d) => (d.retrieval.deadline_ms = -1), 'retrieval.deadline_ms', /.+/);
   });
 
+  test('a feature_store_vector query names <entity>:<group>:<feature> of its entity', () => {
+    const fsVector = (column: string) => (d: Doc) => {
+      d.retrieval.retrievers[1].query = {
+        feature_store_vector: { entity: 'user', column, id_from: 'user_id' },
+      };
+    };
+    const doc = retrieving();
+    fsVector('user:profile:embedding')(doc);
+    assert.ok(validateModelConfig(doc, { topologies }));
+    for (const column of ['profile:embedding', 'catalog:profile:embedding', 'user::embedding'])
+      assertProblem(
+        fsVector(column),
+        'retrieval.retrievers[1].query.feature_store_vector.column',
+        /is not user:<group>:<feature>/,
+      );
+    assertProblem(
+      (d) => {
+        d.retrieval.retrievers[1].query.feature_store_vector = {
+          entity: 'user',
+          column: 'user:profile:embedding',
+        };
+      },
+      'retrieval.retrievers[1].query.feature_store_vector.id_from',
+      /.+/,
+    );
+    assertProblem(
+      (d) => {
+        d.retrieval.retrievers[1].query.feature_store_vector = {
+          entity: 'user',
+          column: 'user:profile:embedding',
+          id_from: 'user_id',
+        };
+      },
+      'retrieval.retrievers[1].query',
+      /exactly one/,
+    );
+  });
+
   test('sort_by names a response column of scalar numbers; limit is positive', () => {
     assertProblem(
       (d) => (d.response.sort_by = { column: 'nope' }),
