@@ -12,8 +12,8 @@ import {
   modelConfigSchema,
 } from './schema.js';
 import { shadowProblems } from './shadow-schema.js';
-import { splitProblems } from './validate-split.js';
 import { checkResponseOrder, checkRetrieval } from './validate-retrieval.js';
+import { splitProblems } from './validate-split.js';
 
 /** The implicit root of every DAG: builds the matrix rows from the request. */
 export const FEATURE_INIT = 'feature_init';

@@ -9,8 +9,8 @@ import type { ModelTraffic } from '../traffic/model-traffic.js';
 import type { ExecutionContext } from './execution-context.js';
 import { type InferenceRequest, initRequestMatrices } from './feature-init.js';
 import { MatrixBudget } from './matrix-budget.js';
-import { type Routed, SplitRouter } from './split-routing.js';
 import { retrieveTargets } from './retrieval-stage.js';
+import { type Routed, SplitRouter } from './split-routing.js';
 
 export interface ExecuteOptions {
   /** Aborted when the caller cancels; every component sees it. */
