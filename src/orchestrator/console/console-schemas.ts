@@ -93,7 +93,7 @@ export const dagAnswer = z.object({
   nodes: z.array(
     z.object({
       id: z.string(),
-      kind: z.enum(['feature_init', 'feature', 'model', 'compute']),
+      kind: z.enum(['retriever', 'feature_init', 'feature', 'model', 'compute']),
       inputs: z.array(z.string()).describe('columns read'),
       outputs: z.array(z.string()).describe('columns written'),
       deadline_ms: z.number().optional(),
@@ -104,6 +104,10 @@ export const dagAnswer = z.object({
       expression: z.string().optional(),
       compute_id: z.string().optional(),
       slate: z.boolean().optional(),
+      vss_model: z.string().optional().describe('retrievers: the vss model searched'),
+      variant: z.string().optional().describe('retrievers: the vss variant searched'),
+      k: z.number().int().optional().describe('retrievers: candidates asked of vss'),
+      quota: z.number().int().optional().describe('retrievers: most candidates kept'),
     }),
   ),
   edges: z.array(z.object({ from: z.string(), to: z.string() })),
