@@ -48,7 +48,7 @@ export interface Revision {
   document: unknown;
 }
 
-export type NodeKind = 'feature_init' | 'feature' | 'model' | 'compute';
+export type NodeKind = 'retriever' | 'feature_init' | 'feature' | 'model' | 'compute';
 
 export interface DagNode {
   id: string;
@@ -58,6 +58,12 @@ export interface DagNode {
   deadline_ms?: number;
   endpoint?: string;
   required: boolean;
+  /** Retrievers: the vss entity, model and variant searched, candidates asked (k) and kept (quota). */
+  entity?: string;
+  vss_model?: string;
+  variant?: string;
+  k?: number;
+  quota?: number;
 }
 
 export interface Dag {
@@ -76,6 +82,39 @@ export interface ModelStats extends RateStats {
   model_config_id: string;
   errors_per_s: number;
   components: (RateStats & { name: string; kind: string })[];
+  /** With a sticky A/B split: what each arm's config served of this config's requests. */
+  arms?: (RateStats & { model_config_id: string; errors_per_s: number })[];
+}
+
+/** GET /api/v1/models/{id}/shadows/{shadow}: the comparison figures of a shadow pair. */
+export interface ShadowFigures {
+  primary: string;
+  shadow: string;
+  active: boolean;
+  percentage: number | null;
+  k: number | null;
+  sampled: number;
+  dropped: { queue_full: number; unknown_shadow: number };
+  failed: number;
+  compared: number;
+  window: number;
+  overlap_at_k: number | null;
+  kendall_tau: number | null;
+  mean_abs_diff: number | null;
+  max_abs_diff: number | null;
+  latency_diff_ms: Record<string, number>;
+}
+
+/** The parts of a config document the config page shows besides its DAG. */
+export interface ShadowConfig {
+  model_config_id: string;
+  percentage: number;
+  k?: number;
+}
+export interface SplitConfig {
+  key: string;
+  salt?: string;
+  arms: { model_config_id: string; weight: number }[];
 }
 
 export interface StatsAnswer {

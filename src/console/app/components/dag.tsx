@@ -1,7 +1,8 @@
 /**
  * A model config's DAG drawn as SVG: dagre lays out the components (top to bottom, each dependency
  * an edge), and each node shows its kind, outputs, deadline and endpoint. A table beside it lists the
- * same with every input and output, which is also what a screen reader reads.
+ * same with every input and output, which is also what a screen reader reads. Retrievers (a config's
+ * retrieval stage) sit above feature_init, each showing the vss model/variant and k/quota it asks.
  */
 import dagre from '@dagrejs/dagre';
 import { useMemo } from 'preact/hooks';
@@ -11,6 +12,7 @@ const WIDTH = 200;
 const HEIGHT = 64;
 
 const KIND_LABEL: Record<DagNode['kind'], string> = {
+  retriever: 'retriever',
   feature_init: 'feature init',
   feature: 'feature',
   model: 'model',
@@ -33,6 +35,10 @@ function layout(dag: Dag) {
     edges: graph.edges().map((e) => ({ key: `${e.v}->${e.w}`, points: graph.edge(e).points ?? [] })),
   };
 }
+
+/** What a retriever searches and how much: `products/all k 100 → 40`. */
+const retrieverDetail = (node: DagNode) =>
+  `${node.vss_model ?? '?'}/${node.variant ?? '?'} k ${node.k ?? '?'} → ${node.quota ?? node.k ?? '?'}`;
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
@@ -84,7 +90,12 @@ export function DagView({ dag }: { dag: Dag }) {
               {clip(node.id, 26)}
             </text>
             <text x="8" y="52" class="detail">
-              {clip(node.endpoint ?? `→ ${node.outputs.join(', ')}`, 32)}
+              {clip(
+                node.kind === 'retriever'
+                  ? retrieverDetail(node)
+                  : (node.endpoint ?? `→ ${node.outputs.join(', ')}`),
+                32,
+              )}
             </text>
           </g>
         ))}
@@ -109,7 +120,10 @@ export function DagView({ dag }: { dag: Dag }) {
               <td>{node.inputs.join(', ') || '—'}</td>
               <td>{node.outputs.join(', ') || '—'}</td>
               <td>{node.deadline_ms === undefined ? '—' : `${node.deadline_ms} ms`}</td>
-              <td>{node.endpoint ?? '—'}</td>
+              <td>
+                {node.endpoint ?? '—'}
+                {node.kind === 'retriever' ? ` (${retrieverDetail(node)})` : ''}
+              </td>
             </tr>
           ))}
         </tbody>
