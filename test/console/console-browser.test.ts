@@ -339,6 +339,93 @@ describe('the web console on lattice up', { skip: chromium === undefined, timeou
     }
   });
 
+  test('a retrieval config draws its retrievers; a shadow shows its comparison and a split its arms, live', async () => {
+    const { context, page } = await signedIn({ width: 1280, height: 800 });
+    const client = new OrchestratorClient(orchestratorAddress, { callerId: CALLER, callerToken: KEY });
+    const api = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const json = (await response.json()) as Record<string, unknown>;
+      assert.equal(response.status, 200, `${method} ${path}: ${JSON.stringify(json)}`);
+      return json;
+    };
+    try {
+      // The seeded recommender: two retrievers above feature_init.
+      await page.goto(`${base}/#/models/catalog_recommender`);
+      await page.locator('.dag svg .node.retriever').first().waitFor();
+      assert.equal(await page.locator('.dag svg .node.retriever').count(), 2);
+      const similar = page.locator('table.components tr', {
+        has: page.getByRole('rowheader', { name: 'similar_shoes', exact: true }),
+      });
+      assert.match(await similar.innerText(), /retriever.*products\/shoes k 20 → 10/s);
+      await checkPage(page, 'model-retrieval-desktop');
+
+      // A twin of the ranker, a config mirroring to it and one splitting between the two.
+      const ranker = (await api('GET', '/api/v1/models/catalog_ranker')).document as Record<string, unknown>;
+      const put = (id: string, extra: Record<string, unknown>) =>
+        api('PUT', `/api/v1/models/${id}`, {
+          document: { ...ranker, model_config_id: id, ...extra },
+          comment: `the console test's ${id}`,
+        });
+      await put('catalog_ranker_b', {});
+      await put('catalog_ranker_shadowed', {
+        shadow: { model_config_id: 'catalog_ranker_b', percentage: 100, k: 3 },
+      });
+      await put('catalog_ranker_ab', {
+        split: {
+          key: 'user_id',
+          arms: [
+            { model_config_id: 'catalog_ranker', weight: 50 },
+            { model_config_id: 'catalog_ranker_b', weight: 50 },
+          ],
+        },
+      });
+      const targets = [{ id: 'c1' }, { id: 'c2' }, { id: 'c3' }, { id: 'c4' }];
+      await eventually(
+        async () => {
+          for (const modelConfigId of ['catalog_ranker_shadowed', 'catalog_ranker_ab'])
+            for (const user of ['u1', 'u2', 'u3', 'u4', 'u5', 'u6'])
+              await client.pointWise({ modelConfigId, context: { user_id: user }, targets });
+          return true;
+        },
+        60_000,
+        'the new configs to serve',
+      );
+
+      await page.goto(`${base}/#/models/catalog_ranker_shadowed`);
+      const shadow = page.locator('section[aria-labelledby=shadow-title]');
+      await shadow.getByText('Mirrors 100 % of the requests to').waitFor();
+      const compared = shadow.locator('dt:has-text("Compared") + dd');
+      await eventually(async () => Number(await compared.innerText()) > 0, 30_000, 'comparisons to show');
+      // Identical configs: the same top targets, in the same order.
+      assert.equal(await shadow.locator('dt:has-text("Overlap@3") + dd').innerText(), '1.000');
+      assert.equal(await shadow.locator('dt:has-text("Kendall τ") + dd').innerText(), '1.000');
+      await shadow.locator('table', { hasText: 'ranker' }).waitFor();
+      await checkPage(page, 'model-shadow-desktop');
+
+      await page.goto(`${base}/#/models/catalog_ranker_ab`);
+      const split = page.locator('section[aria-labelledby=split-title]');
+      await split.getByText('user_id').first().waitFor();
+      const arms = split.locator('tbody tr');
+      assert.equal(await arms.count(), 2);
+      assert.match(await arms.nth(0).innerText(), /catalog_ranker\s+50 %/);
+      assert.match(await arms.nth(1).innerText(), /catalog_ranker_b\s+50 %/);
+      // Six users over two arms: at least one arm served some of them, and its rate shows.
+      await eventually(
+        async () => (await arms.allInnerTexts()).some((row) => /%\s+\d+\.\d\d\s+0\.0 %\s+\d/.test(row)),
+        30_000,
+        'an arm to show its live numbers',
+      );
+      await checkPage(page, 'model-split-desktop');
+    } finally {
+      client.close();
+      await context.close();
+    }
+  });
+
   test('a search in the playground is filtered and paged through', async () => {
     const { context, page } = await signedIn({ width: 390, height: 844 });
     try {
