@@ -52,6 +52,8 @@ test('an answer is written with its fields at their defaults', () => {
     pairScores: [],
     slateOutputSchema: [],
     slateScores: [],
+    errors: [],
+    targetIds: [],
     servedModelConfigId: '',
   });
 });
