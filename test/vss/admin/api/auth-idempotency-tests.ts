@@ -32,6 +32,7 @@ export function authTests(get: () => Harness): void {
         assert.match(String(wrong.headers['www-authenticate']), /^Bearer/);
       }
       assertError(await h.call({ url: '/models' }), 401, 'UNAUTHENTICATED');
+      assertError(await h.call({ url: '/stores' }), 401, 'UNAUTHENTICATED');
       assertError(await h.call({ url: '/operations/x' }), 401, 'UNAUTHENTICATED');
       assertError(await h.call({ url: '/no-such-route' }), 401, 'UNAUTHENTICATED');
       assert.equal((await h.app.inject({ method: 'GET', url: '/docs' })).statusCode, 401);

@@ -61,6 +61,7 @@ test('every route of vss.md (and update-variant, issue 38) is documented with it
     'GET /models/{entity}/{model}',
     'GET /operations/{id}',
     'GET /readyz',
+    'GET /stores',
     'POST /operations/{id}/retry',
     'POST /promote-model',
     'POST /promote-variant',
