@@ -127,8 +127,12 @@ describe('exposure: no unauthenticated server on a non-loopback address', () => 
       });
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       try {
-        // The banner's lines may arrive in separate chunks: wait for the address line itself.
-        await eventually(() => /0\.0\.0\.0:\d+/.test(output) || child.exitCode !== null, 60_000);
+        // The banner's lines may arrive in separate chunks, and the JSON log line before the banner
+        // names the address too: wait for the banner and the address after it.
+        await eventually(
+          () => /Lattice compute is up[\s\S]*0\.0\.0\.0:\d+/.test(output) || child.exitCode !== null,
+          60_000,
+        );
         assert.match(output, /Lattice compute is up/);
         assert.match(output, /0\.0\.0\.0:\d+/);
       } finally {
