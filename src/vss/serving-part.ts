@@ -43,6 +43,7 @@ export async function startVssServingPart(
     endpoints: [['gRPC vss.v1.SimilaritySearch', `${settings.host}:${running.port}`]],
     stop: () => running.stop(),
     open: () => running.open(),
+    local: running.local,
     // With the vector DB in this process, a restart is not ready until its graphs are back (a
     // shared vector DB server's index is every replica's: its metric and alert say so instead).
     ...(settings.vss.vectorDb.kind === 'embedded'

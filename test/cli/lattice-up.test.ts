@@ -241,6 +241,15 @@ describe('lattice up', () => {
       /grpc_server_handled_total\{server="orchestrator",method="\/orchestrator\.v1\.Predict\/InferPointWise",code="OK"\} 4/,
     );
     assert.match(await (await fetch(`${httpBase}/metrics`)).text(), /process_cpu_seconds_total/);
+    // The recommender's Searches went to vss serving in process (its LocalChannel): the orchestrator
+    // counted them, and vss serving's listener counted only the three Searches made from outside
+    // (the two variants above and the banner's `lattice vss search`).
+    const scraped = await (await fetch(`${httpBase}/metrics`)).text();
+    assert.match(scraped, /orchestrator_external_requests_total\{service="vss",[^}]*outcome="ok"\} [1-9]/);
+    assert.match(
+      scraped,
+      /grpc_server_handled_total\{server="vss-serving",method="\/vss\.v1\.SimilaritySearch\/Search",code="OK"\} 3\n/,
+    );
 
     assert.deepEqual(await healthCheck(grpcAddress, ''), { status: 'SERVING' });
 

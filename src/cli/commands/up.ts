@@ -140,23 +140,24 @@ export async function runUp({ options, context }: Invocation<UpOptions>): Promis
         modelServer: `${settings.host}:${modelServer.port}`,
         computeServer: `${settings.host}:${compute.port}`,
       }));
-    // The orchestrator's feature components call this process's feature store unless told otherwise;
-    // its calls to this process's feature store, model server and compute skip the network (every
-    // loopback crossing would wait on the one event loop behind other work).
-    const orchestrator = await startOrchestratorPart(platform, settings.orchestrator.port, {
-      featureStoreTarget: settings.orchestrator.featureStoreTarget ?? `${settings.host}:${featureStore.port}`,
-      local: [featureStore.local, modelServer.local, compute.local],
-    });
-    parts.push(orchestrator);
-    modelStatus.serve(orchestrator.modelStatus);
-    modelConsole.serve(orchestrator.console);
-    orchestratorRpc.serve(orchestrator.port);
     // vss serving and consumers share this process's vector database (embedded: it lives here).
+    // Started before the orchestrator, whose retrieval stages search it in process.
     const vss = await startVss(platform, { serving: {}, consumers: {}, admin: {} });
     parts.push(...vss.parts);
     const admin = vss.admin!;
     vssRpc.serve(vss.serving!.port);
     vssAdminProxy.serve(`${tls.server ? 'https' : 'http'}://${settings.host}:${admin.port}`);
+    // The orchestrator's feature components call this process's feature store unless told otherwise;
+    // its calls to this process's feature store, model server, compute and vss serving skip the
+    // network (every loopback crossing would wait on the one event loop behind other work).
+    const orchestrator = await startOrchestratorPart(platform, settings.orchestrator.port, {
+      featureStoreTarget: settings.orchestrator.featureStoreTarget ?? `${settings.host}:${featureStore.port}`,
+      local: [featureStore.local, modelServer.local, compute.local, vss.serving!.local],
+    });
+    parts.push(orchestrator);
+    modelStatus.serve(orchestrator.modelStatus);
+    modelConsole.serve(orchestrator.console);
+    orchestratorRpc.serve(orchestrator.port);
     // The retrieve-and-rank example names vss serving's address, known now.
     if (seeded)
       await seedRecommenderModel(platform, {

@@ -4,7 +4,12 @@
  * distributed cache. The caller owns `sql`, `vectorDb` and `cache` (they are not closed by `stop()`).
  */
 import type { Cache } from '../../platform/cache/index.js';
-import { type AdmissionLimits, type CallerAuthOptions, GrpcServer } from '../../platform/grpc/index.js';
+import {
+  type AdmissionLimits,
+  type CallerAuthOptions,
+  GrpcServer,
+  type LocalChannel,
+} from '../../platform/grpc/index.js';
 import { createLogger, type Logger } from '../../platform/logging/index.js';
 import { Metrics } from '../../platform/metrics/index.js';
 import type { SqlClient } from '../../platform/sql/index.js';
@@ -78,6 +83,11 @@ export interface VssServing {
   readonly recall: RecallSampler;
   /** READY variants whose served collection is indexed below the threshold (degraded). */
   readonly indexHealth: ServedIndexHealth;
+  /**
+   * Its methods for callers in this process without the network (an orchestrator beside it in
+   * `lattice up`); undefined with caller tokens on, so no token check is skipped.
+   */
+  readonly local: LocalChannel | undefined;
   /** Serves calls after a `startClosed` start. */
   open(): void;
   /** Stops taking calls, drains in-flight ones, stops polling the config. */
@@ -183,6 +193,7 @@ export async function startVssServing(options: VssServingOptions): Promise<VssSe
     servingMetrics,
     recall,
     indexHealth,
+    local: grpc.localChannel(),
     open: () => grpc.open(),
     stop: () => {
       indexHealth.stop();
