@@ -110,6 +110,7 @@ export async function startOrchestrator(options: OrchestratorServerOptions): Pro
     queueSize: options.shadow?.queueSize ?? 100,
     concurrency: options.shadow?.concurrency ?? 2,
     deadlineMs: options.shadow?.deadlineMs ?? 1000,
+    idle: () => engine.callers.idle(),
   });
   const server = new GrpcServer({
     name: 'orchestrator',

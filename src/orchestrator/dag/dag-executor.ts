@@ -28,6 +28,11 @@ export interface ExecuteOptions<C> {
   onFailure?(component: DagComponent<C>, error: unknown): void;
   /** Filled with each node's start, duration and state when the execution settles, either way. */
   timeline?: ExecutionTimeline;
+  /**
+   * Background executions (shadow requests): asked before each component starts; a promise holds the
+   * start until it resolves (IdleGate.idle: until no caller's request runs). The deadline still holds.
+   */
+  pause?(): Promise<void> | undefined;
 }
 
 export type ComponentOutcome = 'ok' | 'failed';
@@ -223,6 +228,14 @@ class Execution<C> {
         if (!this.drainPending) {
           this.drainPending = true;
           setImmediate(resumeDrain, this);
+        }
+        return;
+      }
+      const paused = this.options?.pause?.();
+      if (paused !== undefined) {
+        if (!this.drainPending) {
+          this.drainPending = true;
+          void paused.then(() => this.resumeDrain());
         }
         return;
       }

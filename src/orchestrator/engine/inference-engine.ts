@@ -1,5 +1,6 @@
 import { describeError } from '../../platform/errors.js';
 import type { Metrics } from '../../platform/metrics/index.js';
+import { IdleGate } from '../../platform/scheduling/index.js';
 import type { FeatureFetcher } from '../clients/feature-fetcher.js';
 import type { VssSearch } from '../clients/vss-search-client.js';
 import type { ModelRegistry, ModelSnapshot } from '../config/index.js';
@@ -22,6 +23,11 @@ export interface ExecuteOptions {
    * state (FeatureInit's work counted as the `feature_init` node); nothing is recorded without it.
    */
   timeline?: ExecutionTimeline;
+  /**
+   * A background execution (a shadow request) waits before its retrieval, its FeatureInit and each
+   * component while this returns a promise ({@link InferenceEngine.callers}' idle()).
+   */
+  pause?(): Promise<void> | undefined;
 }
 
 /** What the engine asks of a request mirror (shadow/shadow-mirror.ts): on the request path, so both are O(1). */
@@ -54,6 +60,8 @@ export class InferenceEngine {
   /** Sends a sample of the requests of configs with a `shadow` block to their shadow, after they answered. */
   mirror: RequestMirror | undefined;
   private readonly splits: SplitRouter<ExecutionContext>;
+  /** Callers' requests in flight (`execute`); shadow requests run while none is (their `pause`). */
+  readonly callers = new IdleGate();
 
   constructor(
     private readonly registry: ModelRegistry<ExecutionContext>,
@@ -80,10 +88,15 @@ export class InferenceEngine {
     // A config with a sticky A/B split is served by the arm the request's key hashes to; the arm's
     // config (its own shadow block included) serves the whole request.
     const routed = this.splits.route(this.registry.require(modelConfigId), input);
-    if (this.mirror?.wants(routed.snapshot, trackingId)) {
-      return this.mirrored(modelConfigId, routed, input, trackingId, options);
+    this.callers.enter();
+    try {
+      if (this.mirror?.wants(routed.snapshot, trackingId)) {
+        return await this.mirrored(modelConfigId, routed, input, trackingId, options);
+      }
+      return await this.counted(modelConfigId, routed, input, trackingId, options);
+    } finally {
+      this.callers.leave();
     }
-    return this.counted(modelConfigId, routed, input, trackingId, options);
   }
 
   /** A mirrored request records its timeline (for the latency comparison) and is queued for the shadow once answered. */
@@ -136,6 +149,8 @@ export class InferenceEngine {
     const timeline = options.timeline;
     // Retrieval, when the config has it, makes the targets before FeatureInit (counted in its time).
     const prepare = async () => {
+      const paused = options.pause?.();
+      if (paused !== undefined) await paused;
       const retrieved = await retrieveTargets(
         { vss: this.vss, features: this.retrievalFeatures },
         snapshot,
@@ -143,6 +158,8 @@ export class InferenceEngine {
         initOptions(options),
       );
       input = retrieved.input;
+      const pausedAgain = options.pause?.();
+      if (pausedAgain !== undefined) await pausedAgain;
       return {
         ...(await initRequestMatrices(snapshot, input, initOptions(options))),
         errors: retrieved.errors,
@@ -192,6 +209,7 @@ export class InferenceEngine {
         signal: options.signal,
         deadline,
         timeline: options.timeline,
+        pause: options.pause,
         onFailure: (component, error) => {
           const reason = `${component.name} failed: ${describeError(error)}`;
           const plan = snapshot.model.components.get(component.name);

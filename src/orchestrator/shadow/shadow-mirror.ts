@@ -4,8 +4,10 @@
  * its path, and the two answers compared (ranking-comparison.ts) into per-pair figures and metrics
  * (shadow-figures.ts). The caller only ever sees the primary's answer.
  *
- * Mirrored requests wait in one bounded queue and run `concurrency` at a time; a request arriving
- * at a full queue is dropped and counted, never waited for. Sampling is deterministic by tracking
+ * Mirrored requests wait in one bounded queue and run `concurrency` at a time, and only in the
+ * process's idle time: each starts, and goes on to each of its steps, only while no caller's request
+ * runs (`idle`), so on a busy process they wait, and then drop, rather than slow callers down. A
+ * request arriving at a full queue is dropped and counted, never waited for. Sampling is deterministic by tracking
  * id (a hash of it, so a replayed request is mirrored again or not again); a request without one
  * is sampled at random.
  */
@@ -35,6 +37,11 @@ export interface ShadowMirrorOptions {
   concurrency: number;
   /** Each shadow execution's deadline, from when it starts. */
   deadlineMs: number;
+  /**
+   * While this returns a promise (callers' requests are running), a mirrored request neither starts
+   * nor goes on to its next step (the engine's `callers.idle()`); none: it runs as soon as a slot frees.
+   */
+  idle?(): Promise<void> | undefined;
 }
 
 interface Job {
@@ -61,6 +68,7 @@ function share(trackingId: string): number {
 export class ShadowMirror implements RequestMirror {
   private readonly queue: Job[] = [];
   private running = 0;
+  private waitingForIdle = false;
 
   constructor(private readonly options: ShadowMirrorOptions) {}
 
@@ -100,6 +108,17 @@ export class ShadowMirror implements RequestMirror {
   }
 
   private pump(): void {
+    if (this.waitingForIdle) return;
+    const busy = this.options.idle?.();
+    if (busy !== undefined && this.queue.length > 0) {
+      // Callers first: the queue (bounded, dropping) holds the mirrored requests until none runs.
+      this.waitingForIdle = true;
+      void busy.then(() => {
+        this.waitingForIdle = false;
+        this.pump();
+      });
+      return;
+    }
     while (this.running < this.options.concurrency && this.queue.length > 0) {
       const job = this.queue.shift()!;
       this.running++;
@@ -124,6 +143,7 @@ export class ShadowMirror implements RequestMirror {
       shadow = await this.options.run(snapshot, job.input, job.primary.context.trackingId, {
         deadline: Date.now() + this.options.deadlineMs,
         timeline,
+        pause: this.options.idle,
       });
     } catch {
       figures.failed(job.primaryId, job.shadowId);

@@ -436,6 +436,37 @@ describe('DagExecutor: deadline and cancellation', () => {
     assert.ok(isLatticeError(h.signals.get('slow')?.reason, 'DEADLINE_EXCEEDED'));
   });
 
+  test('pause: while it answers a promise no component starts; the deadline still holds', async (t) => {
+    let hold: Deferred | undefined = deferred();
+    const h = harness({ a: ['b'] });
+    const run = track(h.execute({ pause: () => hold?.promise }));
+    await settle();
+    assert.equal(h.started('a'), false, 'held before the first component');
+    const opened = hold;
+    hold = undefined;
+    opened.resolve();
+    await settle();
+    assert.deepEqual(h.running(), ['a']);
+    hold = deferred(); // a caller arrives while a runs: b waits for it
+    await h.finish('a');
+    assert.equal(h.started('b'), false);
+    hold.resolve();
+    hold = undefined;
+    await settle();
+    assert.deepEqual(h.running(), ['b']);
+    await h.finish('b');
+    assert.equal(run.done, true);
+    assert.equal(run.error, undefined);
+
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+    const held = harness({ c: [] });
+    const late = track(held.execute({ deadline: Date.now() + 100, pause: () => deferred().promise }));
+    t.mock.timers.tick(100);
+    await settle();
+    assert.ok(isLatticeError(late.error, 'DEADLINE_EXCEEDED'));
+    assert.equal(held.started('c'), false);
+  });
+
   test('a deadline already passed rejects before anything runs', async () => {
     const h = harness({ a: [] });
     await assert.rejects(h.execute({ deadline: Date.now() - 1 }), (err) =>

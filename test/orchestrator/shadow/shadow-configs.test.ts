@@ -331,4 +331,46 @@ describe('the bounded shadow queue', () => {
     assert.equal(started, 3);
     assert.equal(figures.get('fast', 'slow')?.kendall_tau, 1);
   });
+
+  test('mirrored requests run in idle time only: not while a caller’s request is in flight', async () => {
+    const registry = testRegistry(
+      new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-shadow-idle-')) }),
+    );
+    const snapshots = new Map([
+      ['fast', registry.build('fast', '1', withShadow('fast', { model_config_id: 'twin', percentage: 100 }))],
+      ['twin', registry.build('twin', '1', withShadow('twin', undefined))],
+    ]);
+    const engine = new InferenceEngine({
+      require: (id: string) => snapshots.get(id)!,
+    } as unknown as ConstructorParameters<typeof InferenceEngine>[0]);
+    const shadowEngine = new InferenceEngine(registry);
+    let started = 0;
+    const figures = new ShadowFigures();
+    engine.mirror = new ShadowMirror({
+      lookup: (id) => snapshots.get(id),
+      run: (snapshot, input, trackingId, options) => {
+        started++;
+        return shadowEngine.executeOn(snapshot, input, trackingId, options);
+      },
+      figures,
+      queueSize: 10,
+      concurrency: 2,
+      deadlineMs: 60_000,
+      idle: () => engine.callers.idle(),
+    });
+    const request = (i: number) => ({
+      pattern: 'point' as const,
+      request: blendOnlyRequest(PRICES, { modelConfigId: 'fast', trackingId: `idle${i}` }),
+    });
+    // Another caller's request stays in flight (as a slow one would) while three are answered.
+    engine.callers.enter();
+    for (let i = 0; i < 3; i++) await engine.execute('fast', request(i), `idle${i}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(started, 0, 'no shadow starts while a caller’s request runs');
+    assert.equal(figures.get('fast', 'twin')?.sampled, 3);
+    engine.callers.leave();
+    await eventually(() => figures.get('fast', 'twin')?.compared === 3, 5000, 'the three compared once idle');
+    assert.equal(started, 3);
+    assert.equal(figures.get('fast', 'twin')?.overlap_at_k, 1);
+  });
 });
