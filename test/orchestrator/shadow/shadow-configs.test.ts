@@ -279,19 +279,29 @@ describe('a shadow config', () => {
 });
 
 describe('the bounded shadow queue', () => {
-  test('a slow shadow: callers are answered at once, the queue fills, the rest are dropped and counted', async () => {
+  /**
+   * An engine serving `fast`, mirrored 100 % to `shadowId` (the same DAG), over snapshots built, not
+   * loaded from a store (served by id); the mirror is the caller's to set.
+   */
+  function mirroredEngine(shadowId: string) {
     const registry = testRegistry(
       new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-shadow-q-')) }),
     );
-    // The snapshots are built, not loaded from a store: served by id.
     const snapshots = new Map([
-      ['fast', registry.build('fast', '1', withShadow('fast', { model_config_id: 'slow', percentage: 100 }))],
-      ['slow', registry.build('slow', '1', withShadow('slow', undefined))],
+      [
+        'fast',
+        registry.build('fast', '1', withShadow('fast', { model_config_id: shadowId, percentage: 100 })),
+      ],
+      [shadowId, registry.build(shadowId, '1', withShadow(shadowId, undefined))],
     ]);
     const engine = new InferenceEngine({
       require: (id: string) => snapshots.get(id)!,
     } as unknown as ConstructorParameters<typeof InferenceEngine>[0]);
-    const shadowEngine = new InferenceEngine(registry);
+    return { engine, shadowEngine: new InferenceEngine(registry), lookup: (id: string) => snapshots.get(id) };
+  }
+
+  test('a slow shadow: callers are answered at once, the queue fills, the rest are dropped and counted', async () => {
+    const { engine, shadowEngine, lookup } = mirroredEngine('slow');
     let open!: () => void;
     const gate = new Promise<void>((resolve) => {
       open = resolve;
@@ -299,7 +309,7 @@ describe('the bounded shadow queue', () => {
     let started = 0;
     const figures = new ShadowFigures();
     engine.mirror = new ShadowMirror({
-      lookup: (id) => snapshots.get(id),
+      lookup,
       run: async (snapshot, input, trackingId, options) => {
         started++;
         await gate; // the shadow is slow: it finishes only when the test says so
@@ -333,21 +343,11 @@ describe('the bounded shadow queue', () => {
   });
 
   test('mirrored requests run in idle time only: not while a caller’s request is in flight', async () => {
-    const registry = testRegistry(
-      new FileConfigStore({ dir: mkdtempSync(join(tmpdir(), 'lattice-shadow-idle-')) }),
-    );
-    const snapshots = new Map([
-      ['fast', registry.build('fast', '1', withShadow('fast', { model_config_id: 'twin', percentage: 100 }))],
-      ['twin', registry.build('twin', '1', withShadow('twin', undefined))],
-    ]);
-    const engine = new InferenceEngine({
-      require: (id: string) => snapshots.get(id)!,
-    } as unknown as ConstructorParameters<typeof InferenceEngine>[0]);
-    const shadowEngine = new InferenceEngine(registry);
+    const { engine, shadowEngine, lookup } = mirroredEngine('twin');
     let started = 0;
     const figures = new ShadowFigures();
     engine.mirror = new ShadowMirror({
-      lookup: (id) => snapshots.get(id),
+      lookup,
       run: (snapshot, input, trackingId, options) => {
         started++;
         return shadowEngine.executeOn(snapshot, input, trackingId, options);

@@ -6,26 +6,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Answer, ApiError, call, get } from '../api';
 import { ErrorBox, fmt, SCROLLABLE } from '../components/ui';
+import { FILTER_OPS, type FilterOp } from '../filter-ops';
 import type { VssModel } from '../types';
 import { ADMIN } from './vss';
 
 const SEARCH = '/api/v1/rpc/vss.v1.SimilaritySearch/Search';
-const OPS = [
-  'IN',
-  'NOT_IN',
-  'EXISTS',
-  'NOT_EXISTS',
-  'LT',
-  'LTE',
-  'GT',
-  'GTE',
-  'BETWEEN',
-  'BETWEEN_INCLUSIVE',
-] as const;
 
 interface FilterRow {
   field: string;
-  op: (typeof OPS)[number];
+  op: FilterOp;
   values: string;
 }
 interface Candidate {
@@ -279,7 +268,7 @@ export function SearchPage(props: {
                   )
                 }
               >
-                {OPS.map((op) => (
+                {FILTER_OPS.map((op) => (
                   <option key={op} value={op}>
                     {op}
                   </option>
