@@ -57,10 +57,17 @@ const retrievalQuery = z
      * A feature-store vector of a context entity, fetched through the orchestrator's feature store
      * client: `column` is `<entity>:<group>:<feature>` (as feature components name their columns),
      * the entity's id read from the context feature `id_from`, sent under the key name `key`
-     * (default `id_from`). The feature is an FP32_VECTOR.
+     * (default `id_from`). `data_type` is the feature's type in the store: a float vector
+     * (FP32_VECTOR by default; FP16_VECTOR, FP64_VECTOR, FP8E5M2_VECTOR, FP8E4M3_VECTOR).
      */
     feature_store_vector: z
-      .object({ entity: name, column: name, id_from: name, key: name.optional() })
+      .object({
+        entity: name,
+        column: name,
+        id_from: name,
+        key: name.optional(),
+        data_type: z.string().min(1).default('FP32_VECTOR'),
+      })
       .strict()
       .optional(),
   })

@@ -27,6 +27,14 @@ export function featureStoreFeature(source: {
   return { group: parts[1], feature: parts[2] };
 }
 
+/** The type of a `feature_store_vector`'s `data_type`: a float vector type, else undefined. */
+export function queryVectorType(name: string): DataType | undefined {
+  const type = lookupDataType(name);
+  if (type === undefined) return undefined;
+  const info = dataTypeInfo(type);
+  return info.isVector && info.kind === 'float' ? type : undefined;
+}
+
 /** The matrix type of an attribute's `data_type` (`BYTES` is STRING); undefined when unknown or a vector. */
 export function attributeType(name: string): DataType | undefined {
   const type = name.trim().toUpperCase() === 'BYTES' ? DataType.STRING : lookupDataType(name);
@@ -72,6 +80,11 @@ export function checkRetrieval(retrieval: RetrievalConfig, problem: Problem): Co
       problem(
         `${p}.query.feature_store_vector.column`,
         `"${fsVector.column}" is not ${fsVector.entity}:<group>:<feature>`,
+      );
+    if (fsVector !== undefined && queryVectorType(fsVector.data_type) === undefined)
+      problem(
+        `${p}.query.feature_store_vector.data_type`,
+        `"${fsVector.data_type}" is not a float vector type (FP32_VECTOR, FP16_VECTOR, FP64_VECTOR, FP8E5M2_VECTOR, FP8E4M3_VECTOR)`,
       );
     if (r.quota !== undefined && r.quota > r.k)
       problem(`${p}.quota`, `quota ${r.quota} is more than the ${r.k} candidates asked (k)`);

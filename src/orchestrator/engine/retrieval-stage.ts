@@ -28,6 +28,7 @@ import {
   attributeColumn,
   attributeType,
   featureStoreFeature,
+  queryVectorType,
   retrieverScoreColumn,
 } from '../config/validate-retrieval.js';
 import { mergeCandidates, type RetrievedCandidate } from './candidate-merge.js';
@@ -239,8 +240,8 @@ async function featureStoreVector(
       'NOT_FOUND',
       `no ${source.column} in the feature store for ${source.entity} "${id}"`,
     );
-  const value = decodeValue(DataType.FP32_VECTOR, bytes, 0, source.column);
-  return Array.from(value as Float32Array);
+  const value = decodeValue(queryVectorType(source.data_type)!, bytes, 0, source.column);
+  return Array.from(value as Float32Array | Float64Array);
 }
 
 function contextFeature(context: ReadonlyMap<string, ContextFeature>, name: string): ContextFeature {

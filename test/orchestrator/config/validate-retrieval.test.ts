@@ -187,6 +187,30 @@ describe('model config validation: retrieval, sort_by and limit', () => {
     );
   });
 
+  test("a feature_store_vector's data_type is a float vector type, FP32_VECTOR by default", () => {
+    const typed = (data_type: string) => (d: Doc) => {
+      d.retrieval.retrievers[1].query = {
+        feature_store_vector: {
+          entity: 'user',
+          column: 'user:profile:embedding',
+          id_from: 'user_id',
+          data_type,
+        },
+      };
+    };
+    for (const type of ['FP16_VECTOR', 'FP64_VECTOR', 'fp8e4m3_vector']) {
+      const doc = retrieving();
+      typed(type)(doc);
+      assert.ok(validateModelConfig(doc, { topologies }), type);
+    }
+    for (const type of ['FP32', 'INT8_VECTOR', 'STRING_VECTOR', 'FLOAT'])
+      assertProblem(
+        typed(type),
+        'retrieval.retrievers[1].query.feature_store_vector.data_type',
+        /is not a float vector type/,
+      );
+  });
+
   test('sort_by names a response column of scalar numbers; limit is positive', () => {
     assertProblem(
       (d) => (d.response.sort_by = { column: 'nope' }),
