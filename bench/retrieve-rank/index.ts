@@ -11,8 +11,14 @@
  *   does (the same merge function), calls Predict on `bench_rank` (the same DAG without retrieval)
  *   with those targets, then sorts and keeps the top 10 itself.
  *
- * `ratio` = one-call throughput ÷ two-call throughput; p99 of each. The shadow measurement
- * (`shadow_p99_increase`, a 100 % shadow against none) is added by {@link shadowMeasurement}.
+ * `ratio` = one-call throughput ÷ two-call throughput, each with BENCH_CONCURRENCY calls in flight
+ * (a closed loop: each path as fast as it goes). Latency is compared at equal load, as a service
+ * meets it: both paths paced at the same rate (BENCH_PACED_LOAD of the two-call throughput, an open
+ * loop where each call is timed from when it was due) in alternating rounds; `p99_ms` and
+ * `two_call_p99_ms` are those. The closed loop's p99s are reported too (`closed_loop_p99_ms`,
+ * `two_call_closed_loop_p99_ms`): there the faster path runs more calls at once through the one
+ * process, so its tail is not the same load's. The shadow measurement (`shadow_p99_increase`, a
+ * 100 % shadow against none) is added by {@link shadowMeasurement}.
  * Knobs: BENCH_CALLS (per run), BENCH_ROUNDS (median of), BENCH_CONCURRENCY, BENCH_WARMUP.
  */
 import { mkdtempSync } from 'node:fs';
@@ -43,10 +49,15 @@ const WARMUP = envNumber('BENCH_WARMUP', 300);
 const DEADLINE_MS = 5000;
 const ONE_CALL = 'bench_retrieve_rank';
 const SHADOWED = 'bench_retrieve_rank_shadowed';
-/** The shadow phase: seconds per round, rounds per arm, and its rate as a share of the one-call throughput. */
-const SHADOW_ROUND_SECONDS = envNumber('BENCH_SHADOW_ROUND_SECONDS', 10);
-const SHADOW_ROUNDS = envNumber('BENCH_SHADOW_ROUNDS', 3);
+/**
+ * The paced phases (equal load, shadow): seconds per round, rounds per arm; the shadow phase's rate
+ * as a share of the one-call throughput.
+ */
+const PACED_ROUND_SECONDS = envNumber('BENCH_PACED_ROUND_SECONDS', 10);
+const PACED_ROUNDS = envNumber('BENCH_PACED_ROUNDS', 3);
 const SHADOW_LOAD = envNumber('BENCH_SHADOW_LOAD', 0.25);
+/** The equal-load latency phase: its rate as a share of the two-call throughput. */
+const PACED_LOAD = envNumber('BENCH_PACED_LOAD', 0.5);
 const TWO_CALL_RANKER = 'bench_rank';
 const USERS = 100;
 const ITEMS = 1000;
@@ -178,6 +189,7 @@ async function main(): Promise<void> {
     }
     const oneRun = medianRun(oneRuns);
     const twoRun = medianRun(twoRuns);
+    const paced = await equalLoad(twoRun.throughput * PACED_LOAD, one, two);
     const shadow = await shadowMeasurement(oneRun.throughput * SHADOW_LOAD, one, answer(SHADOWED));
     orchestrator.close();
     vss.close();
@@ -186,10 +198,15 @@ async function main(): Promise<void> {
       ratio: round(oneRun.throughput / twoRun.throughput),
       throughput: round(oneRun.throughput, 1),
       baseline_throughput: round(twoRun.throughput, 1),
-      p50_ms: round(oneRun.p50_ms),
-      p99_ms: round(oneRun.p99_ms),
-      two_call_p50_ms: round(twoRun.p50_ms),
-      two_call_p99_ms: round(twoRun.p99_ms),
+      p50_ms: round(paced.one.p50),
+      p99_ms: round(paced.one.p99),
+      two_call_p50_ms: round(paced.two.p50),
+      two_call_p99_ms: round(paced.two.p99),
+      paced_rate: paced.rate,
+      closed_loop_p50_ms: round(oneRun.p50_ms),
+      closed_loop_p99_ms: round(oneRun.p99_ms),
+      two_call_closed_loop_p50_ms: round(twoRun.p50_ms),
+      two_call_closed_loop_p99_ms: round(twoRun.p99_ms),
       shadow_p99_increase: shadow,
       calls: CALLS,
       rounds: ROUNDS,
@@ -214,6 +231,36 @@ async function waitForConfigs(...paths: ((i: number) => Promise<unknown>)[]): Pr
   }
 }
 
+/** p50 and p99 of latencies in ms. */
+function percentiles(values: number[]): { p50: number; p99: number } {
+  const sorted = Float64Array.from(values).sort();
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
+/**
+ * Both paths at the same offered rate (an open loop with headroom for both), in alternating rounds
+ * so drift in the machine's load falls on both; each call timed from when it was due.
+ */
+async function equalLoad(
+  rate: number,
+  one: (i: number) => Promise<unknown>,
+  two: (i: number) => Promise<unknown>,
+): Promise<{ rate: number; one: { p50: number; p99: number }; two: { p50: number; p99: number } }> {
+  const perSecond = Math.max(1, Math.round(rate));
+  let i = 0;
+  const oneMs: number[] = [];
+  const twoMs: number[] = [];
+  for (let r = 0; r < PACED_ROUNDS; r++) {
+    await paced(perSecond, PACED_ROUND_SECONDS, () => one(i++), oneMs);
+    await paced(perSecond, PACED_ROUND_SECONDS, () => two(i++), twoMs);
+  }
+  const result = { rate: perSecond, one: percentiles(oneMs), two: percentiles(twoMs) };
+  console.log(
+    `equal load at ${perSecond}/s: one call p50 ${result.one.p50.toFixed(2)} / p99 ${result.one.p99.toFixed(2)} ms; two calls p50 ${result.two.p50.toFixed(2)} / p99 ${result.two.p99.toFixed(2)} ms`,
+  );
+  return result;
+}
+
 /**
  * What a 100 % shadow costs the primary's callers (issue 40): the one-call config and its twin with
  * `shadow: { percentage: 100 }` on it, called at a fixed rate (an open loop with headroom: a share of
@@ -231,15 +278,16 @@ async function shadowMeasurement(
   const plainMs: number[] = [];
   const shadowedMs: number[] = [];
   await paced(perSecond, 2, () => shadowed(i++), []);
-  for (let r = 0; r < SHADOW_ROUNDS; r++) {
-    await paced(perSecond, SHADOW_ROUND_SECONDS, () => plain(i++), plainMs);
-    await paced(perSecond, SHADOW_ROUND_SECONDS, () => shadowed(i++), shadowedMs);
+  for (let r = 0; r < PACED_ROUNDS; r++) {
+    await paced(perSecond, PACED_ROUND_SECONDS, () => plain(i++), plainMs);
+    await paced(perSecond, PACED_ROUND_SECONDS, () => shadowed(i++), shadowedMs);
   }
-  const p99 = (values: number[]) => percentile(Float64Array.from(values).sort(), 99);
+  const without = percentiles(plainMs).p99;
+  const withShadow = percentiles(shadowedMs).p99;
   console.log(
-    `shadow phase at ${perSecond}/s: p99 ${p99(plainMs).toFixed(2)} ms without, ${p99(shadowedMs).toFixed(2)} ms with a 100 % shadow`,
+    `shadow phase at ${perSecond}/s: p99 ${without.toFixed(2)} ms without, ${withShadow.toFixed(2)} ms with a 100 % shadow`,
   );
-  return round(p99(shadowedMs) / p99(plainMs) - 1, 4);
+  return round(withShadow / without - 1, 4);
 }
 
 await main();
