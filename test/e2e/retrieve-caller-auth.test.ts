@@ -9,10 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import { catalogRecommenderConfig } from '../../examples/catalog-ranker.js';
 import { OrchestratorClient } from '../../src/orchestrator/client.js';
 import type { ModelConfigInput } from '../../src/orchestrator/config/index.js';
+import { putServed, serveProducts } from '../support/retrieval-stack.js';
 import { eventually } from '../support/servers.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { registerIngestModel, seededVector, serveVersion } from '../support/vss-ingest-catalog.js';
-import { ingestEmbeddings, inProcessVssStack, type VssStack } from '../support/vss-stack.js';
+import { inProcessVssStack, type VssStack } from '../support/vss-stack.js';
 
 const CATALOGS = 20;
 const CALLER = { callerId: 'orchestrator', callerToken: 'right-token' };
@@ -49,14 +49,7 @@ describe('retrieval against vss serving with caller tokens', () => {
     } as ModelConfigInput;
   }
 
-  async function put(doc: ModelConfigInput): Promise<void> {
-    await stack.config.put(`models/${doc.model_config_id}`, doc);
-    await eventually(
-      () => stack.orchestrator.registry.get(doc.model_config_id)?.document !== undefined,
-      10_000,
-      `${doc.model_config_id} to serve`,
-    );
-  }
+  const put = (doc: ModelConfigInput) => putServed(stack, doc);
 
   const predict = (id: string) =>
     client.pointWise({ modelConfigId: id, context: { user_id: 'u3', item_id: 'c7' }, deadlineMs: 5000 });
@@ -65,23 +58,7 @@ describe('retrieval against vss serving with caller tokens', () => {
     stack = await startStack({ catalogs: CATALOGS, caller: CALLER });
     vss = await inProcessVssStack({ env: { LATTICE_CALLER_TOKENS: 'orchestrator:right-token' } });
     otherVss = await inProcessVssStack({ env: { LATTICE_CALLER_TOKENS: 'orchestrator:another-token' } });
-    const model = await registerIngestModel(vss.store, {
-      entity: 'catalog',
-      modelName: 'products',
-      dimension: 8,
-      variants: { all: {} },
-    });
-    await ingestEmbeddings(
-      vss,
-      model,
-      Array.from({ length: CATALOGS }, (_, i) => ({
-        id: `c${i + 1}`,
-        versions: { all: 1 },
-        vector: seededVector(i, 8),
-        payload: { category: 'shoes' },
-      })),
-    );
-    await serveVersion(vss.store, model, ['all'], 1);
+    await serveProducts(vss, CATALOGS, () => 'shoes');
     client = new OrchestratorClient(stack.address);
     await put(config('guarded_right', vss.address, true));
     await put(config('guarded_wrong_optional', otherVss.address, false));

@@ -14,10 +14,11 @@ import { CATALOG_RANKER_ID, catalogRecommenderConfig } from '../../examples/cata
 import { OrchestratorClient, type PredictResult } from '../../src/orchestrator/client.js';
 import type { ModelConfigInput } from '../../src/orchestrator/config/index.js';
 import { closedPort } from '../support/closed-port.js';
+import { putServed, serveProducts } from '../support/retrieval-stack.js';
 import { eventually } from '../support/servers.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { registerIngestModel, seededVector, serveVersion } from '../support/vss-ingest-catalog.js';
-import { ingestEmbeddings, inProcessVssStack, type VssStack } from '../support/vss-stack.js';
+import { seededVector } from '../support/vss-ingest-catalog.js';
+import { inProcessVssStack, type VssStack } from '../support/vss-stack.js';
 
 const CATALOGS = 60;
 const K = 30;
@@ -66,36 +67,13 @@ describe('retrieval → ranking in one call', () => {
     required,
   });
 
-  async function put(doc: ModelConfigInput): Promise<void> {
-    await stack.config.put(`models/${doc.model_config_id}`, doc);
-    await eventually(
-      () => stack.orchestrator.registry.get(doc.model_config_id)?.document !== undefined,
-      10_000,
-      `${doc.model_config_id} to serve`,
-    );
-  }
+  const put = (doc: ModelConfigInput) => putServed(stack, doc);
 
   before(async () => {
     stack = await startStack({ catalogs: CATALOGS });
     vss = await inProcessVssStack();
     brokenTarget = `127.0.0.1:${await closedPort()}`;
-    const model = await registerIngestModel(vss.store, {
-      entity: 'catalog',
-      modelName: 'products',
-      dimension: 8,
-      variants: { all: {} },
-    });
-    await ingestEmbeddings(
-      vss,
-      model,
-      Array.from({ length: CATALOGS }, (_, i) => ({
-        id: `c${i + 1}`,
-        versions: { all: 1 },
-        vector: seededVector(i, 8),
-        payload: { category: CATEGORIES[i % CATEGORIES.length]! },
-      })),
-    );
-    await serveVersion(vss.store, model, ['all'], 1);
+    await serveProducts(vss, CATALOGS, (i) => CATEGORIES[i % CATEGORIES.length]!);
     await eventually(
       async () => (await search('c1').catch(() => [])).length > 0,
       30_000,

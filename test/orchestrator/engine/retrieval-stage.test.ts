@@ -13,7 +13,7 @@ import type { VssSearch } from '../../../src/orchestrator/clients/vss-search-cli
 import type { ModelSnapshot } from '../../../src/orchestrator/config/index.js';
 import { retrievalSchema } from '../../../src/orchestrator/config/retrieval-schema.js';
 import { retrieveTargets } from '../../../src/orchestrator/engine/retrieval-stage.js';
-import { schema } from '../../support/orchestrator.js';
+import { predictRequest, schema } from '../../support/orchestrator.js';
 
 /** Exactly representable in FP16, FP32 and FP64. */
 const PROFILE = [0.5, -1.25, 3, 0.125];
@@ -63,18 +63,10 @@ async function searchedVector(dataType: string | undefined): Promise<number[]> {
     snapshot,
     {
       pattern: 'point',
-      request: {
+      request: predictRequest({
         modelConfigId: 'recommender',
-        trackingId: 't',
         contextFeatures: [{ ...schema('user_id', DataType.STRING), value: Buffer.from('u1') }],
-        targetInputSchema: [],
-        targets: [],
-        pairInputSchema: [],
-        pairs: [],
-        slateInputSchema: [],
-        slates: [],
-        returnTargetScores: false,
-      },
+      }),
     },
     { signal: new AbortController().signal, deadline: Date.now() + 5000 },
   );
