@@ -1,103 +1,38 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { DataType } from '../../../src/datatypes/data-type.js';
 import { PredictClient, type PredictRequest } from '../../../src/gen/orchestrator/v1/predict.js';
 import { DataType as WireType } from '../../../src/gen/orchestrator/v1/types.js';
-import { type RunningOrchestrator, startOrchestrator } from '../../../src/orchestrator/api/index.js';
+import type { RunningOrchestrator } from '../../../src/orchestrator/api/index.js';
 import { OrchestratorClient } from '../../../src/orchestrator/client.js';
-import type { InferRequest, ModelInferer, Tensor } from '../../../src/orchestrator/clients/index.js';
-import { createComponentBuilder } from '../../../src/orchestrator/components/index.js';
-import { createConfigStore } from '../../../src/platform/config-store/index.js';
 import { LatticeError } from '../../../src/platform/errors.js';
-import { createLogger } from '../../../src/platform/logging/index.js';
-import { Metrics } from '../../../src/platform/metrics/index.js';
-import { blendOnly } from '../../support/orchestrator.js';
+import { DoublerModel, doublerModel, startDoublerOrchestrator } from '../../support/orchestrator-api.js';
 import { eventually } from '../../support/servers.js';
 
-/** score = 2 × x; `slow` holds calls until the signal aborts; `broken` fails. */
-class TestModel implements ModelInferer {
-  mode: 'ok' | 'slow' | 'broken' = 'ok';
-  cancelled = 0;
-  async infer(
-    _target: string,
-    request: InferRequest,
-    options: { signal: AbortSignal },
-  ): Promise<readonly Tensor[]> {
-    if (this.mode === 'broken') throw new Error('model server exploded');
-    if (this.mode === 'slow') {
-      await new Promise<void>((_, reject) =>
-        options.signal.addEventListener('abort', () => {
-          this.cancelled++;
-          reject(options.signal.reason);
-        }),
-      );
-    }
-    const input = request.inputs[0]!;
-    const rows = input.shape[0]!;
-    const x = new Float32Array(input.data.buffer, input.data.byteOffset, rows);
-    return [
-      {
-        name: 'y',
-        dataType: DataType.FP32,
-        shape: [rows, 1],
-        data: new Uint8Array(Float32Array.from(x, (v) => 2 * v).buffer),
-      },
-    ];
-  }
-}
-
-const modelDoc = {
-  model_config_id: 'doubler',
-  target_id_column: 'item_id',
-  component_dependency: { double: ['slate_sum'], slate_sum: [] },
-  model_serving_components: [
-    {
-      name: 'double',
-      model_name: 'doubler',
-      endpoints: [{ target: 'local', percentage: 100 }],
-      inputs: [{ name: 'x', data_type: 'FP32', shape: [1], features: ['price'] }],
-      outputs: [{ name: 'y', data_type: 'FP32', columns: ['doubled'] }],
-    },
-  ],
-  compute_components: [
-    {
-      name: 'slate_sum',
-      expression: 'w 10 *',
-      score_mapping: { w: 'weight' },
-      output_column: 'slate_score',
-      slate: true,
-    },
-  ],
-  request_features: ['price', 'weight'],
-  response: { columns: ['doubled', 'slate_score'] },
-};
+const modelDoc = doublerModel(
+  {
+    name: 'slate_sum',
+    expression: 'w 10 *',
+    score_mapping: { w: 'weight' },
+    output_column: 'slate_score',
+    slate: true,
+  },
+  ['price', 'weight'],
+  ['doubled', 'slate_score'],
+);
 
 function code(err: unknown): number {
   return (err as ServiceError).code;
 }
 
 describe('orchestrator gRPC API', () => {
-  const model = new TestModel();
+  const model = new DoublerModel();
   let running: RunningOrchestrator;
   let client: OrchestratorClient;
   let failObserver = false;
 
   before(async () => {
-    const store = await createConfigStore({ kind: 'file', dir: mkdtempSync(join(tmpdir(), 'lattice-api-')) });
-    await store.put('models/doubler', modelDoc);
-    await store.put('models/blend_only', blendOnly());
-    await store.put('models/fragile', blendOnly('fragile', 'price bonus /'));
-    running = await startOrchestrator({
-      host: '127.0.0.1',
-      port: 0,
-      store,
-      buildComponent: createComponentBuilder({ modelInferer: model }),
-      logger: createLogger('test', { level: 'silent' }),
-      metrics: new Metrics(),
+    running = await startDoublerOrchestrator(modelDoc, model, {
       auth: { tokens: { ranker: 'secret' }, idHeader: 'caller-id', tokenHeader: 'caller-token' },
       observe: () => {
         if (failObserver) throw new TypeError('observer bug');

@@ -5,61 +5,26 @@
  * without it gets no such trailer. Durations are only checked to be numbers ≥ 0, never compared.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { DataType } from '../../../src/datatypes/data-type.js';
 import { PredictClient } from '../../../src/gen/orchestrator/v1/predict.js';
-import { type RunningOrchestrator, startOrchestrator } from '../../../src/orchestrator/api/index.js';
+import type { RunningOrchestrator } from '../../../src/orchestrator/api/index.js';
 import { OrchestratorClient, type RequestTimings, timingsOf } from '../../../src/orchestrator/client.js';
-import type { InferRequest, ModelInferer, Tensor } from '../../../src/orchestrator/clients/index.js';
-import { createComponentBuilder } from '../../../src/orchestrator/components/index.js';
-import { createConfigStore } from '../../../src/platform/config-store/index.js';
-import { createLogger } from '../../../src/platform/logging/index.js';
-import { Metrics } from '../../../src/platform/metrics/index.js';
-import { blendOnly, blendOnlyRequest } from '../../support/orchestrator.js';
-
-/** y = 2 × x, or a failure when `broken`. */
-class TestModel implements ModelInferer {
-  broken = false;
-  async infer(_target: string, request: InferRequest): Promise<readonly Tensor[]> {
-    if (this.broken) throw new Error('model server exploded');
-    const input = request.inputs[0]!;
-    const rows = input.shape[0]!;
-    const x = new Float32Array(input.data.buffer, input.data.byteOffset, rows);
-    const y = Float32Array.from(x, (v) => 2 * v);
-    return [{ name: 'y', dataType: DataType.FP32, shape: [rows, 1], data: new Uint8Array(y.buffer) }];
-  }
-}
+import { blendOnlyRequest } from '../../support/orchestrator.js';
+import { DoublerModel, doublerModel, startDoublerOrchestrator } from '../../support/orchestrator-api.js';
 
 /** feature_init → double (a model) → total (a compute). */
-const doubler = {
-  model_config_id: 'doubler',
-  target_id_column: 'item_id',
-  component_dependency: { double: ['total'], total: [] },
-  model_serving_components: [
-    {
-      name: 'double',
-      model_name: 'doubler',
-      endpoints: [{ target: 'local', percentage: 100 }],
-      inputs: [{ name: 'x', data_type: 'FP32', shape: [1], features: ['price'] }],
-      outputs: [{ name: 'y', data_type: 'FP32', columns: ['doubled'] }],
-    },
-  ],
-  compute_components: [
-    {
-      name: 'total',
-      expression: 'y 1 +',
-      score_mapping: { y: 'doubled' },
-      output_column: 'total',
-      data_type: 'FP64',
-    },
-  ],
-  request_features: ['price'],
-  response: { columns: ['doubled', 'total'] },
-};
+const doubler = doublerModel(
+  {
+    name: 'total',
+    expression: 'y 1 +',
+    score_mapping: { y: 'doubled' },
+    output_column: 'total',
+    data_type: 'FP64',
+  },
+  ['price'],
+  ['doubled', 'total'],
+);
 
 function checkShape(timings: RequestTimings | undefined): RequestTimings {
   assert.ok(timings, 'timings answered');
@@ -74,28 +39,13 @@ function checkShape(timings: RequestTimings | undefined): RequestTimings {
 const states = (timings: RequestTimings) => timings.components.map((c) => [c.name, c.kind, c.state]);
 
 describe('per-request component timings over gRPC', () => {
-  const model = new TestModel();
+  const model = new DoublerModel();
   let running: RunningOrchestrator;
   let client: OrchestratorClient;
   let raw: PredictClient;
 
   before(async () => {
-    const store = await createConfigStore({
-      kind: 'file',
-      dir: mkdtempSync(join(tmpdir(), 'lattice-timings-')),
-    });
-    await store.put('models/doubler', doubler);
-    await store.put('models/blend_only', blendOnly());
-    // Division by zero: the non-required blend fails on every request.
-    await store.put('models/fragile', blendOnly('fragile', 'price bonus /'));
-    running = await startOrchestrator({
-      host: '127.0.0.1',
-      port: 0,
-      store,
-      buildComponent: createComponentBuilder({ modelInferer: model }),
-      logger: createLogger('test', { level: 'silent' }),
-      metrics: new Metrics(),
-    });
+    running = await startDoublerOrchestrator(doubler, model);
     client = new OrchestratorClient(`127.0.0.1:${running.port}`);
     raw = new PredictClient(`127.0.0.1:${running.port}`, credentials.createInsecure());
   });
@@ -174,7 +124,7 @@ describe('per-request component timings over gRPC', () => {
   });
 
   test('a failing required component: the error carries the trailer, its successors skipped', async () => {
-    model.broken = true;
+    model.mode = 'broken';
     try {
       const error = await client
         .pointWise({
@@ -194,7 +144,7 @@ describe('per-request component timings over gRPC', () => {
         ['total', 'compute', 'skipped'],
       ]);
     } finally {
-      model.broken = false;
+      model.mode = 'ok';
     }
   });
 

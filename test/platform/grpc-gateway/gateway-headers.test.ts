@@ -5,20 +5,16 @@
  * headers not asked for send nothing, and the OpenAPI document names the forwarded header.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import swagger from '@fastify/swagger';
-import { credentials, Metadata } from '@grpc/grpc-js';
-import { DESCRIPTOR_SET_BASE64 } from '../../../src/gen/descriptor-set.js';
-import { SearchResponse, SimilaritySearchService } from '../../../src/gen/vss/v1/vss.js';
+import { Metadata } from '@grpc/grpc-js';
+import { SearchResponse } from '../../../src/gen/vss/v1/vss.js';
 import { LatticeError } from '../../../src/platform/errors.js';
-import { descriptorRegistry, registerGrpcGateway } from '../../../src/platform/grpc-gateway/index.js';
-import { HttpServer } from '../../../src/platform/http/index.js';
-import { createLogger } from '../../../src/platform/logging/index.js';
-import { Metrics } from '../../../src/platform/metrics/index.js';
-import { echoGrpcServer } from '../../support/echo-service.js';
+import { opsServer, searchGateway } from './gateway-harness.js';
 
-const grpc = echoGrpcServer();
-grpc.addUnaryService(SimilaritySearchService, {
+const ops = opsServer();
+await ops.app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 'ops', version: '1' } } });
+const { search } = searchGateway(ops, {
   // Answers the `x-echo` metadata it got as the `echo-back` trailer; entity "fail" fails with it.
   search: async (request, context) => {
     const echo = context.metadata.get('x-echo')[0];
@@ -29,45 +25,11 @@ grpc.addUnaryService(SimilaritySearchService, {
     if (request.entity === 'fail') throw new LatticeError('NOT_FOUND', 'no such entity', { field: 'entity' });
     return SearchResponse.fromPartial({});
   },
-  getEmbeddings: async () => ({ embeddings: [] }),
-  scoreCandidates: async () => ({ scores: [] }),
+  gateway: {
+    headersToMetadata: [{ header: 'X-Echo', metadata: 'x-echo', description: 'sent on as x-echo' }],
+    trailersToHeaders: [{ trailer: 'echo-back', header: 'X-Echo-Back', description: 'what x-echo got' }],
+  },
 });
-const ops = new HttpServer({
-  name: 'ops',
-  host: '127.0.0.1',
-  port: 0,
-  logger: createLogger('test', { level: 'silent' }),
-  metrics: new Metrics(),
-  tls: false,
-});
-await ops.app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 'ops', version: '1' } } });
-const gateway = registerGrpcGateway(ops.app, {
-  services: [descriptorRegistry(DESCRIPTOR_SET_BASE64).getService('vss.v1.SimilaritySearch')!],
-  maxMessageBytes: 1024 * 1024,
-  idHeader: 'caller-id',
-  tokenHeader: 'caller-token',
-  callerTokens: false,
-  headersToMetadata: [{ header: 'X-Echo', metadata: 'x-echo', description: 'sent on as x-echo' }],
-  trailersToHeaders: [{ trailer: 'echo-back', header: 'X-Echo-Back', description: 'what x-echo got' }],
-});
-let base = '';
-before(async () => {
-  const port = await grpc.start();
-  gateway.serve({ address: `127.0.0.1:${port}`, credentials: credentials.createInsecure() });
-  base = `http://127.0.0.1:${await ops.start()}`;
-});
-after(async () => {
-  await ops.stop();
-  await grpc.stop(0);
-});
-
-function search(entity: string, headers: Record<string, string> = {}) {
-  return fetch(`${base}/api/v1/rpc/vss.v1.SimilaritySearch/Search`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ entity }),
-  });
-}
 
 test('a listed request header becomes metadata, and a listed trailer a response header', async () => {
   const plain = await search('e');

@@ -7,25 +7,16 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { registerRpcRoutes } from '../../../src/cli/rpc-gateway.js';
 import { JSON_BODY_FACTOR } from '../../../src/platform/grpc-gateway/index.js';
-import { HttpServer } from '../../../src/platform/http/index.js';
-import { createLogger } from '../../../src/platform/logging/index.js';
-import { Metrics } from '../../../src/platform/metrics/index.js';
 import { loadSettings } from '../../../src/platform/settings/index.js';
 import { closedPort } from '../../support/closed-port.js';
+import { opsServer } from './gateway-harness.js';
 
 const MAX_MESSAGE_BYTES = 1000;
 const settings = loadSettings({
   env: {},
   overrides: { host: '127.0.0.1', grpc: { maxMessageBytes: MAX_MESSAGE_BYTES } },
 });
-const server = new HttpServer({
-  name: 'ops',
-  host: '127.0.0.1',
-  port: 0,
-  logger: createLogger('test', { level: 'silent' }),
-  metrics: new Metrics(),
-  tls: false,
-});
+const server = opsServer();
 const routes = registerRpcRoutes(server.app, settings, 'vss');
 before(() => server.app.ready());
 after(() => server.stop());

@@ -4,17 +4,12 @@
  * HTTP client that gives up cancels the call on the server (rather than leaving it to its deadline).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { credentials } from '@grpc/grpc-js';
-import { DESCRIPTOR_SET_BASE64 } from '../../../src/gen/descriptor-set.js';
-import { SearchResponse, SimilaritySearchService } from '../../../src/gen/vss/v1/vss.js';
+import { test } from 'node:test';
+import { SearchResponse } from '../../../src/gen/vss/v1/vss.js';
 import { isLatticeError } from '../../../src/platform/errors.js';
 import type { CallContext } from '../../../src/platform/grpc/index.js';
-import { descriptorRegistry, registerGrpcGateway } from '../../../src/platform/grpc-gateway/index.js';
-import { ApiAuth, HttpServer } from '../../../src/platform/http/index.js';
-import { createLogger } from '../../../src/platform/logging/index.js';
-import { Metrics } from '../../../src/platform/metrics/index.js';
-import { echoGrpcServer } from '../../support/echo-service.js';
+import { ApiAuth } from '../../../src/platform/http/index.js';
+import { opsServer, searchGateway } from './gateway-harness.js';
 
 const TOKEN = 'gateway-token';
 /** The server's default deadline, far from any the tests send. */
@@ -22,11 +17,7 @@ const DEFAULT_DEADLINE_MS = 600_000;
 
 /** What the Search handler saw of each call, and how the call ended on the server. */
 const calls: { context: CallContext; ended: Promise<unknown> }[] = [];
-const grpc = echoGrpcServer({
-  defaultDeadlineMs: DEFAULT_DEADLINE_MS,
-  auth: { tokens: { console: TOKEN }, idHeader: 'caller-id', tokenHeader: 'caller-token' },
-});
-grpc.addUnaryService(SimilaritySearchService, {
+const { search } = searchGateway(opsServer({ apiAuth: new ApiAuth({ callerTokens: { console: TOKEN } }) }), {
   search: async (request, context) => {
     if (request.entity === 'quick') return SearchResponse.fromPartial({});
     // A call that runs until the client cancels it or its deadline passes.
@@ -37,44 +28,13 @@ grpc.addUnaryService(SimilaritySearchService, {
     await ended;
     throw context.signal.reason;
   },
-  getEmbeddings: async () => ({ embeddings: [] }),
-  scoreCandidates: async () => ({ scores: [] }),
+  grpc: {
+    defaultDeadlineMs: DEFAULT_DEADLINE_MS,
+    auth: { tokens: { console: TOKEN }, idHeader: 'caller-id', tokenHeader: 'caller-token' },
+  },
+  gateway: { callerTokens: true },
+  headers: { authorization: `Bearer ${TOKEN}` },
 });
-const ops = new HttpServer({
-  name: 'ops',
-  host: '127.0.0.1',
-  port: 0,
-  logger: createLogger('test', { level: 'silent' }),
-  metrics: new Metrics(),
-  tls: false,
-  apiAuth: new ApiAuth({ callerTokens: { console: TOKEN } }),
-});
-const gateway = registerGrpcGateway(ops.app, {
-  services: [descriptorRegistry(DESCRIPTOR_SET_BASE64).getService('vss.v1.SimilaritySearch')!],
-  maxMessageBytes: 1024 * 1024,
-  idHeader: 'caller-id',
-  tokenHeader: 'caller-token',
-  callerTokens: true,
-});
-let base = '';
-before(async () => {
-  const port = await grpc.start();
-  gateway.serve({ address: `127.0.0.1:${port}`, credentials: credentials.createInsecure() });
-  base = `http://127.0.0.1:${await ops.start()}`;
-});
-after(async () => {
-  await ops.stop();
-  await grpc.stop(0);
-});
-
-function search(entity: string, headers: Record<string, string> = {}, signal?: AbortSignal) {
-  return fetch(`${base}/api/v1/rpc/vss.v1.SimilaritySearch/Search`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, ...headers },
-    body: JSON.stringify({ entity }),
-    signal,
-  });
-}
 
 test('the call carries the caller token as its metadata and the deadline header as its deadline', async () => {
   assert.equal((await search('quick')).status, 200);
