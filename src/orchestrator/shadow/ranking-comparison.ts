@@ -120,44 +120,32 @@ export function kendallTauB(x: ArrayLike<number>, y: ArrayLike<number>): number 
   return (n0 - n1 - n2 + n3 - 2 * swaps) / denominator;
 }
 
-/** The indices of the pairs ordered by x, then y: a merge sort of indices (stable, no comparator calls). */
+/** The indices of the pairs ordered by x, then y (stable). */
 function argsortByXThenY(x: ArrayLike<number>, y: ArrayLike<number>): Uint32Array {
-  const n = x.length;
-  let from = Uint32Array.from({ length: n }, (_, i) => i);
-  let to = new Uint32Array(n);
-  for (let width = 1; width < n; width *= 2) {
-    for (let lo = 0; lo < n; lo += 2 * width) {
-      const mid = Math.min(lo + width, n);
-      const hi = Math.min(lo + 2 * width, n);
-      let i = lo;
-      let j = mid;
-      let k = lo;
-      while (i < mid && j < hi) {
-        const a = from[i]!;
-        const b = from[j]!;
-        const xa = x[a]!;
-        const xb = x[b]!;
-        if (xa < xb || (xa === xb && y[a]! <= y[b]!)) {
-          to[k++] = a;
-          i++;
-        } else {
-          to[k++] = b;
-          j++;
-        }
-      }
-      while (i < mid) to[k++] = from[i++]!;
-      while (j < hi) to[k++] = from[j++]!;
-    }
-    [from, to] = [to, from];
-  }
-  return from;
+  const order = Uint32Array.from({ length: x.length }, (_, i) => i);
+  mergeSort(order, (a, b) => x[a]! < x[b]! || (x[a] === x[b] && y[a]! <= y[b]!));
+  return order;
 }
 
 /** Sorts `values` ascending in place; returns how many inversions (i < j, v[i] > v[j]) it had. */
 function mergeSortSwaps(values: Float64Array): number {
-  const n = values.length;
-  let from: Float64Array = values;
-  let to: Float64Array = new Float64Array(n);
+  // Equal values are not an inversion: the left one is taken first.
+  return mergeSort(values, (a, b) => a <= b);
+}
+
+/**
+ * A bottom-up merge sort of `items` in place: `inOrder(a, b)` says the left item `a` may come
+ * before the right item `b` (false for a NaN on either side: the right one is taken). Returns the
+ * inversions it undid (each right item taken ahead of the left ones still waiting).
+ */
+function mergeSort<T extends Uint32Array | Float64Array>(
+  items: T,
+  inOrder: (a: number, b: number) => boolean,
+): number {
+  const n = items.length;
+  let from: Uint32Array | Float64Array = items;
+  let to: Uint32Array | Float64Array =
+    items instanceof Uint32Array ? new Uint32Array(n) : new Float64Array(n);
   let swaps = 0;
   for (let width = 1; width < n; width *= 2) {
     for (let lo = 0; lo < n; lo += 2 * width) {
@@ -167,8 +155,7 @@ function mergeSortSwaps(values: Float64Array): number {
       let j = mid;
       let k = lo;
       while (i < mid && j < hi) {
-        // Equal values are not an inversion: take the left one first.
-        if (from[i]! <= from[j]!) to[k++] = from[i++]!;
+        if (inOrder(from[i]!, from[j]!)) to[k++] = from[i++]!;
         else {
           swaps += mid - i;
           to[k++] = from[j++]!;
@@ -179,7 +166,7 @@ function mergeSortSwaps(values: Float64Array): number {
     }
     [from, to] = [to, from];
   }
-  if (from !== values) values.set(from);
+  if (from !== items) items.set(from);
   return swaps;
 }
 
