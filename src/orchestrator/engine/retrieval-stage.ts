@@ -13,7 +13,7 @@
  * targets itself to a retrieval config is refused (INVALID_ARGUMENT), so which targets were ranked is
  * never ambiguous.
  */
-import { decodeValue, defaultValue } from '../../datatypes/codecs.js';
+import { decodeValue, defaultValue, encodeValue } from '../../datatypes/codecs.js';
 import { DataType } from '../../datatypes/data-type.js';
 import { formatValue, parseValue } from '../../datatypes/value-text.js';
 import type { ContextFeature, PredictRequest, Target } from '../../gen/orchestrator/v1/predict.js';
@@ -271,11 +271,7 @@ function contextTexts(context: ReadonlyMap<string, ContextFeature>, name: string
   return [formatValue(type, feature.value, feature.vectorDim, `context_features.${name}`)];
 }
 
-const fp32 = (x: number): Uint8Array => {
-  const bytes = new Uint8Array(4);
-  new DataView(bytes.buffer).setFloat32(0, x, true);
-  return bytes;
-};
+const fp32 = (x: number): Uint8Array => encodeValue(DataType.FP32, x);
 
 interface Column {
   name: string;
