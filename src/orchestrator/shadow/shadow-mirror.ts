@@ -108,9 +108,10 @@ export class ShadowMirror implements RequestMirror {
   }
 
   private pump(): void {
-    if (this.waitingForIdle) return;
+    // Nothing to start (or already waiting): no waiter is left with the gate.
+    if (this.waitingForIdle || this.queue.length === 0 || this.running >= this.options.concurrency) return;
     const busy = this.options.idle?.();
-    if (busy !== undefined && this.queue.length > 0) {
+    if (busy !== undefined) {
       // Callers first: the queue (bounded, dropping) holds the mirrored requests until none runs.
       this.waitingForIdle = true;
       void busy.then(() => {

@@ -22,7 +22,7 @@ export class IdleGate {
     // arrives meanwhile keeps the background waiting.
     if (this.busy === 0 && this.waiting.length > 0 && !this.wakeScheduled) {
       this.wakeScheduled = true;
-      setImmediate(wake, this);
+      setImmediate(this.wake);
     }
   }
 
@@ -40,16 +40,12 @@ export class IdleGate {
     return new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
-  /** @internal */
-  wake(): void {
+  /** Resumes every waiter once no foreground request runs (one closure per gate, not per wake). */
+  private readonly wake = (): void => {
     this.wakeScheduled = false;
     if (this.busy > 0) return;
     const waiting = this.waiting;
     this.waiting = [];
     for (const resolve of waiting) resolve();
-  }
-}
-
-function wake(gate: IdleGate): void {
-  gate.wake();
+  };
 }
