@@ -8,10 +8,10 @@
 import { createHash } from 'node:crypto';
 import type { DataType } from '../../datatypes/data-type.js';
 import { formatValue } from '../../datatypes/value-text.js';
-import type { BoundCounter, BoundTiming, Metrics } from '../../platform/metrics/index.js';
+import type { BoundCounter, Metrics } from '../../platform/metrics/index.js';
 import type { ModelSnapshot } from '../config/index.js';
 import type { SplitConfig } from '../config/split-schema.js';
-import type { ModelTraffic, TrafficSeries } from '../traffic/model-traffic.js';
+import type { ModelTraffic } from '../traffic/model-traffic.js';
 import type { InferenceRequest } from './feature-init.js';
 
 /** How a request of a split config found its arm (the `assignment` label). */
@@ -96,12 +96,6 @@ export interface Routed<C> {
   readonly arm: ArmRecorder | undefined;
 }
 
-interface ArmSeries {
-  errors: BoundCounter | undefined;
-  seconds: BoundTiming | undefined;
-  traffic: TrafficSeries | undefined;
-}
-
 /**
  * Routes a request of a split config to its arm, and counts it per arm: Prometheus
  * `orchestrator_split_requests_total{model, arm, assignment}`, `_errors_total{model, arm}` and
@@ -109,7 +103,8 @@ interface ArmSeries {
  * without a split is served by itself, untouched and uncounted here.
  */
 export class SplitRouter<C> {
-  private readonly series = new Map<string, ArmSeries>();
+  /** One recorder per (config, arm), made on its first request and kept: nothing allocated per request. */
+  private readonly recorders = new Map<string, ArmRecorder>();
   private readonly assignments = new Map<string, BoundCounter>();
   private readonly metrics;
 
@@ -169,22 +164,20 @@ export class SplitRouter<C> {
 
   private arm(model: string, arm: string): ArmRecorder {
     const key = `${model}\u0000${arm}`;
-    let series = this.series.get(key);
-    if (series === undefined) {
-      series = {
-        errors: this.metrics?.errors.bind({ model, arm }),
-        seconds: this.metrics?.seconds.bind({ model, arm }),
-        traffic: this.traffic?.arm(model, arm),
+    let recorder = this.recorders.get(key);
+    if (recorder === undefined) {
+      const errors = this.metrics?.errors.bind({ model, arm });
+      const seconds = this.metrics?.seconds.bind({ model, arm });
+      const traffic = this.traffic?.arm(model, arm);
+      recorder = {
+        record: (ms, failed) => {
+          if (failed) errors?.inc();
+          seconds?.observeMs(ms);
+          traffic?.record(ms, failed);
+        },
       };
-      this.series.set(key, series);
+      this.recorders.set(key, recorder);
     }
-    const { errors, seconds, traffic } = series;
-    return {
-      record: (ms, failed) => {
-        if (failed) errors?.inc();
-        seconds?.observeMs(ms);
-        traffic?.record(ms, failed);
-      },
-    };
+    return recorder;
   }
 }
