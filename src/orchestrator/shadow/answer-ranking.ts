@@ -3,9 +3,9 @@
  * comparison (off the request path: the matrices stay alive as long as the context does).
  */
 import { dataTypeInfo } from '../../datatypes/data-type.js';
-import { readNumberAt } from '../../datatypes/element.js';
 import type { ExecutionContext } from '../engine/execution-context.js';
-import type { ByteColumn } from '../matrix/component-matrix.js';
+import { columnNumbers } from '../matrix/column-numbers.js';
+import type { ComponentMatrix } from '../matrix/component-matrix.js';
 import type { Ranking } from './ranking-comparison.js';
 
 /** The column an answer is ranked by, and in which direction. */
@@ -15,34 +15,23 @@ export interface RankColumn {
 }
 
 /**
- * The response's sort column when the config names one (`response.sort_by`: a column name, or an
- * object with `column` and `order: 'asc' | 'desc'` or `descending`; descending unless it says
- * otherwise), else the first response column that holds a scalar number, highest first.
+ * The response's sort column when the config names one (`response.sort_by`, descending unless its
+ * order is `asc`), else the first response column that holds a scalar number, highest first.
  */
 export function rankColumn(context: ExecutionContext): RankColumn | undefined {
-  const response = context.snapshot.model.config.response as { columns: string[]; sort_by?: unknown };
-  const sortBy = sortColumn(response.sort_by);
-  if (sortBy !== undefined) return sortBy;
-  for (const column of response.columns) {
+  const { columns, sort_by: sortBy } = context.snapshot.model.config.response;
+  if (sortBy !== undefined) return { column: sortBy.column, descending: sortBy.order !== 'asc' };
+  for (const column of columns) {
     if (scalarNumbers(context, column) !== undefined) return { column, descending: true };
   }
   return undefined;
 }
 
-function sortColumn(sortBy: unknown): RankColumn | undefined {
-  if (typeof sortBy === 'string' && sortBy !== '') return { column: sortBy, descending: true };
-  if (typeof sortBy !== 'object' || sortBy === null) return undefined;
-  const { column, order, descending } = sortBy as { column?: unknown; order?: unknown; descending?: unknown };
-  if (typeof column !== 'string' || column === '') return undefined;
-  const ascending = order === 'asc' || order === 'ascending' || descending === false;
-  return { column, descending: !ascending };
-}
-
-/** The scalar numeric column `name` of the target matrix (or of SlateData when only it holds one). */
+/** The matrix holding `name` as a scalar numeric column: the targets', or SlateData when only it has one. */
 function scalarNumbers(
   context: ExecutionContext,
   name: string,
-): { column: ByteColumn; slate: boolean } | undefined {
+): { matrix: ComponentMatrix; slate: boolean } | undefined {
   for (const [matrix, slate] of [
     [context.matrix, false],
     [context.slate, true],
@@ -50,7 +39,7 @@ function scalarNumbers(
     if (matrix === undefined || !matrix.hasByteColumn(name)) continue;
     const column = matrix.byteColumn(name);
     const info = dataTypeInfo(column.spec.dataType);
-    if (info.numeric && !info.isVector && column.width !== undefined) return { column, slate };
+    if (info.numeric && !info.isVector && column.width !== undefined) return { matrix, slate };
   }
   return undefined;
 }
@@ -65,12 +54,9 @@ export function answerRanking(context: ExecutionContext): (Ranking & RankColumn)
   if (rank === undefined) return undefined;
   const found = scalarNumbers(context, rank.column);
   if (found === undefined) return undefined;
-  const { column, slate } = found;
-  const rows = column.rows;
-  const scores = new Float64Array(rows);
-  const view = new DataView(column.data.buffer, column.data.byteOffset, column.data.byteLength);
-  for (let row = 0; row < rows; row++)
-    scores[row] = readNumberAt(view, row * column.width!, column.spec.dataType);
+  const { matrix, slate } = found;
+  const scores = columnNumbers(matrix, rank.column, 'fp64');
+  const rows = scores.length;
   let keys: string[];
   if (slate) keys = Array.from({ length: rows }, (_, row) => `#${row}`);
   else {
